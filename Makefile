@@ -1,0 +1,48 @@
+# ldp: the two commands a newcomer needs are `make figures` and `make test`.
+# Every target creates .venv on first use; nothing has to be installed by hand.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help venv test test-fast lint format figures figures-quick bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)  ## create .venv and install the project with its test extras
+
+test: $(STAMP)  ## run the whole test suite (statistical tests included)
+	$(PY) -m ruff check ldp experiments tests benchmarks
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)  ## the suite without the slow statistical tests
+	$(PY) -m pytest -q -m "not slow"
+
+lint: $(STAMP)  ## ruff lint and format check
+	$(PY) -m ruff check ldp experiments tests benchmarks
+	$(PY) -m ruff format --check ldp experiments tests benchmarks
+
+format: $(STAMP)  ## apply ruff's formatter and import sorting
+	$(PY) -m ruff check --fix ldp experiments tests benchmarks
+	$(PY) -m ruff format ldp experiments tests benchmarks
+
+figures: $(STAMP)  ## run missing experiments at paper scale, draw every figure, gallery and report
+	$(PY) -m experiments.figures
+
+figures-quick: $(STAMP)  ## every figure with few runs (minutes), into results/quick/
+	$(PY) -m experiments.figures --quick
+
+bench: $(STAMP)  ## time this project against its peers; prints the tables
+	$(PY) -m benchmarks
+
+clean:  ## remove the venv, caches and raw results (keeps committed figures)
+	rm -rf $(VENV) .bench-venv* .pytest_cache .ruff_cache outputs multirun .cache

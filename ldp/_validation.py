@@ -1,0 +1,92 @@
+"""Parameter checks shared by every protocol.
+
+Every check raises before any randomness is drawn, with a message that names the
+parameter: ``TypeError`` for a value of the wrong kind, ``ValueError`` for one out of range.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+#: Above this, e^epsilon overflows float64 arithmetic in the variance formulas.
+MAX_EPSILON = 700.0
+
+
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking 0 < epsilon <= MAX_EPSILON."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
+    value = float(epsilon)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    if value > MAX_EPSILON:
+        raise ValueError(f"{name} must be <= {MAX_EPSILON} (e^{name} overflows), got {value}")
+    return value
+
+
+def check_int(value: object, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` as a Python int after checking minimum <= value (<= maximum)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_generator(rng: object) -> np.random.Generator:
+    """Protocols take a ``numpy.random.Generator``; they never touch global state."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+            f"got {type(rng).__name__}"
+        )
+    return rng
+
+
+def check_values(values: object, domain_size: int, name: str = "values") -> np.ndarray:
+    """Check a 1-D integer array of values in [0, domain_size) and return it.
+
+    Values wider than 64 bits (``domain_size > 2**64``) are given as a 2-D ``uint64`` array
+    of words, most significant first (see :mod:`ldp.bits`); their range is checked on the
+    number of words.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    if array.ndim == 2 and array.dtype == np.uint64 and domain_size > 2**64:
+        words = -(-(domain_size - 1).bit_length() // 64)
+        if array.shape[1] != words:
+            raise ValueError(
+                f"{name} for a domain of 2^{(domain_size - 1).bit_length()} values must "
+                f"have {words} uint64 words per value, got {array.shape[1]}"
+            )
+        return array
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size:
+        low, high = array.min(), array.max()
+        if (array.dtype.kind == "i" and low < 0) or int(high) >= domain_size:
+            bad = low if array.dtype.kind == "i" and low < 0 else high
+            raise ValueError(f"{name} must lie in [0, {domain_size}), found {int(bad)}")
+    return array
+
+
+def check_counts(counts: object, length: int | None, name: str = "true_counts") -> np.ndarray:
+    """Check a 1-D array of non-negative integer counts (of the given length, if any)."""
+    array = np.asarray(counts)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    if array.ndim != 1 or (length is not None and array.shape[0] != length):
+        expected = f"({length},)" if length is not None else "one dimension"
+        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
+    if array.size and array.min() < 0:
+        raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+    return array.astype(np.int64, copy=False)

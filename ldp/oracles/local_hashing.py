@@ -1,0 +1,107 @@
+"""Local hashing: BLH (Bassily & Smith) and OLH, USENIX'17 Sec. 4.4.
+
+Each user draws a hash function H from the seeded family of :mod:`ldp.hashing` (by
+drawing its 64-bit seed), hashes the value into {0, ..., g-1}, and applies randomised
+response over those g cells: keep H(v) with probability p = e^ε/(e^ε+g-1), else report
+one of the g-1 other cells uniformly.  The report (seed, y) supports every v with
+H(v) = y, so p* = p and q* = 1/g.  The privacy ratio is p/q = e^ε for every hash
+function; the hash's quality only matters for q*, hence for unbiasedness.
+
+BLH is g = 2; OLH takes g = ⌈e^ε + 1⌉ by default (the PEM paper's choice).
+Values may be wider than 64 bits (``domain_size > 2**64``): then they, and candidates,
+are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ldp import hashing, theory
+from ldp._validation import check_generator, check_int, check_values
+from ldp.oracles.base import PureOracle
+
+
+class HashReports(NamedTuple):
+    """Local-hashing reports: each user's hash seed and perturbed hash value."""
+
+    seeds: np.ndarray  #: uint64, one per user: names the user's hash function
+    values: np.ndarray  #: int64 in [0, g), one per user
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LocalHashing(PureOracle):
+    """Shared client and aggregator of BLH and OLH; ``g`` is the hash range."""
+
+    @property
+    def g(self) -> int:
+        raise NotImplementedError  # both subclasses define g
+
+    @property
+    def p_star(self) -> float:
+        return theory.olh_pq(self.epsilon, self.g)[0]
+
+    @property
+    def q_star(self) -> float:
+        return theory.olh_pq(self.epsilon, self.g)[1]
+
+    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
+        """Pr[y | value, seed] for each given seed (rows) and y in [0, g) (columns).
+
+        The seed itself is drawn independently of the value, so these rows are the whole
+        likelihood of a report (for privacy checks).
+        """
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)
+        hashed = hashing.hash_values(keys, seeds, self.g)
+        probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
+        probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
+        return probabilities
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> HashReports:
+        """Draw a seed per user, hash the value, randomised response over [0, g)."""
+        values = check_values(values, self.domain_size)
+        rng = check_generator(rng)
+        n = values.shape[0]
+        seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        hashed = hashing.hash_values(values, seeds, self.g)
+        keep = rng.random(n) < self.p_star
+        shift = rng.integers(1, self.g, size=n)
+        return HashReports(seeds, np.where(keep, hashed, (hashed + shift) % self.g))
+
+    def n_reports(self, reports: HashReports) -> int:
+        return int(np.shape(reports.seeds)[0])
+
+    def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
+        seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
+        if seeds.shape != values.shape or seeds.ndim != 1:
+            raise ValueError("reports must hold one seed and one value per user")
+        if values.size and (values.min() < 0 or values.max() >= self.g):
+            raise ValueError(f"report values must lie in [0, {self.g})")
+        return hashing.support_counts(seeds, values, candidates, self.g)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BLH(_LocalHashing):
+    """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
+
+    name = "BLH"
+
+    @property
+    def g(self) -> int:
+        return 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class OLH(_LocalHashing):
+    """Optimised local hashing: hash range ``g`` (default ⌈e^ε + 1⌉), p* = e^ε/(e^ε+g-1), q* = 1/g."""
+
+    g: int | None = None  # type: ignore[assignment]
+    name = "OLH"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        g = theory.olh_default_g(self.epsilon) if self.g is None else self.g
+        object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
