@@ -33,11 +33,10 @@ class HashReports(NamedTuple):
 
 @dataclass(frozen=True, kw_only=True)
 class _LocalHashing(PureOracle):
-    """Shared client and aggregator of BLH and OLH; ``g`` is the hash range."""
+    """Shared client and aggregator of BLH and OLH.
 
-    @property
-    def g(self) -> int:
-        raise NotImplementedError  # both subclasses define g
+    Subclasses provide ``g``, the hash range: a constant 2 for BLH, a field for OLH.
+    """
 
     @property
     def p_star(self) -> float:
@@ -96,7 +95,10 @@ class BLH(_LocalHashing):
 
 @dataclass(frozen=True, kw_only=True)
 class OLH(_LocalHashing):
-    """Optimised local hashing: hash range ``g`` (default ⌈e^ε + 1⌉), p* = e^ε/(e^ε+g-1), q* = 1/g."""
+    """Optimised local hashing: p* = e^ε/(e^ε+g-1), q* = 1/g.
+
+    ``g`` is the hash range, ⌈e^ε + 1⌉ unless given.
+    """
 
     g: int | None = None  # type: ignore[assignment]
     name = "OLH"

@@ -54,7 +54,7 @@ def sue_pq(epsilon: float) -> tuple[float, float]:
 
 
 def oue_pq(epsilon: float) -> tuple[float, float]:
-    """OUE: the 1-bit kept with p = 1/2, a 0-bit flipped with q = 1/(e^ε+1) ([FO] "Optimized UE")."""
+    """OUE: the 1-bit kept with p = 1/2, a 0-bit set with q = 1/(e^ε+1) ([FO] "Optimized UE")."""
     return 0.5, 1 / (math.exp(epsilon) + 1)
 
 
