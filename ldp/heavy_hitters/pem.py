@@ -1,0 +1,179 @@
+"""PEM, the Prefix Extending Method ([PEM] Sec. IV-A).
+
+Users are split into g groups; group i reports the prefix v[0:γ+η[1]+...+η[i]] through a
+frequency oracle (OLH by default).  The aggregator queries D_1 = {0,1}^{γ+η[1]} with the
+first group's reports and keeps the |C_1| best prefixes, then D_i = C_{i-1} x {0,1}^{η[i]}
+with group i's reports, and so on; C_g holds the heavy hitters.  Without explicit
+parameters the configuration comes from the optimizer of Sec. IV-C
+(:func:`ldp.theory.pem.optimize`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ldp import bits
+from ldp._validation import check_epsilon, check_generator, check_int
+from ldp.heavy_hitters.base import (
+    HeavyHitterResult,
+    aggregate,
+    assign_groups,
+    check_engine,
+    lookup,
+    split_counts,
+    top,
+)
+from ldp.oracles import OLH, FrequencyOracle
+from ldp.theory import pem as theory
+
+
+def check_fraction(value: object, name: str) -> float:
+    """A real number strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not 0 < float(value) < 1:
+        raise ValueError(f"{name} must lie in (0, 1), got {value}")
+    return float(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PEM:
+    """The Prefix Extending Method.
+
+    Parameters
+    ----------
+    epsilon, k, m :
+        Privacy budget, number of heavy hitters wanted, bits per value.
+    oracle :
+        The frequency-oracle class each group reports through (OLH).
+    eta, gamma :
+        Uniform η and γ (Sec. IV-A); g = ⌈(m-γ)/η⌉ and the last step takes what is left.
+        γ defaults to ⌈log2 k⌉.  Leave ``eta`` None to let the optimizer choose.
+    etas, fractions, candidate_sizes :
+        Per-step η[i], n[i]/n and |C_i| (Sec. IV-C): override the uniform shape.
+    query_limit, assumed, goal :
+        The optimizer's query limit (2^20), assumed distribution ("zipf") and goal
+        ("f1" or "ncr") (Sec. IV-C); used when ``eta`` and ``etas`` are None.
+    n_hint :
+        The number of users the optimizer plans for (10^6); the run itself uses the data.
+    threshold :
+        None for top-k; a frequency θ for the threshold version (Sec. VI-B3): the final
+        step still keeps |C_g| candidates, and those estimated at >= θ n are output.
+    """
+
+    epsilon: float
+    k: int
+    m: int
+    oracle: type[FrequencyOracle] = OLH
+    eta: int | None = None
+    gamma: int | None = None
+    etas: tuple[int, ...] | None = None
+    fractions: tuple[float, ...] | None = None
+    candidate_sizes: tuple[int, ...] | None = None
+    query_limit: int = theory.DEFAULT_QUERY_LIMIT
+    assumed: str = "zipf"
+    goal: Literal["f1", "ncr"] = "f1"
+    n_hint: int = 10**6
+    threshold: float | None = None
+    config: theory.PEMConfig = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        m = check_int(self.m, "m", minimum=1, maximum=4096)
+        k = check_int(self.k, "k", minimum=1, maximum=2**m if m < 63 else None)
+        check_int(self.query_limit, "query_limit", minimum=2)
+        if self.threshold is not None:
+            check_fraction(self.threshold, "threshold")
+        if self.gamma is not None:
+            check_int(self.gamma, "gamma", minimum=0, maximum=m - 1)
+        if self.eta is not None:
+            check_int(self.eta, "eta", minimum=1, maximum=m)
+        object.__setattr__(self, "config", self._configure(k, m))
+        if self.config.queries > self.query_limit:
+            raise ValueError(
+                f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
+                "queries this configuration needs (a smaller eta or candidate size fits)"
+            )
+
+    def _configure(self, k: int, m: int) -> theory.PEMConfig:
+        if self.etas is None and self.eta is None:
+            if any(x is not None for x in (self.fractions, self.candidate_sizes, self.gamma)):
+                raise ValueError("give eta or etas together with gamma/fractions/candidate_sizes")
+            return theory.optimize(
+                k, m, self.n_hint, self.epsilon, self.query_limit, self.assumed, self.goal
+            )
+        gamma = self.gamma if self.gamma is not None else min(m - 1, math.ceil(math.log2(k)))
+        if self.etas is not None:
+            etas = tuple(int(e) for e in self.etas)
+        else:
+            if self.eta > m - gamma:
+                raise ValueError(f"eta must be <= m - gamma = {m - gamma}, got {self.eta}")
+            etas = theory.PEMConfig.uniform(m, k, self.eta, gamma).etas
+        g = len(etas)
+        fractions = self.fractions if self.fractions is not None else (1 / g,) * g
+        sizes = self.candidate_sizes if self.candidate_sizes is not None else (k,) * g
+        return theory.PEMConfig(m, gamma, etas, tuple(fractions), tuple(sizes))
+
+    # --- the protocol ------------------------------------------------------------------
+    def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled"):
+        """Identify the heavy hitters of ``dataset`` (a :class:`ldp.datasets.Dataset`).
+
+        ``engine="reports"`` runs the real per-user protocol; ``"sampled"`` draws every
+        step's estimates from their exact distribution given the data's histogram.
+        """
+        engine = check_engine(engine)
+        rng = check_generator(rng)
+        if dataset.m != self.m:
+            raise ValueError(f"dataset has m = {dataset.m} bits, the protocol m = {self.m}")
+        config = self.config
+        if engine == "sampled":
+            distinct, counts = dataset.histogram()
+            per_group = split_counts(counts, np.asarray(config.fractions), rng)
+            sizes = per_group.sum(axis=1)
+        else:
+            groups = assign_groups(dataset.n, np.asarray(config.fractions), rng)
+            sizes = np.bincount(groups, minlength=config.g)
+        n = int(sizes.sum())
+        steps, kept = [], None
+        for i, (ell, eta, keep) in enumerate(
+            zip(config.lengths, config.etas, config.candidate_sizes, strict=True)
+        ):
+            if kept is None:
+                domain = bits.extend(np.zeros(1, dtype=np.uint64), 0, ell)
+            else:
+                domain = bits.extend(kept, ell - eta, eta)
+            oracle = self.oracle(epsilon=self.epsilon, domain_size=2**ell)
+            if engine == "sampled":
+                keys, group_counts = aggregate(bits.prefix(distinct, self.m, ell), per_group[i])
+                estimates = oracle.simulate_candidates(
+                    lookup(keys, group_counts, domain), int(sizes[i]), rng
+                )
+            else:
+                values = bits.prefix(dataset.values[groups == i], self.m, ell)
+                estimates = oracle.estimate(oracle.perturb(values, rng), candidates=domain)
+            best = top(estimates, keep)
+            kept, kept_estimates = domain[best], estimates[best]
+            steps.append({"length": ell, "queries": len(domain), "kept": len(best)})
+        scale = n / max(int(sizes[-1]), 1)
+        identified, estimates = kept, kept_estimates * scale
+        if self.threshold is not None:
+            above = estimates >= self.threshold * n
+            identified, estimates = identified[above], estimates[above]
+        else:
+            identified, estimates = identified[: self.k], estimates[: self.k]
+        if self.m > 64:
+            identified = bits.words_to_bytes(identified, self.m // 8)
+        diagnostics = {
+            "groups": [int(s) for s in sizes],
+            "prefix_lengths": list(config.lengths),
+            "candidates_per_step": [s["queries"] for s in steps],
+            "kept_per_step": [s["kept"] for s in steps],
+            "oracle_queries": int(sum(s["queries"] for s in steps)),
+            "gamma": config.gamma,
+            "etas": list(config.etas),
+        }
+        return HeavyHitterResult(identified, estimates, diagnostics)
