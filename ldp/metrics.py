@@ -19,7 +19,7 @@ def _keys(values: np.ndarray) -> list:
 
 
 def identified_mask(true_top: np.ndarray, identified: np.ndarray) -> np.ndarray:
-    """For each value of ``true_top``, whether the protocol identified it (per-value identification)."""
+    """Per-value identification: whether each value of ``true_top`` was identified."""
     found = set(_keys(identified))
     return np.array([key in found for key in _keys(true_top)], dtype=bool)
 

@@ -174,7 +174,7 @@ def overall_identification(
     slots: Slots = "k-j+1",
     pq: tuple[float, float] | None = None,
 ) -> np.ndarray:
-    """Π_i Piden_j[i]: the probability that v_j survives every step ([PEM] Eq. (4), inner product)."""
+    """Π_i Piden_j[i]: the probability that v_j survives every step ([PEM] Eq. (4))."""
     epsilon = check_epsilon(epsilon)
     p_star, q_star = pq if pq is not None else olh_pq(epsilon)
     result = np.ones(len(frequencies))
