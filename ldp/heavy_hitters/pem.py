@@ -157,7 +157,7 @@ class PEM:
                 estimates = oracle.estimate(oracle.perturb(values, rng), candidates=domain)
             best = top(estimates, keep)
             kept, kept_estimates = domain[best], estimates[best]
-            steps.append({"length": ell, "queries": len(domain), "kept": len(best)})
+            steps.append({"queries": len(domain), "kept": kept})
         scale = n / max(int(sizes[-1]), 1)
         identified, estimates = kept, kept_estimates * scale
         if self.threshold is not None:
@@ -171,7 +171,8 @@ class PEM:
             "groups": [int(s) for s in sizes],
             "prefix_lengths": list(config.lengths),
             "candidates_per_step": [s["queries"] for s in steps],
-            "kept_per_step": [s["kept"] for s in steps],
+            "kept_per_step": [len(s["kept"]) for s in steps],
+            "kept_prefixes": [s["kept"] for s in steps],
             "oracle_queries": int(sum(s["queries"] for s in steps)),
             "gamma": config.gamma,
             "etas": list(config.etas),
