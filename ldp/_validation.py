@@ -13,6 +13,8 @@ import numpy as np
 
 #: Above this, e^epsilon overflows float64 arithmetic in the variance formulas.
 MAX_EPSILON = 700.0
+#: Below this, p* - q* is lost to rounding (e^epsilon - 1 ~ epsilon) and estimates divide by ~0.
+MIN_EPSILON = 1e-6
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -24,6 +26,8 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
         raise ValueError(f"{name} must be finite, got {value}")
     if value <= 0:
         raise ValueError(f"{name} must be > 0, got {value}")
+    if value < MIN_EPSILON:
+        raise ValueError(f"{name} must be >= {MIN_EPSILON} (p* - q* vanishes), got {value}")
     if value > MAX_EPSILON:
         raise ValueError(f"{name} must be <= {MAX_EPSILON} (e^{name} overflows), got {value}")
     return value
@@ -56,17 +60,30 @@ def check_values(values: object, domain_size: int, name: str = "values") -> np.n
 
     Values wider than 64 bits (``domain_size > 2**64``) are given as a 2-D ``uint64`` array
     of words, most significant first (see :mod:`ldp.bits`); their range is checked on the
-    number of words.
+    number of words and on their value.
     """
     array = np.asarray(values)
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
-    if array.ndim == 2 and array.dtype == np.uint64 and domain_size > 2**64:
-        words = -(-(domain_size - 1).bit_length() // 64)
-        if array.shape[1] != words:
+    if domain_size > 2**64:
+        # one representation only: a 1-D key would hash as one word, its 2-D twin as several
+        bits = (domain_size - 1).bit_length()
+        words = -(-bits // 64)
+        if array.ndim != 2 or array.dtype != np.uint64 or array.shape[1] != words:
             raise ValueError(
-                f"{name} for a domain of 2^{(domain_size - 1).bit_length()} values must "
-                f"have {words} uint64 words per value, got {array.shape[1]}"
+                f"{name} for a domain of more than 2^64 values must be a 2-D uint64 array "
+                f"of {words} words per value, got shape {array.shape} {array.dtype}"
+            )
+        # value <= domain_size - 1, compared word by word, most significant first
+        above, tied = np.zeros(array.shape[0], dtype=bool), np.ones(array.shape[0], dtype=bool)
+        for column in range(words):
+            limit = np.uint64(((domain_size - 1) >> (64 * (words - 1 - column))) % 2**64)
+            above |= tied & (array[:, column] > limit)
+            tied &= array[:, column] == limit
+        if above.any():
+            raise ValueError(
+                f"{name} must lie in [0, {domain_size}), found word row "
+                f"{array[np.argmax(above)].tolist()}"
             )
         return array
     if array.ndim != 1:

@@ -159,6 +159,13 @@ if HAVE_NUMBA:
             counts[lo:hi] = local
         return counts
 
+    #: Serial twins of the kernels: below SERIAL_WORK checks, threads cost more than they
+    #: save (and degrade badly when other processes hold the cores).
+    _support_serial_1 = numba.njit(cache=True, nogil=True)(_support_numba_1.py_func)
+    _support_serial_w = numba.njit(cache=True, nogil=True)(_support_numba_w.py_func)
+
+SERIAL_WORK = 1 << 21
+
 
 def support_counts(
     seeds: np.ndarray, reports: np.ndarray, keys: np.ndarray, g: int, *, use_numba: bool = True
@@ -174,7 +181,10 @@ def support_counts(
     if HAVE_NUMBA and use_numba and words.shape[0] and seeds.shape[0]:
         # blocks small enough for L1 and numerous enough to feed every core
         block = int(min(2048, max(64, -(-words.shape[0] // (4 * numba.get_num_threads())))))
+        serial = seeds.shape[0] * words.shape[0] * words.shape[1] < SERIAL_WORK
         if words.shape[1] == 1:
-            return _support_numba_1(seeds, reports, words[:, 0].copy(), g, block)
-        return _support_numba_w(seeds, reports, np.ascontiguousarray(words.T), g, block)
+            kernel = _support_serial_1 if serial else _support_numba_1
+            return kernel(seeds, reports, words[:, 0].copy(), g, block)
+        kernel = _support_serial_w if serial else _support_numba_w
+        return kernel(seeds, reports, np.ascontiguousarray(words.T), g, block)
     return _support_numpy(seeds, reports, words, g)

@@ -29,6 +29,16 @@ from ldp._validation import (
 MAX_FULL_DOMAIN = 2**26
 
 
+def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
+    """0 <= true_count <= n_users, both numbers."""
+    n_users = check_int(n_users, "n_users", minimum=0)
+    if isinstance(true_count, bool) or not isinstance(true_count, int | float | np.number):
+        raise TypeError(f"true_count must be a number, got {type(true_count).__name__}")
+    if not 0 <= true_count <= n_users:
+        raise ValueError(f"true_count must lie in [0, n_users = {n_users}], got {true_count}")
+    return n_users, float(true_count)
+
+
 @dataclass(frozen=True, kw_only=True)
 class FrequencyOracle(ABC):
     """A locally differentially private frequency oracle over the domain {0, ..., d-1}.
@@ -156,6 +166,7 @@ class PureOracle(FrequencyOracle):
 
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """n q*(1-q*)/(p*-q*)^2 + n_v (1-p*-q*)/(p*-q*) (see :func:`ldp.theory.pure_variance`)."""
+        n_users, true_count = check_variance_input(n_users, true_count)
         return float(theory.pure_variance(n_users, self.p_star, self.q_star, true_count))
 
     def simulate_candidates(

@@ -17,7 +17,7 @@ import numpy as np
 
 from ldp import theory
 from ldp._validation import check_generator, check_values
-from ldp.oracles.base import FrequencyOracle, PureOracle
+from ldp.oracles.base import FrequencyOracle, PureOracle, check_variance_input
 
 CHUNK = 1 << 22
 
@@ -79,6 +79,7 @@ class SHE(FrequencyOracle):
 
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """8n/ε² ([FO] Table 1); exact, the true count does not enter."""
+        n_users, _ = check_variance_input(n_users, true_count)
         return float(n_users * theory.she_variance(self.epsilon))
 
     def simulate_candidates(

@@ -70,15 +70,27 @@ class _LocalHashing(PureOracle):
         shift = rng.integers(1, self.g, size=n)
         return HashReports(seeds, np.where(keep, hashed, (hashed + shift) % self.g))
 
-    def n_reports(self, reports: HashReports) -> int:
-        return int(np.shape(reports.seeds)[0])
-
-    def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
-        seeds, values = np.asarray(reports.seeds), np.asarray(reports.values)
+    def _check_reports(self, reports: HashReports) -> HashReports:
+        if not isinstance(reports, tuple) or len(reports) != 2:
+            raise TypeError(
+                f"reports must be HashReports(seeds, values), got {type(reports).__name__}"
+            )
+        seeds, values = np.asarray(reports[0]), np.asarray(reports[1])
+        if seeds.dtype.kind not in "iu" or values.dtype.kind not in "iu":
+            raise TypeError(
+                f"reports must hold integer seeds and values, got {seeds.dtype} and {values.dtype}"
+            )
         if seeds.shape != values.shape or seeds.ndim != 1:
             raise ValueError("reports must hold one seed and one value per user")
         if values.size and (values.min() < 0 or values.max() >= self.g):
             raise ValueError(f"report values must lie in [0, {self.g})")
+        return HashReports(seeds, values)
+
+    def n_reports(self, reports: HashReports) -> int:
+        return int(self._check_reports(reports).seeds.shape[0])
+
+    def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
+        seeds, values = self._check_reports(reports)
         return hashing.support_counts(seeds, values, candidates, self.g)
 
 
@@ -105,5 +117,13 @@ class OLH(_LocalHashing):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        g = theory.olh_default_g(self.epsilon) if self.g is None else self.g
+        if self.g is None:
+            g = theory.olh_default_g(self.epsilon)
+            if g > hashing.MAX_RANGE:
+                raise ValueError(
+                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^32, the hash "
+                    "family's range: pass a smaller g"
+                )
+        else:
+            g = self.g
         object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
