@@ -7,6 +7,21 @@ its frequency oracle as a parameter (OLH by default), and offers
 """
 
 from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.heavy_hitters.mcm import MCM
 from ldp.heavy_hitters.pem import PEM
+from ldp.heavy_hitters.spm import SPM, joint_estimate, pair_estimate
+from ldp.heavy_hitters.strawman import Strawman
 
-__all__ = ["PEM", "HeavyHitterResult"]
+#: Every heavy-hitter protocol by its paper name (the names used in configs and tables).
+PROTOCOLS = {"PEM": PEM, "SPM": SPM, "MCM": MCM, "Strawman": Strawman}
+
+__all__ = [
+    "MCM",
+    "PEM",
+    "PROTOCOLS",
+    "SPM",
+    "HeavyHitterResult",
+    "Strawman",
+    "joint_estimate",
+    "pair_estimate",
+]

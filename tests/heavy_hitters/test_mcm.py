@@ -1,0 +1,228 @@
+"""MCM ([PEM] Sec. III-D): engines agree, the majority vote finds the heavy hitters, variants.
+
+False-failure rates: two-sample tests at α = 1e-3 each (as in test_pem.py); the
+identification bound below is exceeded with probability at most 1e-4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldp import metrics
+from ldp.datasets import Dataset, load
+from ldp.heavy_hitters.mcm import MCM
+from ldp.oracles import BLH, GRR, OLH
+from tests.heavy_hitters.synthetic import ranked_dataset, zipf
+from tests.heavy_hitters.test_strawman import chi2_same_law
+
+ALPHA = 1e-3
+
+
+# ------------------------------------------------------------------------ parameters
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"epsilon": 0}, ValueError, "epsilon"),
+        ({"epsilon": float("inf")}, ValueError, "epsilon"),
+        ({"k": 0}, ValueError, "k"),
+        ({"k": 2**16 + 1}, ValueError, "k"),
+        ({"m": 0}, ValueError, "m"),
+        ({"channels": 0}, ValueError, "channels"),
+        ({"channels": 2.5}, TypeError, "channels"),
+        ({"channels": "n1.5"}, ValueError, "channels"),
+        ({"channels": 5000, "query_limit": 4096}, ValueError, "query_limit"),
+        ({"k": 300, "query_limit": 4096}, ValueError, "query_limit"),  # ⌈300^1.5⌉ = 5197
+        ({"block_bits": 0}, ValueError, "block_bits"),
+        ({"block_bits": 17}, ValueError, "block_bits"),
+        ({"final_fraction": -0.1}, ValueError, "final_fraction"),
+        ({"value_share": 1.2}, ValueError, "value_share"),
+        ({"threshold": float("nan")}, ValueError, "threshold"),
+        ({"output": "all"}, ValueError, "output"),
+        ({"budget": None, "variant": "best"}, ValueError, "variant"),
+        ({"oracle": OLH(epsilon=1.0, domain_size=4)}, TypeError, "oracle"),
+    ],
+)
+def test_bad_parameters_fail_at_construction(kwargs, error, name):
+    params = {"epsilon": 1.0, "k": 4, "m": 16} | kwargs
+    with pytest.raises(error, match=name):
+        MCM(**params)
+
+
+def test_variants_and_channel_rules():
+    original = MCM(epsilon=2.0, k=16, m=64, variant="original")
+    improved = MCM(epsilon=2.0, k=16, m=64)
+    assert (original.oracle, original.channels, original.budget, original.output) == (
+        BLH,
+        "sqrt_n",
+        "split",
+        "threshold",
+    )
+    assert (improved.oracle, improved.channels, improved.budget, improved.output) == (
+        OLH,
+        "k1.5",
+        "partition",
+        "top_k",
+    )
+    assert original.n_channels(10**6) == 1000 and improved.n_channels(10**6) == 64
+    assert original.epsilon_per_part == {"value": 1.0, "bits": 1.0}  # Sec. VI-B6: half
+    assert MCM(epsilon=2.0, k=16, m=64, budget="split").oracle is OLH  # one change
+
+
+# --------------------------------------------------------------------------- engines
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"variant": "original"}, {"variant": "improved"}, {"variant": "improved", "block_bits": 4}],
+)
+def test_engines_agree(kwargs):
+    """#true top-k among the channel candidates and in the output: same law in both
+    engines (chi-square, α = 1e-3 each, 200 runs per engine)."""
+    data = zipf(n=8000, m=16, s=1.1, support=300, seed=8)
+    k = 4
+    protocol = MCM(epsilon=4.0, k=k, m=16, **kwargs)
+    true_top = data.top_k(k)
+    samples = {}
+    for engine, first in (("sampled", 0), ("reports", 10**6)):
+        rows = []
+        for seed in range(first, first + 200):
+            result = protocol.run(data, np.random.default_rng(seed), engine=engine)
+            rows.append(
+                (
+                    metrics.identified_mask(
+                        true_top, result.diagnostics["channel_candidates"]
+                    ).sum(),
+                    metrics.identified_mask(true_top, result.identified).sum(),
+                )
+            )
+        samples[engine] = np.array(rows)
+    for column in range(2):
+        assert chi2_same_law(samples["sampled"][:, column], samples["reports"][:, column]) > ALPHA
+
+
+# ------------------------------------------------------------------------- behaviour
+def test_generous_budget_finds_the_top_values():
+    """ε = 8 (split: ε1 = ε2 = 4), n = 10^5, m = 16, h = 256, 8 distinct values, k = 4.
+
+    A run misses a top-4 value v only if (a) v's channel holds one of the 7 other values,
+    probability 1 - (1 - 1/h)^7 for each v; or, without collision, (b) one of v's 16 bit
+    votes fails: given its group's size N_l <= b and v's holders there N_v >= a, the vote
+    margin is a sum of N_l independent ±1 with mean >= a(1 - 2f), f = 1/(e^4 + 1), so
+    Hoeffding gives P <= exp(-(a(1-2f))^2 / (2b)), plus the binomial tails of N_v < a and
+    N_l > b; or (c) the final OLH test ranks a candidate of true count <= n_5 above v:
+    each support count is a sum of n independent indicators, so an error of half the gap
+    has probability <= 2 exp(-2 t^2 / n) with t = (n_4 - n_5)(p* - q*)/2, for each of the
+    <= 256 candidates and v.  With π the union of these per run, the number of runs with
+    F1 < 1 among R is stochastically below Binomial(R, π); we assert it stays under that
+    law's 1 - 1e-4 quantile.
+    """
+    probabilities = np.array([0.3, 0.25, 0.2, 0.15, 0.04, 0.03, 0.02, 0.01])
+    n, m, k, h, epsilon = 100_000, 16, 4, 256, 8.0
+    data = ranked_dataset(probabilities, n=n, m=m, seed=21)
+    _, counts = data.histogram()
+    protocol = MCM(epsilon=epsilon, k=k, m=m, channels=h, budget="split", oracle=OLH)
+    half = protocol.epsilon_per_part["bits"]
+    flip = 1 / (math.exp(half) + 1)
+    collide = 1 - (1 - 1 / h) ** (len(counts) - 1)
+    share = 1 / m  # each user picks one of the m bit positions
+    b = int(stats.binom.isf(1e-12, n, share))
+    bit_error = 0.0
+    for n_v in counts[:k]:
+        a = int(stats.binom.ppf(1e-12, n_v, share))
+        bit_error += m * (
+            stats.binom.cdf(a - 1, n_v, share)
+            + stats.binom.sf(b, n, share)
+            + math.exp(-((a * (1 - 2 * flip)) ** 2) / (2 * b))
+        )
+    final = OLH(epsilon=protocol.epsilon_per_part["value"], domain_size=2**m)
+    t = (counts[k - 1] - counts[k]) * (final.p_star - final.q_star) / 2
+    final_error = k * (h + 1) * 2 * math.exp(-2 * t**2 / n)
+    pi = k * collide + bit_error + final_error
+    assert pi < 0.12  # the bound is informative: collisions dominate (4 x 0.027)
+    runs = 100
+    imperfect = sum(
+        metrics.f1(data.top_k(k), protocol.run(data, np.random.default_rng(s)).identified) < 1
+        for s in range(runs)
+    )
+    assert imperfect <= stats.binom.ppf(1 - 1e-4, runs, pi)
+
+
+def test_threshold_outputs_only_values_above_it():
+    """[PEM] Sec. VI-B3: every released value is estimated at >= θ n, highest first."""
+    data = load("exponential", n=100_000, m=16, seed=3)
+    theta = 0.03
+    for engine in ("sampled", "reports"):
+        protocol = MCM(epsilon=6.0, k=16, m=16, threshold=theta, channels=128)
+        result = protocol.run(data, np.random.default_rng(5), engine=engine)
+        assert len(result.identified) > 0
+        assert np.all(result.estimates >= theta * data.n)
+        assert np.all(np.diff(result.estimates) <= 0)
+
+
+def test_wide_values_and_grr_final_test():
+    """m = 160 bytes values with 8-bit blocks (Sec. III-D's "bigger block"); a GRR final
+    test through the reports engine.  Fixed seeds: smoke tests of the plumbing (with 64
+    and 256 channels a collision of the 3 values has probability < 5% and 1.2%)."""
+    rng = np.random.default_rng(0)
+    heavy = rng.integers(0, 256, size=(3, 20), dtype=np.uint8).view("S20")[:, 0]
+    values = np.repeat(heavy, [30_000, 20_000, 10_000])
+    data = Dataset(
+        name="test", values=values[rng.permutation(len(values))], m=160, source="synthetic"
+    )
+    for oracle in (OLH, BLH):
+        result = MCM(epsilon=8.0, k=3, m=160, block_bits=8, channels=64, oracle=oracle).run(
+            data, np.random.default_rng(2)
+        )
+        assert result.identified.dtype == np.dtype("S20")
+        assert metrics.f1(data.top_k(3), result.identified) == 1.0
+    small = ranked_dataset(np.array([0.5, 0.3, 0.2]), n=5000, m=8, seed=1)
+    result = MCM(epsilon=8.0, k=2, m=8, channels=256, oracle=GRR).run(
+        small, np.random.default_rng(0), engine="reports"
+    )
+    assert metrics.f1(small.top_k(2), result.identified) == 1.0
+
+
+def _f1_scores(data, runs: int, **kwargs) -> np.ndarray:
+    true_top = data.top_k(16)
+    return np.array(
+        [
+            metrics.f1(
+                true_top,
+                MCM(epsilon=2.0, k=16, m=64, **kwargs)
+                .run(data, np.random.default_rng(seed))
+                .identified,
+            )
+            for seed in range(runs)
+        ]
+    )
+
+
+def test_original_is_worse_than_improved_on_exponential():
+    """[PEM] Sec. VI-A at ε = 2 on the exponential data with n = 3 x 10^5, 20 runs each.
+
+    Measured: original 0.006 (s.d. 0.03), improved 0.09 (s.d. 0.07).  One-sided Welch
+    test at α = 1e-3 (the gap is ~ 5 standard errors).  At n = 10^6 the two presets tie
+    (0.50 vs 0.49): there k^1.5 = 64 channels lose values to collisions and the original's
+    significance threshold releases fewer, mostly correct, values -- see the next test for
+    the one change the paper measures on its own there (Fig. 8a).
+    """
+    data = load("exponential", n=300_000, seed=0)
+    original = _f1_scores(data, 20, variant="original")
+    improved = _f1_scores(data, 20, variant="improved")
+    test = stats.ttest_ind(improved, original, equal_var=False, alternative="greater")
+    assert test.pvalue < ALPHA
+
+
+def test_partitioning_users_beats_splitting_the_budget():
+    """[PEM] Sec. VI-B4, Fig. 8a: 10% of users for the final test beats ε1 = ε2 = ε/2.
+
+    n = 10^6, m = 64, k = 16, ε = 2, 10 runs each; measured 0.48 vs 0.21 (s.d. <= 0.1).
+    One-sided Welch test at α = 1e-3.
+    """
+    data = load("exponential", n=10**6, seed=0)
+    partition = _f1_scores(data, 10, variant="improved")
+    split = _f1_scores(data, 10, variant="improved", budget="split")
+    test = stats.ttest_ind(partition, split, equal_var=False, alternative="greater")
+    assert test.pvalue < ALPHA
