@@ -121,7 +121,7 @@ class OLH(_LocalHashing):
             g = theory.olh_default_g(self.epsilon)
             if g > hashing.MAX_RANGE:
                 raise ValueError(
-                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^32, the hash "
+                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
                     "family's range: pass a smaller g"
                 )
         else:

@@ -102,7 +102,7 @@ def test_the_theta_accepts_the_closed_end() -> None:
         (-3, ValueError, "g must be >= 2"),
         (2.5, TypeError, "g must be an integer"),
         (np.float64(3.0), TypeError, "g must be an integer"),
-        (2**32 + 1, ValueError, "g must be <="),
+        (2**31 + 1, ValueError, "g must be <="),
     ],
     ids=repr,
 )

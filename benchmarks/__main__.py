@@ -1,0 +1,50 @@
+"""``python -m benchmarks [--quick] [--only NAME] [--no-peers]``: run benchmarks, print tables.
+
+``make bench`` runs this.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
+small n, peers only if their environments exist already, into
+``results/bench/oracles-quick.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from benchmarks import oracles
+
+
+def _oracles(quick: bool, peers: bool) -> None:
+    work = oracles.Workload.quick() if quick else oracles.Workload()
+    if not peers:
+        work = replace(work, peers=())
+    oracles.run(work, oracles.RESULTS / ("oracles-quick.md" if quick else "oracles.md"))
+
+
+#: name -> run(quick, peers); each prints its own tables.
+BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke check: small n only, no peers unless their environments exist already",
+    )
+    parser.add_argument(
+        "--only",
+        choices=sorted(BENCHMARKS),
+        action="append",
+        help="run only this benchmark (may be repeated); default: all",
+    )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="time this project only, without the peers"
+    )
+    args = parser.parse_args(argv)
+    for name in args.only or list(BENCHMARKS):
+        BENCHMARKS[name](args.quick, not args.no_peers)
+
+
+if __name__ == "__main__":
+    main()
