@@ -1,6 +1,7 @@
 """``python -m benchmarks [--quick] [--only NAME] [--no-peers]``: run benchmarks, print tables.
 
-``make bench`` runs this.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
+``make bench`` runs this.  ``harness`` measures the experiment harness's overhead per
+trial and its 1 -> 2 worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
 small n, peers only if their environments exist already, into
 ``results/bench/oracles-quick.md``).
 """
@@ -11,7 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import oracles
+from benchmarks import harness, oracles
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -21,8 +22,12 @@ def _oracles(quick: bool, peers: bool) -> None:
     oracles.run(work, oracles.RESULTS / ("oracles-quick.md" if quick else "oracles.md"))
 
 
+def _harness(quick: bool, peers: bool) -> None:
+    harness.main(["--quick"] if quick else [])
+
+
 #: name -> run(quick, peers); each prints its own tables.
-BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles}
+BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles, "harness": _harness}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,241 @@
+"""Run settings x trials in one joblib pool, writing each batch's rows as it finishes.
+
+The parent plans the missing trials (what the store already holds is skipped), hands
+batches of consecutive trials of one setting to the workers, and writes each finished
+batch as one atomic part, so an interrupted run loses at most the batches in flight.
+Workers return rows and never touch the disk, so the same code runs on a Dask cluster
+(``backend=dask``) without a shared file system.  Parallelism is at this one level only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pandas as pd
+
+import ldp
+from experiments.settings import Setting
+from experiments.store import ResultsStore
+from experiments.trials import run_trial
+
+log = logging.getLogger(__name__)
+
+#: Largest automatic batch: bounds what an interruption can lose.
+MAX_AUTO_BATCH = 20
+
+
+@functools.cache
+def git_commit() -> str:
+    """``git rev-parse HEAD`` of the source tree, or "unknown"."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+            check=True,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def provenance() -> dict[str, str]:
+    """The columns every row carries about the code that produced it."""
+    return {
+        "ldp_version": ldp.__version__,
+        "numpy_version": np.__version__,
+        "git_commit": git_commit(),
+    }
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Consecutive trials of one setting, run by one worker call."""
+
+    setting: Setting
+    trials: tuple[int, ...]
+
+
+def run_batch(
+    setting: Setting, trials: Sequence[int], experiment: str, stamp: dict[str, str]
+) -> tuple[str, tuple[int, ...], pd.DataFrame]:
+    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy)."""
+    params = setting.params
+    rows: list[dict[str, Any]] = []
+    for trial in trials:
+        result = run_trial(setting.config, trial)
+        for m in result.measurements:
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "config_hash": setting.key,
+                    "trial": trial,
+                    "metric": m.metric,
+                    "item": m.item,
+                    "value": m.value,
+                    "analytic": m.analytic,
+                    **params,
+                    "data_source": result.data_source,
+                    "n": result.n,
+                    "wall_time": result.wall_time,
+                    **stamp,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["item"] = frame["item"].astype("Int64")
+    return setting.key, tuple(trials), frame
+
+
+def plan(
+    settings: Sequence[Setting],
+    store: ResultsStore,
+    n_trials: int,
+    batch_size: int | None,
+    workers: int,
+) -> tuple[list[Batch], int]:
+    """The batches still to run, and how many trials were already recorded."""
+    missing: list[tuple[Setting, list[int]]] = []
+    done_before = 0
+    for setting in settings:
+        done = store.done_trials(setting.key)
+        todo = [t for t in range(n_trials) if t not in done]
+        done_before += n_trials - len(todo)
+        if todo:
+            missing.append((setting, todo))
+    total = sum(len(todo) for _, todo in missing)
+    size = batch_size or max(1, min(MAX_AUTO_BATCH, math.ceil(total / (8 * max(workers, 1)))))
+    batches = []
+    for setting, todo in missing:
+        run: list[int] = []
+        for trial in todo:
+            if run and (trial != run[-1] + 1 or len(run) == size):
+                batches.append(Batch(setting, tuple(run)))
+                run = []
+            run.append(trial)
+        batches.append(Batch(setting, tuple(run)))
+    return batches, done_before
+
+
+class _Progress:
+    """tqdm if installed, else a line every 10%."""
+
+    def __init__(self, total: int, label: str, enabled: bool):
+        self.total, self.count, self.label, self.enabled = total, 0, label, enabled
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr)
+            except ImportError:
+                pass
+
+    def update(self, count: int) -> None:
+        before, self.count = self.count, self.count + count
+        if self.bar is not None:
+            self.bar.update(count)
+        elif (
+            self.enabled
+            and self.total
+            and (10 * self.count) // self.total > (10 * before) // self.total
+        ):
+            print(f"{self.label}: {self.count}/{self.total} trials", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@contextlib.contextmanager
+def joblib_backend(backend: str, dask_scheduler: str | None = None) -> Iterator[None]:
+    """``joblib.parallel_config`` for ``backend``; ``dask`` connects a distributed Client.
+
+    With ``dask_scheduler`` (e.g. ``tcp://head:8786``) the trials run on that cluster's
+    workers; without it a local Dask cluster is started.
+    """
+    if backend != "dask":
+        with joblib.parallel_config(backend=backend):
+            yield
+        return
+    from distributed import Client  # optional: see docs/cluster.md
+
+    with Client(dask_scheduler) if dask_scheduler else Client() as client:
+        log.info("dask: %s", client)
+        with joblib.parallel_config(backend="dask"):
+            yield
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What :func:`execute` did."""
+
+    settings: int
+    trials: int  #: trials asked for, over all settings
+    done_before: int  #: already in the store
+    ran: int  #: run now
+    seconds: float
+
+
+def execute(
+    settings: Sequence[Setting],
+    store: ResultsStore,
+    *,
+    n_trials: int,
+    n_jobs: int | None = None,
+    backend: str = "loky",
+    dask_scheduler: str | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+) -> RunReport:
+    """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
+
+    ``KeyboardInterrupt`` stops the run after logging what was kept; rerunning resumes.
+    """
+    start = time.perf_counter()
+    jobs = -1 if n_jobs is None else n_jobs
+    for setting in settings:
+        store.record_setting(setting.key, setting.config)
+    with joblib_backend(backend, dask_scheduler):
+        workers = joblib.effective_n_jobs(jobs)
+        batches, done_before = plan(settings, store, n_trials, batch_size, workers)
+        todo = sum(len(b.trials) for b in batches)
+        bar = _Progress(todo, store.experiment, progress and todo > 0)
+        stamp, ran = provenance(), 0
+        tasks = (
+            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp) for b in batches
+        )
+        try:
+            outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
+            for key, trials, frame in outputs:
+                store.write_part(key, trials, frame)
+                ran += len(trials)
+                bar.update(len(trials))
+        except KeyboardInterrupt:
+            bar.close()
+            log.warning(
+                "interrupted: %d of %d trials recorded in this run; rerun the same "
+                "command to resume",
+                ran,
+                todo,
+            )
+            raise
+        bar.close()
+    for key in {b.setting.key for b in batches}:
+        store.compact(key)
+    return RunReport(
+        len(settings), len(settings) * n_trials, done_before, ran, time.perf_counter() - start
+    )

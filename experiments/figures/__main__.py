@@ -1,0 +1,91 @@
+"""``python -m experiments.figures [--quick] [--only NAME] [--no-run]``.
+
+Runs what is missing of every figure's experiment (finished trials are kept, so this
+resumes), draws each figure from its results table into ``results/figures/`` (quick
+mode: ``results/quick/figures/``) as PNG and PDF, and writes the gallery ``index.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hydra import initialize_config_dir
+
+from experiments.figures import FIGURES, FigureSpec, style
+from experiments.figures.gallery import Entry, write_gallery
+from experiments.run import CONF_DIR, describe, run_settings
+from experiments.schema import ConfigError, register_configs
+from experiments.settings import Setting, expand
+from experiments.store import ResultsStore
+from experiments.trials import preflight
+
+
+def experiment_settings(experiment: str, overrides: Sequence[str]) -> list[Setting]:
+    """The settings of ``conf/experiment/<experiment>.yaml`` under ``overrides``."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="figures"):
+        return expand("config", [f"experiment={experiment}", *overrides])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.figures", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="few trials, into results/quick")
+    parser.add_argument("--only", action="append", help="only this figure (repeatable)")
+    parser.add_argument("--no-run", action="store_true", help="draw from existing results")
+    parser.add_argument("--results-dir", help="default: results (results/quick with --quick)")
+    parser.add_argument("--n-jobs", type=int, help="workers (default: the config's n_jobs)")
+    args = parser.parse_args(argv)
+    results_dir = Path(args.results_dir or ("results/quick" if args.quick else "results"))
+    chosen: list[FigureSpec] = [s for s in FIGURES if not args.only or s.name in args.only]
+    if not chosen:
+        print(f"no figure named {args.only}; known: {[s.name for s in FIGURES]}", file=sys.stderr)
+        return 2
+    overrides_of: dict[str, tuple[str, ...]] = {}
+    settings_of: dict[str, list[Setting]] = {}
+    try:
+        for spec in chosen:
+            if spec.experiment in settings_of:
+                continue
+            overrides = (f"results_dir={results_dir}", *(spec.quick if args.quick else ()))
+            if args.n_jobs is not None:
+                overrides += (f"n_jobs={args.n_jobs}",)
+            overrides_of[spec.experiment] = overrides
+            settings_of[spec.experiment] = experiment_settings(spec.experiment, overrides)
+            preflight([setting.config for setting in settings_of[spec.experiment]])
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not args.no_run:
+        for settings in settings_of.values():
+            report, store = run_settings(settings)
+            print(describe(report, store))
+    figures_dir = results_dir / "figures"
+    entries = []
+    for spec in chosen:
+        settings = settings_of[spec.experiment]
+        store = ResultsStore(results_dir, spec.experiment)
+        table, _ = store.load([s.key for s in settings])
+        if table.empty:
+            print(f"{spec.name}: no results yet (run without --no-run)", file=sys.stderr)
+            continue
+        files = style.save(spec.draw(table), figures_dir, spec.name)
+        shown = tuple(o for o in overrides_of[spec.experiment] if not o.startswith("n_jobs"))
+        if results_dir == Path("results"):
+            shown = tuple(o for o in shown if o != "results_dir=results")
+        entries.append(
+            Entry(spec, files, settings, table, shown + (("--quick",) if args.quick else ()))
+        )
+        print(f"{spec.name}: {', '.join(str(f) for f in files)}")
+    gallery = write_gallery(figures_dir, entries, quick=args.quick)
+    print(f"gallery: {gallery}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

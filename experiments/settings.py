@@ -1,0 +1,190 @@
+"""Settings: checked configs, their result key, and an experiment's grid expanded in-process.
+
+A *setting* is one fully resolved config; a trial is (setting, trial index).  The key of a
+setting hashes only what changes a trial's numbers (:data:`experiments.schema.RUN_ONLY_FIELDS`
+and display labels are left out), so ``n_jobs``, ``results_dir`` or the progress bar never
+change which trials count as done.
+
+An experiment config lists its grid in ``hydra.sweeper.params`` (Hydra's sweep syntax).
+Under ``-m`` Hydra's sweeper turns the grid into jobs; without ``-m`` :func:`expand` turns
+it into settings that share one worker pool.  Both compose each point the same way, so a
+point has the same key either way and either run resumes the other.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hydra import compose
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from experiments.schema import RUN_ONLY_FIELDS, ConfigError, check_config
+
+#: Display-only fields inside groups, left out of the key.
+LABEL_FIELDS = ("protocol.label", "dataset.label")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One checked configuration and its key."""
+
+    config: dict[str, Any]  #: the checked, resolved config (plain containers)
+    key: str  #: hash of :func:`result_config`: names the setting in the results store
+    overrides: tuple[str, ...] = ()  #: the grid point that made it, e.g. ("epsilon=2",)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters as table columns (dotted names): what the key hashes, plus labels."""
+        kept = {k: v for k, v in self.config.items() if k not in RUN_ONLY_FIELDS}
+        return flatten(kept)
+
+
+def result_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without the run-only fields and labels: what the key hashes."""
+    kept = {key: value for key, value in config.items() if key not in RUN_ONLY_FIELDS}
+    for dotted in LABEL_FIELDS:
+        group, name = dotted.split(".")
+        if isinstance(kept.get(group), dict):
+            kept[group] = {k: v for k, v in kept[group].items() if k != name}
+    return kept
+
+
+def setting_key(config: dict[str, Any]) -> str:
+    """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`."""
+    text = json.dumps(result_config(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def flatten(node: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts to dotted keys; list values become JSON text (one table cell each)."""
+    flat: dict[str, Any] = {}
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, list | tuple):
+            flat[name] = json.dumps(list(value))
+        else:
+            flat[name] = value
+    return flat
+
+
+def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()) -> Setting:
+    """Check a composed config and wrap it as a :class:`Setting`."""
+    config = check_config(cfg)
+    return Setting(config=config, key=setting_key(config), overrides=tuple(overrides))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(override: str):
+    return OverridesParser.create().parse_override(override)
+
+
+def _key_of(override: str) -> str:
+    return _parse(override).key_or_group
+
+
+def grid_points(params: dict[str, Any] | None, overrides: Sequence[str]) -> list[list[str]]:
+    """The grid of ``hydra.sweeper.params`` as override lists, one per point.
+
+    Keys also set in ``overrides`` (the command line) are left out of the grid: the command
+    line wins, as it does under Hydra's own sweeper.  An empty grid gives ``[]``.
+    """
+    if not params:
+        return []
+    fixed = {_key_of(text) for text in overrides}
+    parser = OverridesParser.create()
+    axes: list[list[str]] = []
+    for key, value in params.items():
+        if key in fixed:
+            continue
+        parsed = parser.parse_override(f"{key}={value}")
+        if parsed.is_sweep_override():
+            values = list(parsed.sweep_string_iterator())
+        else:
+            values = [parsed.get_value_element_as_str()]
+        axes.append([f"{key}={item}" for item in values])
+    return [list(point) for point in itertools.product(*axes)] if axes else []
+
+
+def _compose(config_name: str, overrides: list[str], hydra: bool = False) -> DictConfig:
+    try:
+        return compose(config_name=config_name, overrides=overrides, return_hydra_config=hydra)
+    except (OmegaConfBaseException, ValueError) as error:
+        if isinstance(error, ConfigError):
+            raise
+        line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise ConfigError(f"{' '.join(overrides)}: {line}") from None
+    except Exception as error:  # hydra's composition errors
+        if type(error).__module__.startswith("hydra"):
+            line = str(error).strip().splitlines()[0]
+            raise ConfigError(f"config: {line}") from None
+        raise
+
+
+def _is_group(key: str) -> bool:
+    """Whether ``key`` names a config group (protocol, dataset, ...) rather than a value."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    if "." in key or key.startswith(("+", "~")):
+        return False
+    loader = GlobalHydra.instance().config_loader()
+    return bool(loader.get_group_options(key))
+
+
+def _apply(template: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """A copy of ``template`` (a plain config) with value overrides set at dotted keys.
+
+    Values are parsed as Hydra parses them; the schema types them in ``check_config``.
+    """
+    node = copy.deepcopy(template)
+    for text in overrides:
+        parsed = _parse(text)
+        *path, last = parsed.key_or_group.split(".")
+        target = node
+        for part in path:
+            if not isinstance(target.get(part), dict):
+                raise ConfigError(f"{parsed.key_or_group}: no such field")
+            target = target[part]
+        target[last] = parsed.value()
+    return node
+
+
+def expand(config_name: str, overrides: Sequence[str]) -> list[Setting]:
+    """Every setting of the experiment chosen by ``overrides`` (needs Hydra initialised).
+
+    Composes ``config_name`` with ``overrides``, reads its grid from
+    ``hydra.sweeper.params``, and builds each point as ``overrides + point`` would compose:
+    group choices (``protocol=...``) by composing once per distinct choice, plain values
+    (``epsilon=...``) by applying them to a copy (composing every point costs ~0.1 s).
+    Every setting is checked before any is returned, so one bad point stops the run before
+    a trial starts.  Duplicate points (same key) are kept once.
+    """
+    overrides = list(overrides)
+    base = _compose(config_name, overrides, hydra=True)
+    sweeper = base.hydra.sweeper
+    params = OmegaConf.to_container(sweeper.params) if sweeper.get("params") else None
+    points = grid_points(params, overrides)
+    if not points:
+        return [make_setting(base, ())]
+    groups = {_key_of(text) for text in points[0] if _is_group(_key_of(text))}
+    composed: dict[tuple[str, ...], dict[str, Any]] = {}
+    settings: dict[str, Setting] = {}
+    for point in points:
+        choice = tuple(text for text in point if _key_of(text) in groups)
+        if choice not in composed:
+            cfg = _compose(config_name, overrides + list(choice))
+            composed[choice] = OmegaConf.to_container(cfg, resolve=False)
+        values = [text for text in point if _key_of(text) not in groups]
+        setting = make_setting(_apply(composed[choice], values), point)
+        settings.setdefault(setting.key, setting)
+    return list(settings.values())

@@ -1,0 +1,274 @@
+"""What one trial does, per kind of protocol: the tiny registry :data:`TRIAL_KINDS`.
+
+A trial function takes the checked config of a setting (a plain dict) and the trial's
+:class:`~experiments.seeding.TrialStreams`, and returns a :class:`TrialResult`: a list of
+:class:`Measurement` (metric, value, analytical value if any, item) plus what the rows
+must say about the data.  It knows nothing of files or workers.
+
+* ``oracle`` (USENIX'17): a frequency oracle estimates the counts of tracked values of a
+  population over {0..d-1}; recorded per trial: ``sq_error_n`` = mean over tracked values
+  of (ĉ(v) - c(v))^2 / n (its expectation is Var[ĉ(v)]/n, Table 1's unit) beside the exact
+  analytical mean of Var[ĉ(v)]/n, and ``error_n`` = mean (ĉ(v) - c(v))/n (expected 0).
+* ``heavy_hitter`` ([PEM] Sec. IV-B1, VI-B6): a protocol of :mod:`ldp.heavy_hitters`
+  identifies the top k; recorded: ``f1``, ``ncr``, ``sq_error`` (mean squared count error
+  of the identified true heavy hitters), ``n_identified``, numeric diagnostics as
+  ``diag.<name>``, and with ``options.per_value`` the identification (0/1) and frequency
+  of each true heavy hitter (``item`` = its true rank, 1 = most frequent).
+
+To add a kind: write ``def my_trial(config, streams) -> TrialResult`` and add it to
+:data:`TRIAL_KINDS` (and to :data:`experiments.schema.TRIAL_KINDS`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from experiments.seeding import TrialStreams, trial_streams
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One number a trial recorded: a row of the results table."""
+
+    metric: str
+    value: float
+    analytic: float = NAN  #: the closed-form expectation, where one exists
+    item: int | None = None  #: which value (a rank, 1 = most frequent) for per-value rows
+
+
+@dataclass
+class TrialResult:
+    """What one trial produced."""
+
+    measurements: list[Measurement]
+    data_source: str  #: "synthetic", "surrogate", "real:<path>" or "point"
+    n: int  #: users in the trial
+    wall_time: float = NAN  #: seconds, filled in by :func:`run_trial`
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------ data
+def _drop_nulls(node: dict[str, Any], *skip: str) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if v is not None and k not in skip}
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_load(name: str, params_json: str):
+    from ldp import datasets
+
+    return datasets.load(name, **json.loads(params_json))
+
+
+def load_dataset(dataset: dict[str, Any], rng: np.random.Generator):
+    """``ldp.datasets.load(name, **non-null params)`` for a dataset config node.
+
+    If the loader takes an ``rng`` the trial's data stream is passed (fresh data per
+    trial, shared by every protocol and ε of that trial); otherwise the data set is fixed
+    by its parameters and cached per worker.
+    """
+    from ldp import datasets
+
+    params = _drop_nulls(dataset, "name", "label")
+    if "rng" in inspect.signature(datasets.load).parameters:
+        return datasets.load(dataset["name"], rng=rng, **params)
+    return _cached_load(dataset["name"], json.dumps(params, sort_keys=True))
+
+
+def population_counts(
+    dataset: dict[str, Any], domain_size: int | None, rng: np.random.Generator
+) -> tuple[np.ndarray, str]:
+    """True counts over {0..d-1} for an oracle trial, and the data source.
+
+    ``point``: all n users hold 0 (every other value has count 0: the noise floor that
+    Table 1 tabulates).  Otherwise the data set's distinct values are relabelled by
+    frequency rank (0 = most frequent); ranks >= d are left out, with their users.
+    """
+    if dataset["name"] == "point":
+        counts = np.zeros(domain_size or 2, dtype=np.int64)
+        counts[0] = dataset["n"]
+        return counts, "point"
+    data = load_dataset(dataset, rng)
+    _, ranked = data.histogram()
+    d = domain_size or len(ranked)
+    counts = np.zeros(d, dtype=np.int64)
+    counts[: min(d, len(ranked))] = ranked[:d]
+    return counts, data.source
+
+
+def tracked_values(counts: np.ndarray, track: str, k: int) -> np.ndarray:
+    """The values whose errors an oracle trial records: top k ranks, all, or absent ones."""
+    if track == "top":
+        return np.arange(min(k, counts.shape[0]), dtype=np.int64)
+    if track == "all":
+        return np.arange(counts.shape[0], dtype=np.int64)
+    absent = np.flatnonzero(counts == 0).astype(np.int64)
+    if absent.size == 0:
+        raise ValueError(
+            "options.track=absent: every value of the domain has users; raise options.domain_size"
+        )
+    return absent
+
+
+# ---------------------------------------------------------------------------- kinds
+def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """One run of a frequency oracle (USENIX'17) on the tracked values of a population."""
+    from ldp.oracles import ORACLES
+
+    protocol, options = config["protocol"], config["options"]
+    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    n, d = int(counts.sum()), counts.shape[0]
+    oracle = ORACLES[protocol["name"]](
+        epsilon=config["epsilon"],
+        domain_size=d,
+        **_drop_nulls(protocol, "name", "kind", "label"),
+    )
+    tracked = tracked_values(counts, options["track"], config["k"])
+    if config["engine"] == "sampled":
+        estimates = oracle.simulate(counts, streams.mechanism, candidates=tracked)
+    else:
+        values = np.repeat(np.arange(d, dtype=np.int64), counts)
+        reports = oracle.perturb(values, streams.mechanism)
+        estimates = oracle.estimate(reports, candidates=tracked)
+    truth = counts[tracked].astype(float)
+    errors = np.asarray(estimates, dtype=float) - truth
+    variances = np.array([oracle.variance(n, c) for c in truth]) / n
+    rows = [
+        Measurement("sq_error_n", float(np.mean(errors**2)) / n, float(np.mean(variances))),
+        Measurement("error_n", float(np.mean(errors)) / n, 0.0),
+    ]
+    if options["per_value"]:
+        for value, error, variance in zip(tracked, errors, variances, strict=True):
+            rows.append(
+                Measurement("sq_error_n", float(error**2) / n, float(variance), int(value) + 1)
+            )
+    return TrialResult(rows, source, n)
+
+
+def _heavy_hitter_class(name: str):
+    from ldp import heavy_hitters
+
+    registry = getattr(heavy_hitters, "HEAVY_HITTERS", None) or {}
+    cls = registry.get(name) or getattr(heavy_hitters, name, None)
+    if cls is None:  # a protocol module not (yet) exported by the package
+        try:
+            cls = getattr(importlib.import_module(f"ldp.heavy_hitters.{name.lower()}"), name)
+        except (ImportError, AttributeError):
+            cls = None
+    if cls is None:
+        raise ValueError(f"protocol.name: ldp.heavy_hitters has no protocol {name!r}")
+    return cls
+
+
+def build_heavy_hitter(config: dict[str, Any], m: int, n: int):
+    """The heavy-hitter protocol of a config, for values of m bits and n users."""
+    from ldp.oracles import ORACLES
+
+    protocol = config["protocol"]
+    cls = _heavy_hitter_class(protocol["name"])
+    kwargs = _drop_nulls(protocol, "name", "kind", "label")
+    if "oracle" in kwargs:
+        kwargs["oracle"] = ORACLES[kwargs["oracle"]]
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+    if "n_hint" in inspect.signature(cls).parameters and "n_hint" not in kwargs:
+        kwargs["n_hint"] = n
+    return cls(epsilon=config["epsilon"], k=config["k"], m=m, **kwargs)
+
+
+def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """One run of a heavy-hitter protocol ([PEM]) on a data set."""
+    from ldp import metrics
+
+    data = load_dataset(config["dataset"], streams.data)
+    protocol = build_heavy_hitter(config, data.m, data.n)
+    result = protocol.run(data, streams.mechanism, engine=config["engine"])
+    threshold = config["protocol"].get("threshold")
+    if threshold is not None:  # threshold version: the truth is every value above θ n
+        values, counts = data.histogram()
+        keep = counts >= threshold * data.n
+        true_top, true_counts = values[keep], counts[keep]
+    else:
+        true_top, true_counts = data.top_k(config["k"], with_counts=True)
+    identified, estimates = np.asarray(result.identified), np.asarray(result.estimates)
+    rows = [
+        Measurement("f1", metrics.f1(true_top, identified)),
+        Measurement("ncr", metrics.ncr(true_top, identified)),
+        Measurement(
+            "sq_error", metrics.squared_error(true_top, true_counts, identified, estimates)
+        ),
+        Measurement("n_identified", float(len(identified))),
+        Measurement("n_true", float(len(true_top))),
+    ]
+    for name, value in sorted((result.diagnostics or {}).items()):
+        if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool
+        ):
+            rows.append(Measurement(f"diag.{name}", float(value)))
+    if config["options"]["per_value"]:
+        found = metrics.identified_mask(true_top, identified)
+        for rank, (hit, count) in enumerate(zip(found, true_counts, strict=True), start=1):
+            rows.append(Measurement("identified", float(hit), item=rank))
+            rows.append(Measurement("frequency", float(count) / data.n, item=rank))
+    return TrialResult(rows, data.source, data.n)
+
+
+#: Trial function per ``protocol.kind``.
+TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
+    "oracle": oracle_trial,
+    "heavy_hitter": heavy_hitter_trial,
+}
+
+
+def run_trial(config: dict[str, Any], trial: int) -> TrialResult:
+    """Run trial ``trial`` of a setting with its own seeded streams, timing it."""
+    start = time.perf_counter()
+    result = TRIAL_KINDS[config["protocol"]["kind"]](config, trial_streams(config["seed"], trial))
+    result.wall_time = time.perf_counter() - start
+    return result
+
+
+def preflight(configs: list[dict[str, Any]]) -> None:
+    """Build every setting's protocol once before any trial runs, so the library's own
+    parameter checks (e.g. an η that does not fit m) stop the run with one line.
+
+    Settings whose domain size or bit width is only known from the data are skipped here
+    (their data is not loaded); their errors surface in the first trial.
+    """
+    from experiments.schema import ConfigError, dataset_bits
+    from ldp.oracles import ORACLES
+
+    seen: set[str] = set()
+    for config in configs:
+        protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
+        fingerprint = json.dumps(
+            [protocol, dataset.get("m"), options["domain_size"], config["epsilon"], config["k"]],
+            sort_keys=True,
+        )
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        try:
+            if protocol["kind"] == "oracle":
+                d = options["domain_size"] or (2 if dataset["name"] == "point" else None)
+                if d is not None:
+                    ORACLES[protocol["name"]](
+                        epsilon=config["epsilon"],
+                        domain_size=d,
+                        **_drop_nulls(protocol, "name", "kind", "label"),
+                    )
+            elif dataset_bits(dataset) is not None:
+                build_heavy_hitter(config, dataset_bits(dataset), dataset.get("n") or 10**6)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(
+                f"protocol: {protocol['name']} rejects this setting: {error}"
+            ) from None

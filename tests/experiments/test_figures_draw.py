@@ -1,0 +1,58 @@
+"""The figure module draws a valid PNG (and PDF) from a tiny results table; the gallery lists it."""
+
+from __future__ import annotations
+
+import matplotlib.image as mpimg
+
+from experiments.figures import FIGURES, style
+from experiments.figures.fig_oracle_variance import FIGURE
+from experiments.figures.gallery import Entry, write_gallery
+from experiments.run import run_settings
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_figure_is_registered_once():
+    names = [spec.name for spec in FIGURES]
+    assert len(names) == len(set(names)) and "oracle_variance" in names
+
+
+def test_the_oracle_variance_figure_draws_from_a_tiny_table(settings_of, tmp_path):
+    settings = settings_of(
+        "experiment=oracle_variance",
+        "protocol=grr",
+        "epsilon=1",
+        "dataset.n=300",
+        "n_trials=3",
+        "n_jobs=1",
+        "progress=false",
+    )
+    settings += settings_of(
+        "experiment=oracle_variance",
+        "protocol=olh",
+        "epsilon=3",
+        "dataset.n=300",
+        "n_trials=3",
+        "n_jobs=1",
+        "progress=false",
+    )
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    files = style.save(FIGURE.draw(table), tmp_path / "figures", FIGURE.name)
+    png, pdf = files
+    assert png.read_bytes()[:8] == PNG_SIGNATURE
+    image = mpimg.imread(png)
+    assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 400
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    gallery = write_gallery(
+        tmp_path / "figures", [Entry(FIGURE, files, settings, table, ())], quick=True
+    )
+    text = gallery.read_text()
+    assert f"]({png.name})" in text and FIGURE.claim in text
+    assert "python -m experiments.run experiment=oracle_variance" in text
+    assert "source: point" in text
+
+
+def test_protocol_colours_are_fixed_and_distinct():
+    assert style.color("olh") == style.COLORS["OLH"]
+    assert len(set(style.COLORS.values())) == len(style.COLORS)

@@ -1,0 +1,83 @@
+"""The two trial kinds record the right metrics, and with the same streams the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from experiments import trials
+from experiments.settings import make_setting
+from experiments.trials import run_trial
+from ldp.heavy_hitters.base import HeavyHitterResult
+
+from .conftest import TINY
+
+
+def test_an_oracle_trial_records_error_and_analytical_variance(compose_config):
+    config = make_setting(compose_config("protocol=grr", "epsilon=1", *TINY)).config
+    result = run_trial(config, 0)
+    metrics = {m.metric: m for m in result.measurements}
+    assert set(metrics) == {"sq_error_n", "error_n"}
+    e = np.exp(1.0)
+    assert metrics["sq_error_n"].analytic == pytest.approx((8 - 2 + e) / (e - 1) ** 2)
+    assert result.n == 400 and result.data_source == "point" and result.wall_time > 0
+    again = run_trial(config, 0)
+    assert [m.value for m in again.measurements] == [m.value for m in result.measurements]
+    assert run_trial(config, 1).measurements[0].value != metrics["sq_error_n"].value
+
+
+def test_per_value_rows_name_their_value(compose_config):
+    config = make_setting(
+        compose_config("protocol=oue", *TINY, "options.per_value=true", "engine=reports")
+    ).config
+    rows = [m for m in run_trial(config, 0).measurements if m.item is not None]
+    assert [m.item for m in rows] == list(range(2, 9))  # values 1..7 (absent), 1-based ranks
+
+
+class StandIn:
+    """A heavy-hitter protocol with a known answer: finds the 2nd and 5th values, and junk."""
+
+    def __init__(self, *, epsilon, k, m, **params):
+        self.k, self.params = k, params
+
+    def run(self, dataset, rng, engine="sampled"):
+        top, counts = dataset.top_k(5, with_counts=True)
+        junk = np.setdiff1d(np.arange(2**12, dtype=np.uint64), dataset.histogram()[0])[:2]
+        found = np.concatenate([top[[1, 4]], junk])
+        estimates = np.concatenate([counts[[1, 4]] + 10.0, [0.0, 0.0]])
+        return HeavyHitterResult(found, estimates, {"groups": 3, "note": "text is skipped"})
+
+
+def test_a_heavy_hitter_trial_records_f1_ncr_and_squared_error(compose_config, monkeypatch):
+    monkeypatch.setattr(trials, "_heavy_hitter_class", lambda name: StandIn)
+    config = make_setting(
+        compose_config(
+            "protocol=pem",
+            "dataset=zipf",
+            "dataset.n=3000",
+            "dataset.m=12",
+            "k=4",
+            "options.per_value=true",
+            "progress=false",
+        )
+    ).config
+    result = run_trial(config, 0)
+    values = {(m.metric, m.item): m.value for m in result.measurements}
+    assert values["f1", None] == pytest.approx(2 * 0.25 * 0.25 / 0.5)  # 1 hit of 4 and 4
+    assert values["ncr", None] == pytest.approx(3 / 10)  # the 2nd of k = 4 scores 3
+    assert values["sq_error", None] == pytest.approx(100.0)
+    assert values["diag.groups", None] == 3.0 and ("diag.note", None) not in values
+    assert [values["identified", j] for j in range(1, 5)] == [0.0, 1.0, 0.0, 0.0]
+    assert values["frequency", 1] > values["frequency", 4] > 0
+    assert result.data_source == "synthetic"
+
+
+def test_a_real_pem_trial_runs(compose_config):
+    config = make_setting(
+        compose_config(
+            "protocol=pem", "dataset=zipf", "dataset.n=5000", "dataset.m=12", "k=4", "epsilon=4"
+        )
+    ).config
+    values = {m.metric: m.value for m in run_trial(config, 0).measurements}
+    assert 0 <= values["f1"] <= 1 and 0 <= values["ncr"] <= 1
+    assert values["n_true"] == 4
