@@ -17,17 +17,32 @@ How to add a figure
    parameters such as ``epsilon``, ``protocol.name``, ``protocol.label``, ``engine``,
    ``dataset.name``) and closed forms from :mod:`ldp.theory`; colours, markers and the
    theme from :mod:`experiments.figures.style`.  End it with ``FIGURE = FigureSpec(...)``
-   (name, experiment, draw, title, caption, claim, quick overrides).
-3. Append ``fig_<name>.FIGURE`` to :data:`FIGURES` below.  ``make figures`` and
-   ``make figures-quick`` pick it up, and the gallery lists it.
+   (name, experiment, draw, title, caption, claim, quick overrides, ``order`` in the
+   gallery, and ``claims(table) -> list[Claim]`` for ``results/REPRODUCTION.md``).  A
+   module with several panels may define ``FIGURES = [...]`` instead.
+3. Nothing to register: every ``fig_*.py`` module here is discovered, and ``make
+   figures``, ``make figures-quick``, the gallery and the report pick it up.
 """
 
-from experiments.figures import fig_oracle_variance
-from experiments.figures.spec import FigureSpec
+import importlib
+import pkgutil
+
+from experiments.figures.spec import Claim, FigureSpec
+
+
+def _discover() -> list[FigureSpec]:
+    found: list[FigureSpec] = []
+    for module_info in pkgutil.iter_modules(__path__):
+        if module_info.name.startswith("fig_"):
+            module = importlib.import_module(f"{__name__}.{module_info.name}")
+            found.extend(getattr(module, "FIGURES", None) or [module.FIGURE])
+    names = [spec.name for spec in found]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two figures share a name: {sorted(names)}")
+    return sorted(found, key=lambda spec: (spec.order, spec.name))
+
 
 #: Every figure, in gallery order.
-FIGURES: list[FigureSpec] = [
-    fig_oracle_variance.FIGURE,
-]
+FIGURES: list[FigureSpec] = _discover()
 
-__all__ = ["FIGURES", "FigureSpec"]
+__all__ = ["FIGURES", "Claim", "FigureSpec"]

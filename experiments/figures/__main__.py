@@ -16,6 +16,7 @@ from hydra import initialize_config_dir
 
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
+from experiments.figures.reproduction import collect, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
@@ -84,6 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{spec.name}: {', '.join(str(f) for f in files)}")
     gallery = write_gallery(figures_dir, entries, quick=args.quick)
     print(f"gallery: {gallery}")
+    report = write_report(
+        results_dir / "REPRODUCTION.md",
+        collect([(entry.spec, entry.table) for entry in entries]),
+        quick=args.quick,
+    )
+    print(f"reproduction report: {report}")
     return 0
 
 

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import matplotlib.pyplot as plt
 import pandas as pd
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One quantitative claim of a paper beside our number, for ``REPRODUCTION.md``."""
+
+    source: str  #: where the paper says it, e.g. "PEM Sec. VI-B1 (Fig. 5a)"
+    paper: str  #: the claim, with the paper's number
+    ours: str  #: our number, measured on the figure's table (with its spread)
+    verdict: Literal["reproduced", "differs", "partly"]
+    reason: str = ""  #: for "differs"/"partly": the likely reason
 
 
 @dataclass(frozen=True)
@@ -25,3 +37,6 @@ class FigureSpec:
     caption: str  #: what is plotted, how, and what the error bars are
     claim: str  #: the paper's claim this figure checks, with its source
     quick: tuple[str, ...] = ("n_trials=5",)  #: overrides for ``--quick``
+    order: float = 100.0  #: position in the gallery (paper order)
+    #: the quantitative claims this figure checks, computed from its table
+    claims: Callable[[pd.DataFrame], list[Claim]] | None = None
