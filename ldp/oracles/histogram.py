@@ -54,14 +54,11 @@ def laplace_log_density(oracle: FrequencyOracle, reports: np.ndarray, value: int
     return -np.abs(reports - centre).sum(axis=1) / scale - oracle.domain_size * np.log(2 * scale)
 
 
-@dataclass(frozen=True, kw_only=True)
-class SHE(FrequencyOracle):
-    """Summation with histogram encoding: not pure; Var = 8n/ε² whatever the counts."""
-
-    name = "SHE"
+class _HistogramEncoding:
+    """The client shared by SHE and THE: a noisy one-hot vector per user."""
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """e_v + Laplace(2/ε)^d for each user, shape (n, d)."""
+        """e_v + Laplace(2/ε)^d for each user, shape (n, d) (THE thresholds at the aggregator)."""
         return _noisy_one_hot(self, values, rng)
 
     def log_density(self, reports: np.ndarray, value: int) -> np.ndarray:
@@ -70,6 +67,13 @@ class SHE(FrequencyOracle):
 
     def n_reports(self, reports: np.ndarray) -> int:
         return int(np.shape(reports)[0])
+
+
+@dataclass(frozen=True, kw_only=True)
+class SHE(_HistogramEncoding, FrequencyOracle):
+    """Summation with histogram encoding: not pure; Var = 8n/ε² whatever the counts."""
+
+    name = "SHE"
 
     def estimate(self, reports: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
         """c(v) = Σ_i x_i[v]: the noise has mean zero, so the sum is unbiased."""
@@ -99,7 +103,7 @@ class SHE(FrequencyOracle):
 
 
 @dataclass(frozen=True, kw_only=True)
-class THE(PureOracle):
+class THE(_HistogramEncoding, PureOracle):
     """Thresholding with histogram encoding: report x, support v when x[v] > θ.
 
     ``theta`` defaults to the variance-optimal θ in [1/2, 1] (:func:`ldp.theory.the_optimal_theta`).
@@ -126,17 +130,6 @@ class THE(PureOracle):
     @property
     def q_star(self) -> float:
         return theory.the_pq(self.epsilon, self.theta)[1]
-
-    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """e_v + Laplace(2/ε)^d for each user, shape (n, d) (the threshold is the aggregator's)."""
-        return _noisy_one_hot(self, values, rng)
-
-    def log_density(self, reports: np.ndarray, value: int) -> np.ndarray:
-        """log f(report | value) (for privacy checks)."""
-        return laplace_log_density(self, reports, value)
-
-    def n_reports(self, reports: np.ndarray) -> int:
-        return int(np.shape(reports)[0])
 
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         reports = _check_reports(self, reports)
