@@ -1,0 +1,102 @@
+"""``make figures-quick`` end to end: every registered figure as a valid PNG and PDF.
+
+Runs ``python -m experiments.figures --quick --results-dir <tmp>`` (what ``make
+figures-quick`` runs, into a temporary directory instead of ``results/quick``) once for the
+module, then checks every figure of :data:`experiments.figures.FIGURES` (whatever figures
+are registered: nothing here names one), the gallery ``figures/index.md`` and the
+reproduction report ``REPRODUCTION.md``.  Issue 6 wants the quick run under 3 minutes on
+the 2-core machine; a slower run is reported as a warning, not a failure, since the
+machine is shared.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from experiments.figures import FIGURES
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: The budget of issue 6 for ``make figures-quick`` (seconds), and a hard stop far beyond it.
+QUICK_BUDGET, TIMEOUT = 180, 1800
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("figures-quick")
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments.figures", "--quick", "--results-dir", str(results)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    seconds = time.perf_counter() - started
+    assert done.returncode == 0, (
+        f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    if seconds > QUICK_BUDGET:
+        warnings.warn(
+            f"figures --quick took {seconds:.0f} s, over the {QUICK_BUDGET} s of issue 6",
+            stacklevel=1,
+        )
+    print(f"figures --quick: {seconds:.1f} s for {len(FIGURES)} figures")
+    return results
+
+
+def test_some_figures_are_registered():
+    assert FIGURES, "experiments.figures.FIGURES is empty"
+
+
+@pytest.mark.parametrize("spec", FIGURES, ids=lambda spec: spec.name)
+def test_the_figure_is_a_valid_png(quick_results: Path, spec):
+    png = quick_results / "figures" / f"{spec.name}.png"
+    assert png.is_file(), f"{png.name} missing"
+    assert png.read_bytes()[:8] == PNG_SIGNATURE
+    try:
+        from PIL import Image
+    except ImportError:  # matplotlib's reader below still decodes the whole file
+        pass
+    else:
+        with Image.open(png) as image:
+            image.verify()
+    pixels = mpimg.imread(png)
+    assert pixels.ndim == 3 and min(pixels.shape[:2]) >= 100, pixels.shape
+    assert np.ptp(pixels[..., :3]) > 0, f"{png.name} is a blank image"
+
+
+@pytest.mark.parametrize("spec", FIGURES, ids=lambda spec: spec.name)
+def test_the_figure_is_a_valid_pdf(quick_results: Path, spec):
+    pdf = quick_results / "figures" / f"{spec.name}.pdf"
+    assert pdf.is_file(), f"{pdf.name} missing"
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-")
+    assert b"%%EOF" in data[-1024:], f"{pdf.name} is truncated (no %%EOF at its end)"
+    assert len(data) > 1000
+
+
+def test_the_gallery_lists_every_figure(quick_results: Path):
+    gallery = quick_results / "figures" / "index.md"
+    assert gallery.is_file()
+    text = gallery.read_text(encoding="utf-8")
+    for spec in FIGURES:
+        assert f"]({spec.name}.png)" in text, f"index.md does not show {spec.name}.png"
+        assert f"({spec.name}.pdf)" in text, f"index.md does not link {spec.name}.pdf"
+        assert spec.title in text
+
+
+def test_the_reproduction_report_is_written(quick_results: Path):
+    report = quick_results / "REPRODUCTION.md"
+    assert report.is_file()
+    assert report.read_text(encoding="utf-8").strip()
