@@ -27,7 +27,9 @@ ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
-TRIAL_KINDS = ("oracle", "heavy_hitter")
+TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions")
+#: The trial kinds that run a frequency oracle (``protocol.name`` in ``ORACLES``).
+ORACLE_KINDS = ("oracle", "multiple_questions")
 HEAVY_HITTERS = ("PEM", "SPM", "MCM")
 
 
@@ -65,7 +67,8 @@ class ProtocolConfig:
     """Shared by every protocol: the class to build and how it is shown."""
 
     name: str = MISSING  #: the class: an oracle acronym (GRR, ..., OLH) or PEM, SPM, MCM
-    kind: str = choice(MISSING, TRIAL_KINDS)  #: which trial runs it: oracle | heavy_hitter
+    #: which trial runs it: oracle | heavy_hitter | multiple_questions (an oracle)
+    kind: str = choice(MISSING, TRIAL_KINDS)
     label: str | None = None  #: legend text in figures (default: ``name``)
 
 
@@ -423,9 +426,11 @@ def _check_rules(config: dict) -> None:
 
     protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
     expected = "oracle" if protocol["name"] in ORACLES else "heavy_hitter"
-    if protocol["kind"] != expected:
+    allowed = ORACLE_KINDS if expected == "oracle" else (expected,)
+    if protocol["kind"] not in allowed:
         raise ConfigError(
-            f"protocol.kind: {protocol['name']} runs as {expected!r}, got {protocol['kind']!r}"
+            f"protocol.kind: {protocol['name']} runs as "
+            f"{' or '.join(repr(kind) for kind in allowed)}, got {protocol['kind']!r}"
         )
     n_jobs = config["n_jobs"]
     if n_jobs is not None and n_jobs != -1 and n_jobs < 1:

@@ -8,7 +8,16 @@ must say about the data.  It knows nothing of files or workers.
 * ``oracle`` (USENIX'17): a frequency oracle estimates the counts of tracked values of a
   population over {0..d-1}; recorded per trial: ``sq_error_n`` = mean over tracked values
   of (ĉ(v) - c(v))^2 / n (its expectation is Var[ĉ(v)]/n, Table 1's unit) beside the exact
-  analytical mean of Var[ĉ(v)]/n, and ``error_n`` = mean (ĉ(v) - c(v))/n (expected 0).
+  analytical mean of Var[ĉ(v)]/n, and ``error_n`` = mean (ĉ(v) - c(v))/n (expected 0);
+  with ``options.per_value`` also one ``sq_error_n`` row per tracked value and, where the
+  truth is not 0 (``track`` = top or all), its estimate ``estimate_n`` = ĉ(v)/n beside the
+  true frequency c(v)/n as ``analytic`` (absent values: the estimate is the error).
+* ``multiple_questions`` ([FO] "On answering multiple questions"): every user answers two
+  questions with one oracle; *split*: each answer at ε/2 from all n users, *partition*:
+  a random half of the users answers each question at full ε.  Recorded per approach:
+  ``sq_error_f.split`` / ``sq_error_f.partition`` = mean over both questions' tracked
+  values of (ĉ(v)/n' - c(v)/n)^2, n' the users who answered (expectation Var[c(v)/n]),
+  beside its exact expectation.
 * ``heavy_hitter`` ([PEM] Sec. IV-B1, VI-B6): a protocol of :mod:`ldp.heavy_hitters`
   identifies the top k; recorded: ``f1``, ``ncr``, ``sq_error`` (mean squared count error
   of the identified true heavy hitters), ``n_identified``, numeric diagnostics as
@@ -142,7 +151,7 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         estimates = oracle.estimate(reports, candidates=tracked)
     truth = counts[tracked].astype(float)
     errors = np.asarray(estimates, dtype=float) - truth
-    variances = np.array([oracle.variance(n, c) for c in truth]) / n
+    variances = _variances(oracle, n, truth) / n
     rows = [
         Measurement("sq_error_n", float(np.mean(errors**2)) / n, float(np.mean(variances))),
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
@@ -152,6 +161,89 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
             rows.append(
                 Measurement("sq_error_n", float(error**2) / n, float(variance), int(value) + 1)
             )
+        if options["track"] != "absent":
+            for value, error, count in zip(tracked, errors, truth, strict=True):
+                rows.append(
+                    Measurement("estimate_n", (count + error) / n, count / n, int(value) + 1)
+                )
+    return TrialResult(rows, source, n)
+
+
+def _variances(oracle, n: int, truth: np.ndarray) -> np.ndarray:
+    """``oracle.variance(n, c)`` for each true count c, computed once per distinct count
+    (a 41,270-value domain holds a few hundred distinct counts)."""
+    distinct, index = np.unique(truth, return_inverse=True)
+    return np.array([oracle.variance(n, c) for c in distinct])[np.reshape(index, -1)]
+
+
+def _half_counts(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """The counts of ``size`` users drawn without replacement from ``counts``."""
+    return rng.multivariate_hypergeometric(counts, size)
+
+
+def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """Two questions per user: split ε between them, or partition the users ([FO]).
+
+    Both questions have the data set's distribution (question 2 pairs the users with an
+    independent shuffle of question 1's answers).  *split*: every user reports both
+    answers at ε/2; *partition*: a random half (⌊n/2⌋ users) reports question 1 at ε, the
+    rest question 2.  The estimate of a frequency is ĉ(v)/n' with n' the users who answered
+    that question, compared with the population frequency c(v)/n.  Under the sampled
+    engine a half's counts are one multivariate hypergeometric draw per question (the two
+    are independent, because question 2's answers are shuffled independently).
+    """
+    from ldp.oracles import ORACLES
+
+    protocol, options = config["protocol"], config["options"]
+    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    n, d = int(counts.sum()), counts.shape[0]
+    params = _drop_nulls(protocol, "name", "kind", "label")
+
+    def make(epsilon: float):
+        return ORACLES[protocol["name"]](epsilon=epsilon, domain_size=d, **params)
+
+    split, full = make(config["epsilon"] / 2), make(config["epsilon"])
+    tracked = tracked_values(counts, options["track"], config["k"])
+    truth = counts[tracked].astype(float)
+    frequency = truth / n
+    halves = (n // 2, n - n // 2)
+    rng = streams.mechanism
+    if config["engine"] == "sampled":
+        split_estimates = [split.simulate(counts, rng, candidates=tracked) / n for _ in range(2)]
+        part_estimates = [
+            full.simulate(_half_counts(counts, size, rng), rng, candidates=tracked) / size
+            for size in halves
+        ]
+    else:
+        first = np.repeat(np.arange(d, dtype=np.int64), counts)
+        streams.data.shuffle(first)
+        answers = (first, first[streams.data.permutation(n)])
+        split_estimates = [
+            split.estimate(split.perturb(values, rng), candidates=tracked) / n for values in answers
+        ]
+        order = rng.permutation(n)
+        groups = (order[: halves[0]], order[halves[0] :])
+        part_estimates = [
+            full.estimate(full.perturb(values[group], rng), candidates=tracked) / group.size
+            for values, group in zip(answers, groups, strict=True)
+        ]
+    split_expected = _variances(split, n, truth) / n**2
+    # A half of size h holds a hypergeometric count H of each value (mean h f, variance
+    # h f (1-f) (n-h)/(n-1)); ĉ/h - f then has variance E[Var(ĉ | H)]/h^2 + Var(H/h).
+    part_expected = np.mean(
+        [
+            _variances(full, size, size * frequency) / size**2
+            + frequency * (1 - frequency) * (n - size) / (size * max(n - 1, 1))
+            for size in halves
+        ],
+        axis=0,
+    )
+    split_sq = np.mean([(e - frequency) ** 2 for e in split_estimates])
+    part_sq = np.mean([(e - frequency) ** 2 for e in part_estimates])
+    rows = [
+        Measurement("sq_error_f.split", float(split_sq), float(np.mean(split_expected))),
+        Measurement("sq_error_f.partition", float(part_sq), float(np.mean(part_expected))),
+    ]
     return TrialResult(rows, source, n)
 
 
@@ -185,12 +277,20 @@ def build_heavy_hitter(config: dict[str, Any], m: int, n: int):
     return cls(epsilon=config["epsilon"], k=config["k"], m=m, **kwargs)
 
 
+@functools.lru_cache(maxsize=16)
+def _cached_heavy_hitter(built_json: str, m: int, n: int):
+    """:func:`build_heavy_hitter` memoised per worker: the protocols are frozen, so every
+    trial of a setting can share one, and PEM's optimizer (Sec. IV-C, ~0.2 s) runs once."""
+    return build_heavy_hitter(json.loads(built_json), m, n)
+
+
 def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     """One run of a heavy-hitter protocol ([PEM]) on a data set."""
     from ldp import metrics
 
     data = load_dataset(config["dataset"], streams.data)
-    protocol = build_heavy_hitter(config, data.m, data.n)
+    built = {key: config[key] for key in ("protocol", "epsilon", "k")}
+    protocol = _cached_heavy_hitter(json.dumps(built, sort_keys=True), data.m, data.n)
     result = protocol.run(data, streams.mechanism, engine=config["engine"])
     threshold = config["protocol"].get("threshold")
     if threshold is not None:  # threshold version: the truth is every value above θ n
@@ -226,6 +326,7 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
     "heavy_hitter": heavy_hitter_trial,
+    "multiple_questions": multiple_questions_trial,
 }
 
 
@@ -244,7 +345,7 @@ def preflight(configs: list[dict[str, Any]]) -> None:
     Settings whose domain size or bit width is only known from the data are skipped here
     (their data is not loaded); their errors surface in the first trial.
     """
-    from experiments.schema import ConfigError, dataset_bits
+    from experiments.schema import ORACLE_KINDS, ConfigError, dataset_bits
     from ldp.oracles import ORACLES
 
     seen: set[str] = set()
@@ -258,7 +359,7 @@ def preflight(configs: list[dict[str, Any]]) -> None:
             continue
         seen.add(fingerprint)
         try:
-            if protocol["kind"] == "oracle":
+            if protocol["kind"] in ORACLE_KINDS:
                 d = options["domain_size"] or (2 if dataset["name"] == "point" else None)
                 if d is not None:
                     ORACLES[protocol["name"]](

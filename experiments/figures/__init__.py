@@ -19,7 +19,10 @@ How to add a figure
    theme from :mod:`experiments.figures.style`.  End it with ``FIGURE = FigureSpec(...)``
    (name, experiment, draw, title, caption, claim, quick overrides, ``order`` in the
    gallery, and ``claims(table) -> list[Claim]`` for ``results/REPRODUCTION.md``).  A
-   module with several panels may define ``FIGURES = [...]`` instead.
+   module with several panels may define ``FIGURES = [...]`` instead, or draw them side
+   by side in one figure: when the panels vary different parameters, give one config per
+   panel as ``experiment=("<name>_a", "<name>_b", ...)`` and ``draw`` gets their rows in
+   one table.
 3. Nothing to register: every ``fig_*.py`` module here is discovered, and ``make
    figures``, ``make figures-quick``, the gallery and the report pick it up.
 """

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 from hydra import initialize_config_dir
 
 from experiments.figures import FIGURES, FigureSpec, style
@@ -20,7 +21,7 @@ from experiments.figures.reproduction import collect, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
-from experiments.store import ResultsStore
+from experiments.store import ROW_KEY, ResultsStore
 from experiments.trials import preflight
 
 
@@ -29,6 +30,21 @@ def experiment_settings(experiment: str, overrides: Sequence[str]) -> list[Setti
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="figures"):
         return expand("config", [f"experiment={experiment}", *overrides])
+
+
+def _load_table(
+    results_dir: Path, experiments: Sequence[str], settings_of: dict[str, list[Setting]]
+) -> pd.DataFrame:
+    """The rows of the experiments' current settings, one table (a figure with one config
+    per panel reads several experiments)."""
+    tables = [
+        ResultsStore(results_dir, name).load([s.key for s in settings_of[name]])[0]
+        for name in experiments
+    ]
+    if len(tables) == 1:
+        return tables[0]
+    table = pd.concat([t for t in tables if not t.empty] or tables[:1], ignore_index=True)
+    return table.drop_duplicates(subset=[c for c in ROW_KEY if c in table.columns])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,14 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings_of: dict[str, list[Setting]] = {}
     try:
         for spec in chosen:
-            if spec.experiment in settings_of:
-                continue
-            overrides = (f"results_dir={results_dir}", *(spec.quick if args.quick else ()))
-            if args.n_jobs is not None:
-                overrides += (f"n_jobs={args.n_jobs}",)
-            overrides_of[spec.experiment] = overrides
-            settings_of[spec.experiment] = experiment_settings(spec.experiment, overrides)
-            preflight([setting.config for setting in settings_of[spec.experiment]])
+            for experiment in spec.experiments:
+                if experiment in settings_of:
+                    continue
+                overrides = (f"results_dir={results_dir}", *(spec.quick if args.quick else ()))
+                if args.n_jobs is not None:
+                    overrides += (f"n_jobs={args.n_jobs}",)
+                overrides_of[experiment] = overrides
+                settings_of[experiment] = experiment_settings(experiment, overrides)
+                preflight([setting.config for setting in settings_of[experiment]])
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -69,14 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures_dir = results_dir / "figures"
     entries = []
     for spec in chosen:
-        settings = settings_of[spec.experiment]
-        store = ResultsStore(results_dir, spec.experiment)
-        table, _ = store.load([s.key for s in settings])
+        settings = [s for name in spec.experiments for s in settings_of[name]]
+        table = _load_table(results_dir, spec.experiments, settings_of)
         if table.empty:
             print(f"{spec.name}: no results yet (run without --no-run)", file=sys.stderr)
             continue
         files = style.save(spec.draw(table), figures_dir, spec.name)
-        shown = tuple(o for o in overrides_of[spec.experiment] if not o.startswith("n_jobs"))
+        shown = tuple(o for o in overrides_of[spec.experiments[0]] if not o.startswith("n_jobs"))
         if results_dir == Path("results"):
             shown = tuple(o for o in shown if o != "results_dir=results")
         entries.append(

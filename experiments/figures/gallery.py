@@ -38,13 +38,17 @@ def render_entry(entry: Entry) -> str:
     """The Markdown block of one figure."""
     spec, table = entry.spec, entry.table
     png, pdf = (path.name for path in entry.files)
-    command = " ".join(
-        [
-            "python -m experiments.run",
-            f"experiment={spec.experiment}",
-            *(o for o in entry.overrides if not o.startswith("--")),
-        ]
+    command = "; ".join(
+        " ".join(
+            [
+                "python -m experiments.run",
+                f"experiment={experiment}",
+                *(o for o in entry.overrides if not o.startswith("--")),
+            ]
+        )
+        for experiment in spec.experiments
     )
+    configs = ", ".join(f"`conf/experiment/{experiment}.yaml`" for experiment in spec.experiments)
     sources = ", ".join(sorted(table["data_source"].astype(str).unique())) or "-"
     datasets = ", ".join(sorted(table["dataset.name"].astype(str).unique()))
     trials = table.groupby("config_hash")["trial"].nunique()
@@ -60,8 +64,7 @@ def render_entry(entry: Entry) -> str:
             f"- **Paper claim checked:** {spec.claim}",
             f"- **Command:** `{command}`, then `python -m experiments.figures"
             f"{' --quick' if '--quick' in entry.overrides else ''}`",
-            f"- **Config:** `conf/experiment/{spec.experiment}.yaml`; "
-            f"grid: {_grid(entry.settings)}",
+            f"- **Config:** {configs}; grid: {_grid(entry.settings)}",
             f"- **Data:** {datasets} (source: {sources})",
             f"- **Trials:** {len(trials)} settings, "
             f"{trials.min() if trials.min() == trials.max() else f'{trials.min()}–{trials.max()}'}"

@@ -26,12 +26,15 @@ class FigureSpec:
     """One paper figure: where its numbers come from and how it is drawn.
 
     ``draw`` receives the experiment's tidy results table (only the settings of the
-    experiment's current grid) and returns a matplotlib figure; it must not simulate
-    anything: numbers come from the table, closed forms from :mod:`ldp.theory`.
+    experiment's current grid; with several experiments, their tables concatenated) and
+    returns a matplotlib figure; it must not simulate anything: numbers come from the
+    table, closed forms from :mod:`ldp.theory`.
     """
 
     name: str  #: file stem under results/figures/
-    experiment: str  #: the conf/experiment/<experiment>.yaml whose results it reads
+    #: the conf/experiment/<experiment>.yaml whose results it reads; a tuple of names for a
+    #: figure whose panels vary different parameters (one config per panel, one table)
+    experiment: str | tuple[str, ...]
     draw: Callable[[pd.DataFrame], plt.Figure]
     title: str  #: heading in the gallery
     caption: str  #: what is plotted, how, and what the error bars are
@@ -40,3 +43,8 @@ class FigureSpec:
     order: float = 100.0  #: position in the gallery (paper order)
     #: the quantitative claims this figure checks, computed from its table
     claims: Callable[[pd.DataFrame], list[Claim]] | None = None
+
+    @property
+    def experiments(self) -> tuple[str, ...]:
+        """The experiment names whose tables are concatenated into the one ``draw`` gets."""
+        return (self.experiment,) if isinstance(self.experiment, str) else tuple(self.experiment)

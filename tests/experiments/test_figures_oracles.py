@@ -1,0 +1,265 @@
+"""The USENIX'17 oracle figures: configs, drawing from tiny tables, claims, the new trial kind.
+
+Statistical assertions use z = 3.89 standard errors: a two-sided false-failure rate of
+1e-4 each (normal approximation of a mean over hundreds of trials).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from experiments.figures import FIGURES, style
+from experiments.figures import fig_oracle_frequent_values as frequent
+from experiments.figures import fig_oracle_mse_kosarak as mse
+from experiments.figures import fig_oracle_multiple_questions as questions
+from experiments.figures import fig_oracle_variance as variance
+from experiments.figures.spec import Claim
+from experiments.run import run_settings
+from experiments.schema import ConfigError
+from experiments.seeding import trial_streams
+from experiments.settings import make_setting
+from experiments.trials import multiple_questions_trial, oracle_trial, preflight
+from ldp.theory import multiple_questions_variance
+
+Z = 3.89  # two-sided 1e-4
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+QUIET = ("n_jobs=1", "progress=false")
+NEW = {
+    "oracle_mse_kosarak": mse.FIGURE,
+    "oracle_frequent_values": frequent.FIGURE,
+    "oracle_multiple_questions": questions.FIGURE,
+}
+
+
+@pytest.fixture(autouse=True)
+def _dataset_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LDP_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _check_png(path) -> None:
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    image = mpimg.imread(path)
+    assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 400
+
+
+def _check_claims(claims: list[Claim], expected: int) -> None:
+    assert len(claims) == expected
+    for claim in claims:
+        assert isinstance(claim, Claim)
+        assert claim.verdict in ("reproduced", "partly", "differs")
+        assert claim.source and claim.paper and claim.ours
+        assert "nan" not in claim.ours.lower()
+        assert claim.verdict == "reproduced" or claim.reason
+
+
+# ----------------------------------------------------------------------------- configs
+@pytest.mark.parametrize("name", sorted(NEW))
+def test_the_configs_compose_and_pass_preflight(settings_of, name):
+    settings = settings_of(f"experiment={name}", *QUIET)
+    preflight([s.config for s in settings])
+    grid = {"oracle_mse_kosarak": 70, "oracle_frequent_values": 7}
+    assert len(settings) == grid.get(name, 10)
+    config = settings[0].config
+    assert config["name"] == name and config["engine"] == "sampled"
+    if name == "oracle_multiple_questions":
+        assert config["protocol"]["kind"] == "multiple_questions"
+        assert config["dataset"] == {**config["dataset"], "name": "point", "n": 10**6}
+    else:
+        assert config["dataset"]["name"] == "kosarak" and config["dataset"]["path"] is None
+        assert config["options"]["domain_size"] == 41270
+    assert {spec.name for spec in FIGURES} >= set(NEW) | {"oracle_variance"}
+    assert NEW[name].experiment == name and NEW[name].claims is not None
+
+
+def test_a_heavy_hitter_cannot_run_as_multiple_questions(compose_config):
+    with pytest.raises(ConfigError, match="^protocol.kind: PEM runs as 'heavy_hitter'"):
+        make_setting(compose_config("protocol=pem", "protocol.kind=multiple_questions"))
+
+
+# ------------------------------------------------------------------------------- draws
+def test_the_mse_figure_draws_and_its_line_is_the_trials_expectation(settings_of, tmp_path):
+    settings = []
+    for protocol in ("grr", "sue", "blh", "olh", "the"):
+        for epsilon in (1, 5):
+            settings += settings_of(
+                "experiment=oracle_mse_kosarak",
+                f"protocol={protocol}",
+                f"epsilon={epsilon}",
+                "dataset.n=3000",
+                "options.domain_size=300",
+                "n_trials=3",
+                *QUIET,
+            )
+    assert len(settings) == 10
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    stats = mse.summary(table)
+    for _, row in stats.iterrows():  # Var is affine in c: the domain mean is Var at n/d
+        rows = table[table["protocol.name"] == row["protocol"]]
+        expected = mse.expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
+        assert expected == pytest.approx(row["analytic"], rel=1e-9)
+    png, pdf = style.save(mse.draw(table), tmp_path, "mse")
+    _check_png(png)
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    claims = mse.claims(table)
+    _check_claims(claims, 2)
+    assert "BLH/OLH" in claims[0].ours and "ε = 5" in claims[0].ours
+
+
+def test_the_frequent_values_figure_draws(settings_of, tmp_path):
+    settings = []
+    for protocol in ("sue", "blh", "olh"):
+        settings += settings_of(
+            "experiment=oracle_frequent_values",
+            f"protocol={protocol}",
+            "dataset.n=5000",
+            "options.domain_size=500",
+            "k=6",
+            "n_trials=4",
+            *QUIET,
+        )
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    stats = frequent.per_value(table)
+    assert len(stats) == 3 * 6 and (stats["trials"] == 4).all()
+    assert (np.diff(stats[stats["protocol"] == "OLH"]["truth"]) <= 0).all()  # by rank
+    png, _ = style.save(frequent.draw(table), tmp_path, "frequent")
+    _check_png(png)
+    _check_claims(frequent.claims(table), 1)
+
+
+def test_the_multiple_questions_figure_draws(settings_of, tmp_path):
+    settings = []
+    for epsilon in (0.5, 2, 4):
+        settings += settings_of(
+            "experiment=oracle_multiple_questions",
+            f"epsilon={epsilon}",
+            "dataset.n=2000",
+            "options.domain_size=16",
+            "n_trials=4",
+            *QUIET,
+        )
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    stats = questions.summary(table)
+    assert set(stats["approach"]) == {"split", "partition"} and len(stats) == 6
+    closed = multiple_questions_variance(stats["epsilon"].to_numpy(), 2000)
+    assert np.allclose(
+        stats["closed"],
+        np.where(stats["approach"] == "split", closed["split"], closed["partition"]),
+    )
+    png, _ = style.save(questions.draw(table), tmp_path, "questions")
+    _check_png(png)
+    claims = questions.claims(table)
+    _check_claims(claims, 2)
+    assert claims[1].verdict == "reproduced"  # partition is 2-5x better: no tiny run misses
+
+
+def test_the_variance_figure_has_its_claims(settings_of):
+    settings = []
+    for protocol in ("grr", "oue", "olh"):
+        for epsilon in (1, 3):
+            settings += settings_of(
+                "experiment=oracle_variance",
+                f"protocol={protocol}",
+                f"epsilon={epsilon}",
+                "engine=sampled",
+                "dataset.n=300",
+                "n_trials=4",
+                *QUIET,
+            )
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    claims = variance.claims(table)
+    _check_claims(claims, 3)
+    assert "d = 2" in claims[2].ours and "ln((d-2)/3)" in claims[2].ours
+    assert variance.FIGURE.claims is variance.claims and variance.FIGURE.order < mse.FIGURE.order
+
+
+# -------------------------------------------------------------------------- trial kinds
+def _config(compose_config, *overrides):
+    return make_setting(
+        compose_config("experiment=oracle_multiple_questions", *QUIET, *overrides)
+    ).config
+
+
+ZIPF = (
+    "dataset=zipf",
+    "dataset.n=3000",
+    "dataset.m=12",
+    "options.domain_size=16",
+    "options.track=top",
+    "k=4",
+)
+
+
+@pytest.mark.parametrize(
+    ("engine", "data", "trials"),
+    [
+        ("sampled", ("dataset.n=1000", "options.domain_size=8"), 400),
+        ("sampled", ZIPF, 400),
+        ("reports", ZIPF, 120),  # ~10 ms a trial: four OLH aggregations of n users
+    ],
+)
+def test_multiple_questions_variance_matches_its_closed_form(compose_config, engine, data, trials):
+    """Mean over the trials of each approach's squared error vs its exact expectation.
+
+    On the point population (7 absent values per question) the expectation is the slides'
+    closed form with OLH's integer g; on Zipf's top 4 values it adds each value's own count
+    and, for partition, the hypergeometric spread of a half's counts.  With 120 trials the
+    studentised mean has 119 degrees of freedom: P(|t| > 3.89) ≈ 1.6e-4.
+    """
+    config = _config(compose_config, f"engine={engine}", "epsilon=2", *data)
+    values = {"split": [], "partition": []}
+    expected = {}
+    for t in range(trials):
+        result = multiple_questions_trial(config, trial_streams(config["seed"], t))
+        for m in result.measurements:
+            approach = m.metric.removeprefix("sq_error_f.")
+            values[approach].append(m.value)
+            expected.setdefault(approach, m.analytic)
+            assert m.analytic == pytest.approx(expected[approach])
+    for approach, sample in values.items():
+        sample = np.asarray(sample)
+        se = sample.std(ddof=1) / math.sqrt(trials)
+        assert abs(sample.mean() - expected[approach]) < Z * se, approach
+    if data[0] == "dataset.n=1000":
+        n, g = 1000, math.ceil(math.exp(1.0) + 1)  # split: ε/2 = 1
+        p, q = math.e / (math.e + g - 1), 1 / g
+        assert expected["split"] == pytest.approx(q * (1 - q) / (p - q) ** 2 / n)
+        closed = multiple_questions_variance(2.0, n)
+        assert expected["partition"] == pytest.approx(closed["partition"], rel=0.01)
+        assert expected["split"] > expected["partition"]
+
+
+def test_estimate_rows_of_top_values_are_unbiased(compose_config):
+    config = make_setting(
+        compose_config(
+            "protocol=oue",
+            "dataset=zipf",
+            "dataset.n=4000",
+            "dataset.m=12",
+            "options.domain_size=32",
+            "options.track=top",
+            "options.per_value=true",
+            "k=3",
+            "epsilon=2",
+            *QUIET,
+        )
+    ).config
+    trials = 300
+    gaps, sds = [], []
+    for t in range(trials):
+        result = oracle_trial(config, trial_streams(0, t))
+        estimates = [m for m in result.measurements if m.metric == "estimate_n"]
+        errors = [m for m in result.measurements if m.metric == "sq_error_n" and m.item]
+        assert [m.item for m in estimates] == [m.item for m in errors] == [1, 2, 3]
+        gaps.append([m.value - m.analytic for m in estimates])
+        sds.append([math.sqrt(m.analytic / result.n) for m in errors])  # sd of ĉ(v)/n
+    gaps, sds = np.asarray(gaps), np.asarray(sds)
+    # the truth varies per trial (fresh Zipf users), the error ĉ/n - c/n has mean 0
+    assert (np.abs(gaps.mean(axis=0)) < Z * sds.mean(axis=0) / math.sqrt(trials)).all()
