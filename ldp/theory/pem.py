@@ -19,6 +19,7 @@ probability); both are kept.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -226,6 +227,12 @@ def assumed_frequencies(assumed: str | Sequence[float] = "zipf", size: int = 2**
     """
     if not isinstance(assumed, str):
         return np.sort(np.asarray(assumed, dtype=float))[::-1]
+    return _named_frequencies(assumed, size)
+
+
+@functools.lru_cache(maxsize=16)
+def _named_frequencies(assumed: str, size: int) -> np.ndarray:
+    """The named shapes of :func:`assumed_frequencies`, built once per (name, size)."""
     ranks = np.arange(1, size + 1, dtype=float)
     shapes = {
         "zipf": 1 / ranks,
@@ -235,8 +242,9 @@ def assumed_frequencies(assumed: str | Sequence[float] = "zipf", size: int = 2**
     }
     if assumed not in shapes:
         raise ValueError(f"assumed must be one of {sorted(shapes)} or frequencies, got {assumed!r}")
-    weights = shapes[assumed]
-    return weights / weights.sum()
+    frequencies = shapes[assumed] / shapes[assumed].sum()
+    frequencies.flags.writeable = False  # shared by every caller
+    return frequencies
 
 
 def optimize(
