@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # figures are files; never open a window
-
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt  # headless machines get Agg; saved figures open no window
+import seaborn as sns
 
 #: Every protocol, in legend order.
 PROTOCOLS = ("GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH", "PEM", "SPM", "MCM")
