@@ -38,7 +38,7 @@ from ldp import hashing
 from ldp._validation import check_generator, check_int
 from ldp.heavy_hitters.base import HeavyHitterResult
 from ldp.heavy_hitters.strawman import (
-    DEFAULT_QUERY_LIMIT,
+    BaselineParameters,
     Population,
     apply_variant,
     check_common,
@@ -53,7 +53,7 @@ from ldp.heavy_hitters.strawman import (
     to_dataset_values,
     unique_words,
 )
-from ldp.oracles import BLH, GRR, OLH, FrequencyOracle
+from ldp.oracles import BLH, GRR, OLH
 
 __all__ = ["MCM", "CHANNEL_RULES"]
 
@@ -66,7 +66,7 @@ MAX_BLOCK_BITS = 16
 
 
 @dataclass(frozen=True, kw_only=True)
-class MCM:
+class MCM(BaselineParameters):
     """The Multiple Channel Method ([PEM] Sec. III-D), original or improved.
 
     Parameters
@@ -115,20 +115,8 @@ class MCM:
         Oracle queries of a run (2^20): the h candidates of the final test.
     """
 
-    epsilon: float
-    k: int
-    m: int
-    variant: str = "improved"
-    oracle: type[FrequencyOracle] | None = None
     channels: int | str | None = None
-    budget: str | None = None
-    output: str | None = None
-    threshold: float | None = None
-    significance: float = 0.05
-    final_fraction: float = 0.1
-    value_share: float = 0.5
     block_bits: int = 1
-    query_limit: int = DEFAULT_QUERY_LIMIT
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "original": {"oracle": BLH, "channels": "sqrt_n", "budget": "split", "output": "threshold"},

@@ -42,7 +42,7 @@ from ldp import hashing
 from ldp._validation import check_generator, check_int
 from ldp.heavy_hitters.base import HeavyHitterResult, top
 from ldp.heavy_hitters.strawman import (
-    DEFAULT_QUERY_LIMIT,
+    BaselineParameters,
     Population,
     apply_variant,
     check_common,
@@ -362,7 +362,7 @@ def _frequent_pairs_top_k(
 
 # -------------------------------------------------------------------------------- SPM
 @dataclass(frozen=True, kw_only=True)
-class SPM:
+class SPM(BaselineParameters):
     """The Segment Pairs Method of Fanti et al. ([PEM] Sec. III-C), original or improved.
 
     Parameters
@@ -421,19 +421,8 @@ class SPM:
         the best (by weakest pair) if they exceed what is left.
     """
 
-    epsilon: float
-    k: int
-    m: int
-    variant: str = "improved"
-    oracle: type[FrequencyOracle] | None = None
     segment_bits: int | str | None = None
-    budget: str | None = None
-    output: str | None = None
-    threshold: float | None = None
-    significance: float = 0.05
-    final_fraction: float = 0.1
     value_share: float = 1 / 3
-    query_limit: int = DEFAULT_QUERY_LIMIT
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "original": {

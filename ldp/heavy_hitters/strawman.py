@@ -412,7 +412,30 @@ def cap_product(kept: list[np.ndarray], scores: list[np.ndarray], limit: int) ->
 
 # --------------------------------------------------------------------------- strawman
 @dataclass(frozen=True, kw_only=True)
-class Strawman:
+class BaselineParameters:
+    """The parameters SPM, MCM and the strawman share ([PEM] Sec. VI-A's knobs).
+
+    ``variant`` fills every knob left at None from the class's ``PRESETS``; ``budget``
+    ("split" or "partition"), ``output`` ("top_k" or "threshold"), ``threshold``,
+    ``significance``, ``final_fraction`` and ``value_share`` are documented on each class.
+    """
+
+    epsilon: float
+    k: int
+    m: int
+    variant: str = "improved"
+    oracle: type[FrequencyOracle] | None = None
+    budget: str | None = None
+    output: str | None = None
+    threshold: float | None = None
+    significance: float = 0.05
+    final_fraction: float = 0.1
+    value_share: float = 0.5
+    query_limit: int = DEFAULT_QUERY_LIMIT
+
+
+@dataclass(frozen=True, kw_only=True)
+class Strawman(BaselineParameters):
     """The strawman heavy-hitter protocol of [PEM] Sec. III-B.
 
     A value is cut into g segments of s bits.  Each user picks a segment α at random and
@@ -458,19 +481,7 @@ class Strawman:
         plus the candidates; the Cartesian product is shrunk to fit (:func:`cap_product`).
     """
 
-    epsilon: float
-    k: int
-    m: int
-    variant: str = "improved"
-    oracle: type[FrequencyOracle] | None = None
     segment_bits: int | str | None = None
-    budget: str | None = None
-    output: str | None = None
-    threshold: float | None = None
-    significance: float = 0.05
-    final_fraction: float = 0.1
-    value_share: float = 0.5
-    query_limit: int = DEFAULT_QUERY_LIMIT
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "original": {
