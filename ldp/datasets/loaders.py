@@ -127,6 +127,33 @@ def _build(name: str, key: dict[str, Any], build, use_cache: bool, cache_dir):
     return values, counts, tuple(meta.get("notes", ()))
 
 
+def _real_dataset(
+    name: str,
+    file,
+    built: tuple[np.ndarray, np.ndarray, tuple[str, ...]],
+    m: int,
+    params: dict[str, Any],
+    sample_rng: np.random.Generator,
+    order_rng: np.random.Generator,
+    *,
+    text: bool = False,
+) -> Dataset:
+    """A real file's (cached) histogram, subsampled to ``params["n"]`` users if given."""
+    values, counts, file_notes = built
+    counts = _subsample(values, counts, params["n"], sample_rng)
+    return Dataset.from_histogram(
+        values,
+        counts,
+        name=name,
+        m=m,
+        source=f"real:{file}",
+        params=params,
+        notes=file_notes,
+        text=text,
+        rng=order_rng,
+    )
+
+
 # ------------------------------------------------------------------------------ synthetic
 def load_zipf(
     *,
@@ -274,19 +301,9 @@ def load_kosarak(
         distinct, counts = np.unique(items, return_counts=True)
         return distinct, counts.astype(np.int64), {"notes": file_notes}
 
-    values, counts, file_notes = _build("kosarak-real", key, build_real, cache, cache_dir)
-    counts = _subsample(values, counts, n, sample_rng)
     params = {"path": str(file), "n": n, "m": m, "item_rule": item_rule, "seed": seed}
-    return Dataset.from_histogram(
-        values,
-        counts,
-        name="kosarak",
-        m=m,
-        source=f"real:{file}",
-        params=params,
-        notes=file_notes,
-        rng=order_rng,
-    )
+    built = _build("kosarak-real", key, build_real, cache, cache_dir)
+    return _real_dataset("kosarak", file, built, m, params, sample_rng, order_rng)
 
 
 # ---------------------------------------------------------------------------------- AOL
@@ -384,20 +401,9 @@ def load_aol(
         )
         return _text_values(texts, n_bytes), counts, {"notes": file_notes}
 
-    values, counts, file_notes = _build("aol-real", key, build_real, cache, cache_dir)
-    counts = _subsample(values, counts, n, sample_rng)
     params = {"path": str(file), "format": format, "n": n, "n_bytes": n_bytes, "seed": seed}
-    return Dataset.from_histogram(
-        values,
-        counts,
-        name="aol",
-        m=m,
-        source=f"real:{file}",
-        params=params,
-        notes=file_notes,
-        text=True,
-        rng=order_rng,
-    )
+    built = _build("aol-real", key, build_real, cache, cache_dir)
+    return _real_dataset("aol", file, built, m, params, sample_rng, order_rng, text=True)
 
 
 # ---------------------------------------------------------------------------------- URL
