@@ -15,7 +15,6 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
@@ -114,25 +113,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.set_xticks(sorted(here["x"].unique()))
     axes[0].set_ylim(-0.12, 1.04)
     axes[0].set_ylabel("utility score (F1, NCR)")
-    handles = [
-        Line2D([], [], color=sec5.DATASET_COLORS[d], lw=6, label=d)
-        for d in DATASETS
-        if d in set(data["dataset"])
-    ]
-    for spec in sec5.METRICS.values():
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="0.3",
-                marker=spec["marker"],
-                mfc="0.3" if spec["filled"] else "white",
-                ls=spec["ls"],
-                lw=1.0,
-                label=f"{spec['label']}: runs (±2 SE) / model (4)",
-            )
-        )
-    figure.legend(handles=handles, loc="upper center", ncol=4, bbox_to_anchor=(0.5, 1.07))
+    sec5.metric_legend(figure, data, DATASETS)
     figure.tight_layout()
     return figure
 

@@ -18,12 +18,12 @@ import functools
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from experiments.figures.pem_section6 import protocol_json
 from experiments.trials import build_heavy_hitter
 from ldp.theory import pem as theory
 
@@ -43,18 +43,6 @@ METRICS = {
 ERROR_SE = 2
 #: Parameters a setting is told apart by (besides the data set).
 SETTING_COLUMNS = ("dataset.n", "dataset.m", "epsilon")
-INT_FIELDS = ("eta", "gamma", "query_limit", "n_hint")
-
-
-def _clean(value: Any) -> Any:
-    """A table cell back to the config value: NaN to None, JSON lists to lists."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, str) and value.startswith("["):
-        return json.loads(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
@@ -67,18 +55,6 @@ def settings(table: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _protocol_json(row: pd.Series) -> str:
-    protocol = {}
-    for column, value in row.items():
-        if not str(column).startswith("protocol."):
-            continue
-        name, value = str(column).removeprefix("protocol."), _clean(value)
-        if name in INT_FIELDS and value is not None:
-            value = int(value)
-        protocol[name] = value
-    return json.dumps(protocol, sort_keys=True)
-
-
 @functools.lru_cache(maxsize=256)
 def _config(protocol_json: str, epsilon: float, k: int, m: int, n: int) -> theory.PEMConfig:
     built = {"protocol": json.loads(protocol_json), "epsilon": epsilon, "k": k}
@@ -89,7 +65,7 @@ def pem_config(row: pd.Series) -> theory.PEMConfig:
     """The PEM configuration a setting (a row of :func:`settings`) ran with."""
     n = row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"]
     return _config(
-        _protocol_json(row), float(row["epsilon"]), int(row["k"]), int(row["dataset.m"]), int(n)
+        protocol_json(row), float(row["epsilon"]), int(row["k"]), int(row["dataset.m"]), int(n)
     )
 
 
@@ -201,3 +177,28 @@ def model_fit(points: pd.DataFrame, where: Callable[[pd.Series], str]) -> tuple[
     if excess <= 0.03 and gap.max() <= 0.05:
         return text, "reproduced"
     return text, "partly" if excess <= 0.08 else "differs"
+
+
+def metric_legend(figure, data: pd.DataFrame, datasets: Sequence[str]) -> None:
+    """The shared legend of Figs. 3 and 4: one colour per data set, one marker per metric."""
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color=DATASET_COLORS[d], lw=6, label=d)
+        for d in datasets
+        if d in set(data["dataset"])
+    ]
+    for spec in METRICS.values():
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                marker=spec["marker"],
+                mfc="0.3" if spec["filled"] else "white",
+                ls=spec["ls"],
+                lw=1.0,
+                label=f"{spec['label']}: runs (±2 SE) / model (4)",
+            )
+        )
+    figure.legend(handles=handles, loc="upper center", ncol=4, bbox_to_anchor=(0.5, 1.07))
