@@ -3,6 +3,9 @@
 * :mod:`ldp.theory.frequency`: Wang, Blocki, Li, Jha, *Locally Differentially Private
   Protocols for Frequency Estimation* (USENIX Security 2017): the pure framework,
   Table 1, THE's optimal threshold and the "answering multiple questions" comparison.
+* :mod:`ldp.theory.shuffle`: privacy amplification by shuffling, the central (ε, δ) of n
+  shuffled ε0-LDP reports by Erlingsson et al. (SODA 2019), Feldman, McMillan, Talwar
+  (FOCS 2021) and Balle, Bell, Gascón, Nissim (CRYPTO 2019).
 """
 
 from ldp.theory.frequency import (
@@ -20,9 +23,32 @@ from ldp.theory.frequency import (
     the_optimal_theta,
     the_pq,
 )
+from ldp.theory.shuffle import (
+    BoundNotApplicable,
+    blanket_bennett_delta,
+    blanket_bennett_epsilon,
+    blanket_grr_epsilon,
+    blanket_hoeffding_delta,
+    blanket_hoeffding_epsilon,
+    efmrtt_epsilon,
+    fmt_closed_form_epsilon,
+    fmt_numerical_delta,
+    fmt_numerical_epsilon,
+    shuffle_epsilon,
+)
 
 __all__ = [
+    "BoundNotApplicable",
+    "blanket_bennett_delta",
+    "blanket_bennett_epsilon",
+    "blanket_grr_epsilon",
+    "blanket_hoeffding_delta",
+    "blanket_hoeffding_epsilon",
     "blh_pq",
+    "efmrtt_epsilon",
+    "fmt_closed_form_epsilon",
+    "fmt_numerical_delta",
+    "fmt_numerical_epsilon",
     "grr_pq",
     "multiple_questions_variance",
     "olh_default_g",
@@ -31,6 +57,7 @@ __all__ = [
     "pure_estimate",
     "pure_variance",
     "she_variance",
+    "shuffle_epsilon",
     "sue_pq",
     "table1_variance",
     "the_optimal_theta",
