@@ -237,6 +237,15 @@ def test_numerical_never_above_closed_form(n: int, delta: float) -> None:
     assert checked >= 1
 
 
+@pytest.mark.parametrize("n", [100, 10**4, 10**6])
+def test_default_is_below_the_generic_blanket_bounds(n: int) -> None:
+    for epsilon0 in (0.05, 0.5, 2.0, 6.0):
+        for delta in (1e-9, 1e-4):
+            default = shuffle_epsilon(epsilon0, n, delta)
+            assert default <= theory.blanket_hoeffding_epsilon(epsilon0, n, delta)
+            assert default <= theory.blanket_bennett_epsilon(epsilon0, n, delta)
+
+
 def test_best_is_the_minimum_of_the_applicable_bounds() -> None:
     for domain_size in (None, 2, 100):
         best = shuffle_epsilon(0.4, 5000, 1e-6, "best", domain_size=domain_size)
@@ -252,6 +261,16 @@ def test_shuffle_epsilon_never_exceeds_epsilon0() -> None:
     assert theory.efmrtt_epsilon(0.5, 1000, 1e-6) > 0.5  # printed value, n < 144 log(1/δ)
     assert shuffle_epsilon(0.5, 1000, 1e-6, "efmrtt") == 0.5
     assert shuffle_epsilon(1.0, 1, 1e-6) <= 1.0
+
+
+@pytest.mark.parametrize("epsilon0", [1e-6, 0.4, 300.0, 700.0])
+@pytest.mark.parametrize("n", [1, 2, 10**6])
+def test_extreme_parameters_give_a_guarantee_between_0_and_epsilon0(
+    epsilon0: float, n: int
+) -> None:
+    for domain_size in (None, 2, 10**6):
+        epsilon = shuffle_epsilon(epsilon0, n, 1e-6, "best", domain_size=domain_size)
+        assert 0 <= epsilon <= epsilon0
 
 
 # ----------------------------------------------------------------------- bad parameters
