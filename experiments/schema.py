@@ -280,6 +280,14 @@ def register_configs() -> None:
         store.store(group="protocol", name=entry.name.lower(), node=protocol_schema(entry.name))
     for name, schema in DATASET_SCHEMAS.items():  # extended by conf/dataset/<name>.yaml
         store.store(group="schema/dataset", name=name, node=schema)
+    from experiments.listing import help_template  # --help lists what the registry holds
+
+    conf_dir = Path(__file__).resolve().parent.parent / "conf"
+    store.store(
+        group="hydra/help",
+        name="ldp",
+        node={"app_name": "ldp", "header": "", "footer": "", "template": help_template(conf_dir)},
+    )
 
 
 # --------------------------------------------------------------------------- checking

@@ -117,7 +117,9 @@ def register(
     """
 
     def decorate(target: T) -> T:
-        _add(target, name=name, kind=kind, label=label, color=color, order=order)
+        display = {"name": name, "kind": kind, "label": label, "color": color, "order": order}
+        _add(target, **display)
+        target.__ldp_registration__ = display  # lets a plug-in module be re-read
         return target
 
     return decorate(cls) if cls is not None else decorate
@@ -126,11 +128,11 @@ def register(
 def _add(
     cls: type,
     *,
-    name: str | None,
-    kind: str | None,
-    label: str | None,
-    color: str | None,
-    order: float,
+    name: str | None = None,
+    kind: str | None = None,
+    label: str | None = None,
+    color: str | None = None,
+    order: float = 1000.0,
 ) -> Protocol:
     if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
         raise RegistryError(f"a protocol must be a dataclass type, got {cls!r}")
@@ -190,8 +192,19 @@ def _load_plugins() -> None:
         before = set(_REGISTRY)
         try:
             target = entry_point.load()
-            if isinstance(target, type) and not any(p.cls is target for p in _REGISTRY.values()):
-                _add(target, name=None, kind=None, label=None, color=None, order=1000.0)
+            if isinstance(target, type):  # a class: registered as it is
+                classes = {target: getattr(target, "__ldp_registration__", {})}
+            else:  # a module: the classes it registered (even if it was imported before)
+                classes = {
+                    value: value.__ldp_registration__
+                    for value in vars(target).values()
+                    if isinstance(value, type)
+                    and value.__module__ == target.__name__
+                    and "__ldp_registration__" in vars(value)
+                }
+            for cls, display in classes.items():
+                if not any(p.cls is cls for p in _REGISTRY.values()):
+                    _add(cls, **display)
         except Exception as error:  # a broken plug-in must not break the built-in protocols
             warnings.warn(
                 f"ldp plug-in {entry_point.name!r} ({entry_point.value}) failed to load: "
