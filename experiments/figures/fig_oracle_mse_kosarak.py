@@ -27,6 +27,8 @@ from experiments.trials import build_protocol, protocol_from_row
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.
 DODGE = 0.045
+
+
 def oracle_of(rows: pd.DataFrame, epsilon: float, d: int):
     """The oracle that made ``rows`` (one protocol), at ``epsilon`` over ``d`` values."""
     return build_protocol(protocol_from_row(rows.iloc[0]), float(epsilon), domain_size=d)
