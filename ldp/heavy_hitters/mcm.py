@@ -54,6 +54,7 @@ from ldp.heavy_hitters.strawman import (
     unique_words,
 )
 from ldp.oracles import BLH, GRR, OLH
+from ldp.registry import register
 
 __all__ = ["MCM", "CHANNEL_RULES"]
 
@@ -65,6 +66,7 @@ CHUNK = 1 << 22
 MAX_BLOCK_BITS = 16
 
 
+@register(color="#fbafe4", order=120)
 @dataclass(frozen=True, kw_only=True)
 class MCM(BaselineParameters):
     """The Multiple Channel Method ([PEM] Sec. III-D), original or improved.

@@ -28,6 +28,7 @@ from ldp.heavy_hitters.base import (
     top,
 )
 from ldp.oracles import OLH, FrequencyOracle
+from ldp.registry import register
 from ldp.theory import pem as theory
 
 
@@ -40,6 +41,7 @@ def check_fraction(value: object, name: str) -> float:
     return float(value)
 
 
+@register(color="#56b4e9", order=100)
 @dataclass(frozen=True, kw_only=True)
 class PEM:
     """The Prefix Extending Method.

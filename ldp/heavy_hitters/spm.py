@@ -59,6 +59,7 @@ from ldp.heavy_hitters.strawman import (
     to_dataset_values,
 )
 from ldp.oracles import GRR, OLH, SUE, FrequencyOracle, HashReports, PureOracle
+from ldp.registry import register
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 
@@ -361,6 +362,7 @@ def _frequent_pairs_top_k(
 
 
 # -------------------------------------------------------------------------------- SPM
+@register(color="#ece133", order=110)
 @dataclass(frozen=True, kw_only=True)
 class SPM(BaselineParameters):
     """The Segment Pairs Method of Fanti et al. ([PEM] Sec. III-C), original or improved.

@@ -41,6 +41,7 @@ from ldp.heavy_hitters.base import (
     top,
 )
 from ldp.oracles import OLH, FrequencyOracle
+from ldp.registry import register
 
 __all__ = [
     "BUDGETS",
@@ -434,6 +435,7 @@ class BaselineParameters:
     query_limit: int = DEFAULT_QUERY_LIMIT
 
 
+@register(order=130)
 @dataclass(frozen=True, kw_only=True)
 class Strawman(BaselineParameters):
     """The strawman heavy-hitter protocol of [PEM] Sec. III-B.
