@@ -92,7 +92,7 @@ def as_words(keys: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(words)
 
 
-# The three formulas below are written once, for uint64 arrays (numpy) and for uint64
+# The four formulas below are written once, for uint64 arrays (numpy) and for uint64
 # scalars (compiled by numba into the kernels): uint64 arithmetic wraps mod 2^64 in both.
 def _mix(h):
     """MurmurHash3's 64-bit finaliser fmix64."""
@@ -111,6 +111,11 @@ def _cell_low(y, g):
 def _top32(a, b, digests):
     """The 32-bit hash ((a·D + b) mod 2^64) >> 32 before the reduction to g cells."""
     return (a * digests + b) >> S32
+
+
+def _cell(h, g):
+    """Lemire's reduction of a 32-bit hash to [0, g): ⌊h g / 2^32⌋."""
+    return (h * g) >> S32
 
 
 def _fmix64(h: np.ndarray) -> np.ndarray:
@@ -134,15 +139,30 @@ def user_functions(seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _fmix64(seeds ^ K_A) | ONE, _fmix64(seeds ^ K_B)
 
 
-def hash_values(keys: np.ndarray, seeds: np.ndarray, g: int) -> np.ndarray:
+def hash_values(
+    keys: np.ndarray, seeds: np.ndarray, g: int, *, use_numba: bool = True
+) -> np.ndarray:
     """H_s(x) for paired keys and seeds (one per user): an int64 array in [0, g)."""
-    digests = digest(keys)
-    seeds = np.asarray(seeds, dtype=np.uint64)
-    if seeds.shape != digests.shape:
-        raise ValueError(f"seeds must have shape {digests.shape}, got {seeds.shape}")
+    words = as_words(keys)
+    seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+    if seeds.shape != (words.shape[0],):
+        raise ValueError(f"seeds must have shape {(words.shape[0],)}, got {seeds.shape}")
+    g = _check_range(g, 1)
+    if HAVE_NUMBA and use_numba:
+        out = np.empty(seeds.shape[0], dtype=np.int64)
+        kernel = _hash_parallel if seeds.shape[0] >= SERIAL_WORK // 8 else _hash_serial
+        kernel(words, seeds, np.uint64(g), out)
+        return out
     a, b = user_functions(seeds)
     with np.errstate(over="ignore"):
-        return (_top32(a, b, digests) * np.uint64(g) >> S32).astype(np.int64)
+        return _cell(_top32(a, b, digest(words)), np.uint64(g)).astype(np.int64)
+
+
+def _check_range(g, minimum: int) -> int:
+    """The hash range g as an int, or a ValueError naming it."""
+    if isinstance(g, bool) or not isinstance(g, int | np.integer) or not minimum <= g <= MAX_RANGE:
+        raise ValueError(f"g must be an integer in [{minimum}, 2^31], got {g!r}")
+    return int(g)
 
 
 def cell_bounds(reports: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
@@ -174,6 +194,17 @@ def _support_numpy(seeds, reports, words, g, chunk=1 << 22):
 if HAVE_NUMBA:
     _mix_jit = numba.njit(inline="always")(_mix)
     _cell_low_jit = numba.njit(inline="always")(_cell_low)
+    _top32_jit = numba.njit(inline="always")(_top32)
+    _cell_jit = numba.njit(inline="always")(_cell)
+
+    def _hash_kernel(words, seeds, g, out):
+        """H_s(x) of each (key, seed) pair: the digest, the user's (a, b), the cell."""
+        for i in numba.prange(seeds.shape[0]):
+            d = K_DIGEST
+            for w in range(words.shape[1]):  # (not ``for word in words[i]``: a view a row)
+                d = _mix_jit(d ^ words[i, w])
+            a = _mix_jit(seeds[i] ^ K_A) | ONE
+            out[i] = _cell_jit(_top32_jit(a, _mix_jit(seeds[i] ^ K_B), d), g)
 
     def _user_terms(seeds, reports, g, a, offset, bound):
         """Each user's (a, offset, bound) of the folded test (see :func:`support_counts`)."""
@@ -213,6 +244,8 @@ if HAVE_NUMBA:
         return counts
 
     _jit = {"cache": True, "nogil": True}
+    _hash_parallel = numba.njit(parallel=True, **_jit)(_hash_kernel)
+    _hash_serial = numba.njit(**_jit)(_hash_kernel)
     _terms_parallel = numba.njit(parallel=True, **_jit)(_user_terms)
     _terms_serial = numba.njit(**_jit)(_user_terms)
     _support_parallel = numba.njit(parallel=True, **_jit)(_support_kernel)
@@ -266,8 +299,7 @@ def support_counts(
     words = as_words(keys)
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     reports = np.ascontiguousarray(reports, dtype=np.int64)
-    if isinstance(g, bool) or not isinstance(g, int | np.integer) or not 2 <= g <= MAX_RANGE:
-        raise ValueError(f"g must be an integer in [2, 2^31], got {g!r}")
+    g = _check_range(g, 2)  # g = 1 would need a cell width of 2^32 (see below)
     if seeds.ndim != 1 or seeds.shape != reports.shape:
         raise ValueError(
             f"seeds and reports must be 1-D, one per user; got {seeds.shape}, {reports.shape}"
@@ -275,5 +307,5 @@ def support_counts(
     if reports.size and (reports.min() < 0 or reports.max() >= g):
         raise ValueError(f"reports must lie in [0, {g})")
     if HAVE_NUMBA and use_numba and words.shape[0] and seeds.shape[0]:
-        return _support_numba(seeds, reports, words, int(g))
-    return _support_numpy(seeds, reports, words, int(g))
+        return _support_numba(seeds, reports, words, g)
+    return _support_numpy(seeds, reports, words, g)

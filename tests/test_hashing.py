@@ -173,6 +173,9 @@ def test_bad_keys_are_rejected() -> None:
         hashing.hash_values(np.zeros((2, 1, 1), dtype=np.uint64), seeds, 4)
     with pytest.raises(ValueError, match=r"seeds must have shape \(3,\)"):
         hashing.hash_values(np.arange(3), seeds, 4)
+    for g in (0, 2**31 + 1, 3.0):
+        with pytest.raises(ValueError, match=r"^g must be an integer in \[1, 2\^31\]"):
+            hashing.hash_values(np.arange(2), seeds, g)
 
 
 # --- the definition in Python integers -----------------------------------------------------------
@@ -197,20 +200,34 @@ def py_hash(key: tuple[int, ...], seed: int, g: int) -> int:
     return ((a * d + b) % M64 >> 32) * g >> 32
 
 
+@pytest.fixture(params=["serial", "parallel"])
+def kernel(request, monkeypatch) -> str:
+    """Run the compiled path serially (the small-work twin) or in parallel, whatever n·d is."""
+    if not hashing.HAVE_NUMBA:
+        pytest.fail("numba is a dependency: the compiled kernels must be tested")
+    monkeypatch.setattr(hashing, "SERIAL_WORK", 2**62 if request.param == "serial" else 0)
+    return request.param
+
+
 @pytest.mark.parametrize("n_words", [1, 3])
-def test_hash_values_equal_the_definition_in_python_integers(n_words: int) -> None:
-    """The family's values, word for word as the docstring defines them (no numpy)."""
+def test_hash_values_equal_the_definition_in_python_integers(kernel, n_words: int) -> None:
+    """The family's values, word for word as the docstring defines them (no numpy), in the
+    compiled and the numpy path."""
     rng = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(n_words,)))
     keys = rng.integers(0, MAX64, size=(300, n_words), dtype=np.uint64, endpoint=True)
     keys[0], keys[1] = 0, MAX64
     seeds = random_seeds(300, 6, n_words)
     seeds[:2] = [0, MAX64]
-    for g in (2, 3, 56, 2**31):
+    for g in (1, 2, 3, 56, 2**31):
         expected = [
             py_hash(tuple(int(w) for w in key), int(seed), g)
             for key, seed in zip(keys, seeds, strict=True)
         ]
-        assert hashing.hash_values(keys, seeds, g).tolist() == expected
+        for use_numba in (True, False):
+            hashed = hashing.hash_values(keys, seeds, g, use_numba=use_numba)
+            assert hashed.dtype == np.int64
+            assert hashed.tolist() == expected, (g, use_numba)
+    assert hashing.hash_values(keys[:0], seeds[:0], 5).shape == (0,)
 
 
 # --- support counting: numba, numpy, and the definition -----------------------------------------
@@ -245,15 +262,6 @@ def support_by_definition(seeds, reports, keys, g) -> np.ndarray:
         ],
         dtype=np.int64,
     ).reshape(rows.shape[0])
-
-
-@pytest.fixture(params=["serial", "parallel"])
-def kernel(request, monkeypatch) -> str:
-    """Run the compiled path serially (the small-work twin) or in parallel, whatever n·d is."""
-    if not hashing.HAVE_NUMBA:
-        pytest.fail("numba is a dependency: the compiled kernels must be tested")
-    monkeypatch.setattr(hashing, "SERIAL_WORK", 2**62 if request.param == "serial" else 0)
-    return request.param
 
 
 def assert_paths_agree(seeds, reports, keys, g) -> np.ndarray:
