@@ -197,14 +197,19 @@ if HAVE_NUMBA:
     _top32_jit = numba.njit(inline="always")(_top32)
     _cell_jit = numba.njit(inline="always")(_cell)
 
+    @numba.njit(inline="always")
+    def _digest_row(words, i):
+        """D(x) of the key in row i (indexed, not ``for word in words[i]``: a view a row)."""
+        d = K_DIGEST
+        for w in range(words.shape[1]):
+            d = _mix_jit(d ^ words[i, w])
+        return d
+
     def _hash_kernel(words, seeds, g, out):
         """H_s(x) of each (key, seed) pair: the digest, the user's (a, b), the cell."""
         for i in numba.prange(seeds.shape[0]):
-            d = K_DIGEST
-            for w in range(words.shape[1]):  # (not ``for word in words[i]``: a view a row)
-                d = _mix_jit(d ^ words[i, w])
             a = _mix_jit(seeds[i] ^ K_A) | ONE
-            out[i] = _cell_jit(_top32_jit(a, _mix_jit(seeds[i] ^ K_B), d), g)
+            out[i] = _cell_jit(_top32_jit(a, _mix_jit(seeds[i] ^ K_B), _digest_row(words, i)), g)
 
     def _user_terms(seeds, reports, g, a, offset, bound):
         """Each user's (a, offset, bound) of the folded test (see :func:`support_counts`)."""
@@ -227,20 +232,26 @@ if HAVE_NUMBA:
             s1 += np.int64(ai * c1 + oi) < bi
         return s0, s1
 
-    def _support_kernel(a, offset, bound, digests, block):
-        """Counts per digest (an even number of them), blocks of ``block`` in parallel."""
-        n_keys = digests.shape[0]
+    def _support_kernel(a, offset, bound, words, block):
+        """Counts per key (row of ``words``); blocks of ``block`` keys in parallel."""
+        n_keys = words.shape[0]
         counts = np.zeros(n_keys, dtype=np.int64)
         for blk in numba.prange((n_keys + block - 1) // block):
             lo = blk * block
-            hi = min(lo + block, n_keys)
+            size = min(block, n_keys - lo)
+            digests = np.empty(size + 1, dtype=np.uint64)  # + 1: a pair for an odd last key
+            for c in range(size):
+                digests[c] = _digest_row(words, lo + c)
+            digests[size] = digests[size - 1]
+            local = np.zeros(size + 1, dtype=np.int64)
             for start in range(0, a.shape[0], TILE):
                 stop = min(start + TILE, a.shape[0])
                 ta, to, tb = a[start:stop], offset[start:stop], bound[start:stop]
-                for c in range(lo, hi, 2):
+                for c in range(0, size, 2):
                     s0, s1 = _pair_support(ta, to, tb, digests[c], digests[c + 1])
-                    counts[c] += s0
-                    counts[c + 1] += s1
+                    local[c] += s0
+                    local[c + 1] += s1
+            counts[lo : lo + size] = local[:size]
         return counts
 
     _jit = {"cache": True, "nogil": True}
@@ -255,15 +266,12 @@ if HAVE_NUMBA:
 def _support_numba(seeds, reports, words, g):
     """The folded test of :func:`support_counts` in the compiled kernels."""
     n, n_keys = seeds.shape[0], words.shape[0]
-    digests = digest(words)
-    if n_keys % 2:  # the kernel takes candidates in pairs: pad with a copy, drop its count
-        digests = np.append(digests, digests[-1])
     a = np.empty(n, dtype=np.uint64)
     offset = np.empty(n, dtype=np.uint64)
     bound = np.empty(n, dtype=np.int64)
     if n * n_keys < SERIAL_WORK:
         _terms_serial(seeds, reports, np.uint64(g), a, offset, bound)
-        return _support_serial(a, offset, bound, digests, digests.shape[0])[:n_keys]
+        return _support_serial(a, offset, bound, words, n_keys)
     threads = numba.get_num_threads()
     (_terms_parallel if n >= SERIAL_WORK // 8 else _terms_serial)(
         seeds, reports, np.uint64(g), a, offset, bound
@@ -273,7 +281,7 @@ def _support_numba(seeds, reports, words, g):
     block = min(512, max(2, -(-n_keys // (8 * threads))))
     block += block % 2
     with numba.parallel_chunksize(1):
-        return _support_parallel(a, offset, bound, digests, block)[:n_keys]
+        return _support_parallel(a, offset, bound, words, block)
 
 
 def support_counts(
@@ -281,25 +289,30 @@ def support_counts(
 ) -> np.ndarray:
     """For each key x_c, the number of users i whose report supports it: H_{s_i}(x_c) = y_i.
 
+    This is OLH's support I_v = |{j : H^j(v) = y^j}| ([PEM] Sec. II-B2; BLH is g = 2).
     ``seeds`` (uint64) and ``reports`` (integers in [0, g)) are one per user; ``keys`` are
     the candidates (1-D uint64, or 2-D words).  Returns int64 counts, one per key.
 
     The compiled kernel folds the test into one comparison.  With x = (a·D + b) mod 2^64
-    and h = x >> 32, report y supports the key iff h ∈ [low, low + width)
-    (:func:`cell_bounds`), and low + width <= 2^32, so iff (h - low) mod 2^32 < width,
-    i.e. iff (x - low·2^32) mod 2^64 < width·2^32 (the low 32 bits of x cannot carry
-    past a multiple of 2^32).  Adding 2^63 to both sides of an unsigned comparison of
-    64-bit words turns it into the signed comparison of the same bits, so per user
-    offset = b - low·2^32 + 2^63 and bound = width·2^32 + 2^63 (as int64), and per check
+    and h = x >> 32, report y supports the key iff low <= h < low + width
+    (:func:`cell_bounds`).  As low + width <= 2^32, that is (h - low) mod 2^32 < width
+    (for h < low the difference wraps to at least 2^32 - low >= width).  Now
+    (x - low·2^32) mod 2^64 = ((h - low) mod 2^32)·2^32 + (x mod 2^32), so the test is
+    (x - low·2^32) mod 2^64 < width·2^32, an unsigned 64-bit comparison (width <= 2^31
+    for g >= 2, so width·2^32 fits).  Adding 2^63 mod 2^64 to both sides flips their top
+    bits, which maps unsigned order onto signed order.  So each user's
+    offset = b - low·2^32 + 2^63 and bound = int64(width·2^32 + 2^63) are computed once,
+    and each check is one multiply, one add and one signed comparison:
 
         int64(a·D + offset) < bound.
 
-    The numpy path evaluates the definition instead; the tests check both agree.
+    The numpy path evaluates the definition instead; the tests check both agree, also on
+    keys built to land one hash either side of each cell edge.
     """
     words = as_words(keys)
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     reports = np.ascontiguousarray(reports, dtype=np.int64)
-    g = _check_range(g, 2)  # g = 1 would need a cell width of 2^32 (see below)
+    g = _check_range(g, 2)  # at g = 1, width·2^32 = 2^64 would not fit (see above)
     if seeds.ndim != 1 or seeds.shape != reports.shape:
         raise ValueError(
             f"seeds and reports must be 1-D, one per user; got {seeds.shape}, {reports.shape}"
