@@ -338,16 +338,39 @@ def run_trial(config: dict[str, Any], trial: int) -> TrialResult:
     return result
 
 
+def _preflight_files(configs: list[dict[str, Any]]) -> None:
+    """Load each distinct real-file dataset once (cached for this process's trials)."""
+    from experiments.schema import ConfigError
+    from ldp.datasets import DataFileError
+
+    for key in sorted(
+        {
+            (
+                c["dataset"]["name"],
+                json.dumps(_drop_nulls(c["dataset"], "name", "label"), sort_keys=True),
+            )
+            for c in configs
+            if c["dataset"].get("path") is not None
+        }
+    ):
+        try:
+            _cached_load(*key)
+        except (DataFileError, OSError, TypeError, ValueError) as error:
+            raise ConfigError(f"dataset.path: {error}") from None
+
+
 def preflight(configs: list[dict[str, Any]]) -> None:
     """Build every setting's protocol once before any trial runs, so the library's own
     parameter checks (e.g. an η that does not fit m) stop the run with one line.
 
-    Settings whose domain size or bit width is only known from the data are skipped here
-    (their data is not loaded); their errors surface in the first trial.
+    Settings whose domain size or bit width is only known from the data are skipped here;
+    their errors surface in the first trial. Every real file (``dataset.path``) is loaded
+    once here, so a malformed file stops the run with its name and line before any trial.
     """
     from experiments.schema import ORACLE_KINDS, ConfigError, dataset_bits
     from ldp.oracles import ORACLES
 
+    _preflight_files(configs)
     seen: set[str] = set()
     for config in configs:
         protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
