@@ -437,7 +437,7 @@ def load_aol(
         if n_bytes != 6:
             raise ValueError("the AOL surrogate is calibrated for n_bytes=6 only")
         users = check_int(surrogates.AOL_FIGURES["users"] if n is None else n, "n", minimum=1)
-        key = {"n": users, "seed": seed}
+        key = {"n": users, "seed": seed, "model": surrogates.AOL_MODEL}
         values, counts, _ = _build(
             "aol",
             key,
