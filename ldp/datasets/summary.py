@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ldp.bits import prefix
+from ldp.datasets import surrogates
 from ldp.datasets.base import Dataset
 
 __all__ = ["PREFIX_BITS", "describe", "format_description", "prefix_table", "zipf_slope"]
@@ -103,18 +104,30 @@ def prefix_table(
     return rows
 
 
-def format_prefix_table(rows: list[dict[str, Any]]) -> list[str]:
-    """The rows of :func:`prefix_table` as aligned text lines."""
+def format_prefix_table(
+    rows: list[dict[str, Any]], reference: dict[int, tuple] | None = None
+) -> list[str]:
+    """The rows of :func:`prefix_table` as aligned text lines.
+
+    ``reference`` (bits -> (distinct, top-1, top-16, 16th, 32nd, ranks), e.g.
+    :data:`ldp.datasets.surrogates.AOL_PREFIX_TABLE`) adds a ``real`` line under each row.
+    """
+
+    def line(label, bits, distinct, top1, top16, p16, p32, ranks) -> str:
+        return (
+            f"  {label:<5}{bits:>3} {distinct:>8,} {100 * top1:6.2f}% {100 * top16:5.1f}% "
+            f"{100 * p16:6.3f}% {100 * p32:6.3f}%  " + " ".join(f"{r:>2}" for r in ranks)
+        )
+
     lines = [
-        "  prefix table: bits, distinct prefixes, top-1, top-16 together, 16th, 32nd share,",
-        "  rank of the prefix of each top-16 value (value rank 1..16)",
+        "  prefix table: bits, distinct prefixes, shares of the top-1, top-16 together, 16th",
+        "  and 32nd prefix, rank of the prefix of each top-16 value (value rank 1..16)",
     ]
     for row in rows:
-        lines.append(
-            f"  {row['bits']:>4} {row['distinct']:>8,} {100 * row['top1']:6.2f}% "
-            f"{100 * row['top16']:5.1f}% {100 * row['p16']:6.3f}% {100 * row['p32']:6.3f}%  "
-            + " ".join(str(r) for r in row["ranks"])
-        )
+        keys = ("bits", "distinct", "top1", "top16", "p16", "p32", "ranks")
+        lines.append(line("data", *(row[k] for k in keys)))
+        if reference and row["bits"] in reference:
+            lines.append(line("real", row["bits"], *reference[row["bits"]]))
     return lines
 
 
@@ -169,6 +182,7 @@ def format_description(figures: dict[str, Any]) -> str:
         f"  top values        {', '.join(figures['top_values'])}",
     ]
     if "prefixes" in figures:
-        lines += format_prefix_table(figures["prefixes"])
+        reference = surrogates.AOL_PREFIX_TABLE if figures["name"] == "aol" else None
+        lines += format_prefix_table(figures["prefixes"], reference)
     lines += [f"  note: {note}" for note in figures["notes"]]
     return "\n".join(lines)

@@ -328,8 +328,9 @@ def fit_top_values(
     byte with a beam search of width :data:`AOL_BEAM` that minimises
     sum_ell w_ell |log2(rank_ell / target_ell)| over the table's lengths up to 44 bits
     (rank 48 is the value's own rank; weights :data:`AOL_STEP_WEIGHT`). Candidate bytes:
-    those that follow the prefix among the other values, lower-case letters, space, ``.``
-    and digits. Values already present are excluded, so all 16 are distinct and new.
+    those that follow the prefix among the other values, or a lower-case letter, digit or
+    space (after a space: only what follows among the other values, so a value reads as
+    text, padded with spaces). Values already present are excluded, so all 16 are distinct and new.
     Ranks are computed on expected masses; the values are deterministic given ``tail``.
     """
     targets = {ell: row[5] for ell, row in AOL_PREFIX_TABLE.items() if ell < 48}
@@ -348,7 +349,8 @@ def fit_top_values(
         for pair in pairs.tolist():
             follow.setdefault(pair >> 8, set()).add(pair & 0xFF)
         children.append(follow)
-    alphabet = list(b"abcdefghijklmnopqrstuvwxyz .0123456789")
+    alphabet = set(b"abcdefghijklmnopqrstuvwxyz0123456789 ")
+    space = ord(" ")
     chosen = [first]
     for j in range(1, 16):
         w = float(top_mass[j])
@@ -363,7 +365,9 @@ def fit_top_values(
             grown = []
             for cost, head in beam:
                 following = children[byte].get(head, set())
-                for c in following | set(alphabet):
+                for c in following | alphabet:
+                    if c != space and byte and (head & 0xFF) == space and c not in following:
+                        continue  # text after a space only as the other values have it
                     value = (head << 8) | c
                     if byte == 5 and value in taken:
                         continue
