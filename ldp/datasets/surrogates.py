@@ -14,7 +14,9 @@ Sources of the figures
       (``shared/data/kosarak-first-36682-transactions.dat``).
     * aol: the authors' release of the AOL log as 6-byte first queries (657,427 users),
       as measured for issue 3: top-1 2.85% (the placeholder query ``-``), top-16 12.8%,
-      16th 0.344%, 32nd 0.189%, Zipf slope 0.86 over the top 1,000, ~121,000 distinct.
+      16th 0.344%, 32nd 0.189%, Zipf slope 0.86 over the top 1,000, ~121,000 distinct;
+      and, measured for issue 10, its prefix table (:data:`AOL_PREFIX_TABLE`: the
+      ``www.`` share and the ranks of the top values' prefixes at 8 to 48 bits).
     * url: the PEM paper, Section VI-A: the 80 thousand most visited sites (Quantcast),
       1.2 million visits, 27 thousand distinct URLs of 20 bytes.
 """
