@@ -423,7 +423,8 @@ def preflight(configs: list[dict[str, Any]]) -> None:
             n, m, d = data_shape(config)
         except (OSError, TypeError, ValueError) as error:
             line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            raise ConfigError(f"dataset: {line}") from None
+            field = "dataset.path" if config["dataset"].get("path") is not None else "dataset"
+            raise ConfigError(f"{field}: {line}") from None
         shape = f"{config['dataset']['name']} data: n = {n}, " + (
             f"d = {d}" if protocol["kind"] != "heavy_hitter" else f"m = {m}"
         )

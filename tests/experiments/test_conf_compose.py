@@ -174,6 +174,15 @@ def test_the_library_checks_run_before_any_trial(compose_config):
         preflight([make_setting(cfg).config])
 
 
+def test_a_malformed_data_file_stops_preflight_with_its_line(compose_config, tmp_path):
+    bad = tmp_path / "kosarak.dat"
+    bad.write_bytes(b"1 2 3\n4 x 5\n")
+    cfg = compose_config("protocol=pem", "dataset=kosarak", f"dataset.path={bad}")
+    with pytest.raises(ConfigError, match=rf"^dataset\.path: {bad}, line 2: not a list of") as e:
+        preflight([make_setting(cfg).config])
+    assert "\n" not in str(e.value)
+
+
 def test_the_app_refuses_a_bad_value_before_running(results_dir):
     done = run_cli("epsilon=-1", "dataset=point", f"results_dir={results_dir}")
     assert done.returncode == 2
