@@ -12,7 +12,7 @@ from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import GRR
 from ldp.oracles.histogram import SHE, THE
 from ldp.oracles.local_hashing import BLH, OLH, HashReports
-from ldp.oracles.unary import OUE, SUE
+from ldp.oracles.unary import OUE, SUE, UnaryReports
 
 #: Every oracle by its paper acronym (the names used in configs and result tables).
 ORACLES: dict[str, type[FrequencyOracle]] = {
@@ -31,4 +31,5 @@ __all__ = [
     "FrequencyOracle",
     "HashReports",
     "PureOracle",
+    "UnaryReports",
 ]

@@ -7,6 +7,7 @@
 
 from ldp.theory.frequency import (
     blh_pq,
+    discrete_laplace_variance,
     grr_pq,
     multiple_questions_variance,
     olh_default_g,
@@ -23,6 +24,7 @@ from ldp.theory.frequency import (
 
 __all__ = [
     "blh_pq",
+    "discrete_laplace_variance",
     "grr_pq",
     "multiple_questions_variance",
     "olh_default_g",
