@@ -320,6 +320,18 @@ def test_result_reads_well() -> None:
     assert str(result).startswith("ε >= ") and "'report == 0' for v" in str(result)
 
 
+def test_the_examples_of_docs_privacy_run() -> None:
+    """Every ```python block of docs/privacy.md runs (and its own asserts hold)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "privacy.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "docs/privacy.md", "exec"), {})
+
+
 def test_docstring_examples() -> None:
     import doctest
 

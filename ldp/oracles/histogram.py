@@ -58,6 +58,17 @@ class SHE(FrequencyOracle):
             )
         object.__setattr__(self, "noise", histogram_noise(self.epsilon))
 
+    def __getstate__(self) -> dict:
+        """Pickle the parameters only: the tables (~1 MB) are rebuilt (and cached) from ε."""
+        state = dict(self.__dict__)
+        del state["noise"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "noise", histogram_noise(self.epsilon))
+
     @property
     def grid(self) -> int:
         """s: the signal on the user's own coordinate."""

@@ -259,3 +259,17 @@ def test_library_exceptions_survive_pickling() -> None:
             call()
         copy = pickle.loads(pickle.dumps(info.value))
         assert type(copy) is type(info.value) and str(copy) == str(info.value)
+
+
+@pytest.mark.parametrize("name", PROTOCOLS)
+def test_oracles_pickle_to_their_parameters(name: str) -> None:
+    """Oracles cross to worker processes; SHE's tables are rebuilt there, not shipped."""
+    oracle = make_oracle(name, 1.0)
+    payload = pickle.dumps(oracle)
+    copy = pickle.loads(payload)
+    assert copy == oracle and hash(copy) == hash(oracle) and len(payload) < 1000
+    rng_a, rng_b = seed_for("pickle", name), seed_for("pickle", name)
+    values = np.arange(16)
+    np.testing.assert_array_equal(
+        oracle.estimate(oracle.perturb(values, rng_a)), copy.estimate(copy.perturb(values, rng_b))
+    )
