@@ -21,8 +21,9 @@ import pickle
 import numpy as np
 import pytest
 
-from ldp import audit, bits
+from ldp import audit, bits, hashing
 from ldp.audit import Event, FeatureSearch
+from ldp.heavy_hitters.strawman import segment
 from ldp.oracles import GRR, OLH, ORACLES, OUE, SUE, UnaryReports
 from ldp.privacy import max_privacy_loss
 
@@ -210,30 +211,121 @@ def test_the_generic_search_has_no_false_alarm() -> None:
 
 
 # --- 3. heavy hitters' clients and user-defined events ---------------------------------------
-class PEMClient:
-    """A PEM user in the group reporting prefixes of ``ell`` of ``m`` bits, through OLH."""
+# A heavy hitter's user runs a frequency oracle on a function of the value: its prefix
+# (PEM), a segment (SPM), a block pattern on the value's hashed channel (MCM).  The
+# clients below compose the library's own maps (bits.prefix, segment, hashing) with the
+# library's oracles, exactly as the protocols' reports engines do.
+M = 64
+V, V_PRIME = 0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210
 
-    def __init__(self, epsilon: float, m: int, ell: int) -> None:
-        self.oracle = OLH(epsilon=epsilon, domain_size=2**ell)
-        self.m, self.ell, self.g = m, ell, self.oracle.g
 
-    def hash_key(self, value: int) -> int:
-        """What the client hashes: the prefix (the default hashed event reads this)."""
-        return int(value) >> (self.m - self.ell)
+class PrefixClient:
+    """A PEM user of the group reporting ``ell``-bit prefixes ([PEM] Sec. IV)."""
+
+    def __init__(self, oracle_class, epsilon: float, ell: int) -> None:
+        self.oracle = oracle_class(epsilon=epsilon, domain_size=2**ell)
+        self.ell, self.g = ell, getattr(self.oracle, "g", None)
+
+    def oracle_input(self, value: int) -> int:
+        """What the client feeds its oracle (the default events are built on it)."""
+        return int(bits.prefix(np.array([value], dtype=np.uint64), M, self.ell)[0])
 
     def perturb(self, values, rng):
-        prefixes = bits.prefix(np.asarray(values, dtype=np.uint64), self.m, self.ell)
-        return self.oracle.perturb(prefixes, rng)
+        return self.oracle.perturb(
+            bits.prefix(np.asarray(values, dtype=np.uint64), M, self.ell), rng
+        )
 
 
-def test_a_heavy_hitter_client_is_audited() -> None:
-    """Two 64-bit values with different 20-bit prefixes: bounded by ε, and tight."""
-    client = PEMClient(2.0, 64, 20)
-    v, v_prime = 0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210
-    result = audit.lower_bound(client, v, v_prime, rng=rng_for("pem"), trials=TRIALS, alpha=ALPHA)
-    assert result.epsilon <= 2.0 * (1 + 1e-12)
-    p, p_other = audit.optimal_event_probabilities(client.oracle)
-    assert result.epsilon >= guaranteed(p, p_other, result)
+class SegmentClient(PrefixClient):
+    """An SPM user of the group reporting bits [start, start + length) of the value."""
+
+    def __init__(self, oracle_class, epsilon: float, start: int, length: int) -> None:
+        super().__init__(oracle_class, epsilon, length)
+        self.start = start
+
+    def oracle_input(self, value: int) -> int:
+        return int(segment(np.array([value], dtype=np.uint64), M, self.start, self.ell)[0])
+
+    def perturb(self, values, rng):
+        keys = segment(np.asarray(values, dtype=np.uint64), M, self.start, self.ell)
+        return self.oracle.perturb(keys, rng)
+
+
+class ChannelClient:
+    """An MCM user's channel report ([PEM] Sec. III-D): GRR of the value's ``length``-bit
+    block on channel H(v), a uniform pattern on every other of the h channels."""
+
+    def __init__(self, epsilon: float, h: int, length: int, seed: int) -> None:
+        self.grr = GRR(epsilon=epsilon, domain_size=2**length)
+        self.h, self.length, self.seed = h, length, np.uint64(seed)
+
+    def channel(self, value: int) -> int:
+        key = np.array([value], dtype=np.uint64)
+        return int(hashing.hash_values(key, np.full(1, self.seed), self.h)[0])
+
+    def pattern(self, value: int) -> int:
+        return int(segment(np.array([value], dtype=np.uint64), M, 0, self.length)[0])
+
+    def perturb(self, values, rng):
+        values = np.asarray(values, dtype=np.uint64)
+        channel = hashing.hash_values(values, np.full(len(values), self.seed), self.h)
+        patterns = segment(values, M, 0, self.length).astype(np.int64)
+        out = rng.integers(0, self.grr.domain_size, size=(len(values), self.h))
+        out[np.arange(len(values)), channel] = self.grr.perturb(patterns, rng)
+        return out
+
+    def events(self, v: int, v_prime: int) -> list[Event]:
+        """y[H(v)] = pattern(v) and y[H(v')] != pattern(v'), and mirrored.
+
+        With H(v) != H(v'): under v, p*(d - 1)/d (GRR keeps, the other channel is uniform);
+        under v', (1/d)(1 - p*) = q*(d - 1)/d.  Ratio p*/q* = e^ε.
+        """
+
+        def event(a: int, b: int):
+            ca, pa, cb, pb = self.channel(a), self.pattern(a), self.channel(b), self.pattern(b)
+            return lambda r: (r[:, ca] == pa) & (r[:, cb] != pb)
+
+        return [
+            Event("y[H(v)] == pattern(v) != y[H(v')]", event(v, v_prime), +1),
+            Event("y[H(v')] == pattern(v') != y[H(v)]", event(v_prime, v), -1),
+        ]
+
+
+def hh_optimal(client) -> tuple[float, float]:
+    """(p, p') of the likelihood-ratio event of a heavy hitter's client (ratio e^ε)."""
+    if isinstance(client, ChannelClient):
+        d, p, q = client.grr.domain_size, client.grr.p_star, client.grr.q_star
+        return p * (d - 1) / d, q * (d - 1) / d
+    return audit.optimal_event_probabilities(client.oracle)
+
+
+HH_CLIENTS = {
+    "PEM-OLH": lambda eps: PrefixClient(OLH, eps, 20),
+    "SPM-SUE": lambda eps: SegmentClient(SUE, eps, 8, 8),
+    "SPM-GRR": lambda eps: SegmentClient(GRR, eps, 16, 4),
+    "SPM-OLH": lambda eps: SegmentClient(OLH, eps, 32, 16),
+    "MCM-channels": lambda eps: ChannelClient(eps, 16, 4, seed=11),
+}
+
+
+@pytest.mark.parametrize("name", list(HH_CLIENTS))
+def test_heavy_hitter_clients_pass_their_audit(name: str) -> None:
+    """Two 64-bit values whose prefix, segments and channels differ: <= ε, and tight."""
+    epsilon = 2.0
+    client = HH_CLIENTS[name](epsilon)
+    events = client.events(V, V_PRIME) if isinstance(client, ChannelClient) else None
+    if isinstance(client, ChannelClient):
+        assert client.channel(V) != client.channel(V_PRIME)
+    else:
+        assert client.oracle_input(V) != client.oracle_input(V_PRIME)
+    result = audit.lower_bound(
+        client, V, V_PRIME, rng=rng_for("hh", name), trials=TRIALS, alpha=ALPHA, events=events
+    )
+    assert result.epsilon <= epsilon * (1 + 1e-12), str(result)
+    p, p_other = hh_optimal(client)
+    assert math.log(p / p_other) == pytest.approx(epsilon, rel=1e-9)
+    assert result.epsilon >= guaranteed(p, p_other, result), str(result)
+    assert guaranteed(p, p_other, result) >= 0.7 * epsilon  # design
 
 
 def test_user_events_and_plain_callables() -> None:

@@ -11,7 +11,7 @@ Events for the mechanisms of :mod:`ldp.oracles` and beyond:
 * categorical reports (GRR, or any 1-D integer report): ``report == v``;
 * unary bits (SUE, OUE, THE, any :class:`~ldp.oracles.UnaryReports`): bit v set, bit v'
   unset, and both (the likelihood-ratio event: p(1-q) against q(1-p), ratio e^ε);
-* local hashing (BLH, OLH, PEM's clients; :class:`~ldp.oracles.HashReports`):
+* local hashing (BLH, OLH; :class:`~ldp.oracles.HashReports`):
   H_seed(v) = y and H_seed(v') != y (ratio p(g-1)/(1-p) = e^ε);
 * integer histograms (SHE): r[v] >= s and r[v'] <= 0 (ratio α^{-2s} = e^ε);
 * floating point, for any float report: a coordinate with |x| < 1/2 off the 2^-53 grid
@@ -202,17 +202,19 @@ def float_events(columns: Sequence[int] | None) -> list[Event]:
 def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Event | Finder]:
     """The fixed events that fit ``sample``'s report type, plus the generic search.
 
-    ``mechanism.hash_key(value)`` (optional) names the key a hashing client hashes for an
-    input (e.g. a PEM group's prefix); by default the input itself.  ``mechanism.grid``
-    (SHE's s) sets the histogram event's threshold.
+    ``mechanism.oracle_input(value)`` (optional) maps an input to what the client feeds its
+    frequency oracle (a heavy hitter's client: a PEM prefix, an SPM segment); by default
+    the input itself.  The fixed events are built on those two oracle inputs.
+    ``mechanism.grid`` (SHE's s) sets the histogram event's threshold.
     """
     events: list[Event | Finder] = []
+    if hasattr(mechanism, "oracle_input"):
+        v, v_prime = mechanism.oracle_input(v), mechanism.oracle_input(v_prime)
     scalar = np.ndim(v) == 0 and np.ndim(v_prime) == 0
     if isinstance(sample, UnaryReports) and scalar:
         events += unary_events(int(v), int(v_prime))
     elif isinstance(sample, tuple) and hasattr(sample, "seeds") and hasattr(mechanism, "g"):
-        key_of = getattr(mechanism, "hash_key", lambda value: value)
-        events += hashed_events(int(mechanism.g), key_of(v), key_of(v_prime), ("v", "v'"))
+        events += hashed_events(int(mechanism.g), v, v_prime, ("v", "v'"))
     elif isinstance(sample, np.ndarray):
         if sample.dtype.kind in "iu" and sample.ndim == 1 and scalar:
             events += categorical_events(int(v), int(v_prime))
