@@ -15,6 +15,8 @@ import numpy as np
 MAX_EPSILON = 700.0
 #: Below this, p* - q* is lost to rounding (e^epsilon - 1 ~ epsilon) and estimates divide by ~0.
 MIN_EPSILON = 1e-6
+#: The most users a count vector may describe: its sum must fit an int64.
+MAX_USERS = 2**63 - 1
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -106,6 +108,8 @@ def check_counts(counts: object, length: int | None, name: str = "true_counts") 
         raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
     if array.size and array.min() < 0:
         raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+    if array.size and int(array.max()) > MAX_USERS:
+        raise ValueError(f"{name} must fit int64, found {int(array.max())}")
     # The total is a number of users (n in every formula): it must be exact in int64. A
     # float sum has relative error far below 2^-10 here, so 2^62 leaves room for it.
     total = float(array.sum(dtype=np.float64)) if array.size else 0.0
@@ -114,3 +118,20 @@ def check_counts(counts: object, length: int | None, name: str = "true_counts") 
             f"{name} sum to about {total:.3g} users: more than int64 can count (limit 2^62)"
         )
     return array.astype(np.int64, copy=False)
+
+
+def check_total(counts: np.ndarray, name: str = "true_counts") -> int:
+    """The number of users Σ counts, as a Python int, refused if it exceeds int64.
+
+    ``counts.sum()`` wraps around silently in int64; the sum is taken exactly (in Python
+    integers) whenever the worst case could overflow.
+    """
+    if counts.size == 0:
+        return 0
+    largest = int(counts.max())
+    if largest <= MAX_USERS // counts.size:
+        return int(counts.sum())
+    total = sum(int(c) for c in counts.tolist())
+    if total > MAX_USERS:
+        raise ValueError(f"{name} sum to {total} users, more than 2^63 - 1 (int64)")
+    return total
