@@ -369,7 +369,7 @@ class RAPPOR(FrequencyOracle):
         """Bloom positions (m, |values|, h) of values of the domain (all of it by default)."""
         if values is None:
             return self._domain_positions
-        values = check_values(values, self.domain_size, name="values")
+        values = check_values(values, self.domain_size, name="candidates")
         if self.basic:
             return values.astype(np.int64)[None, :, None]
         return bloom_table([value_bytes(v) for v in values], self.m, self.h, self.k)
@@ -599,6 +599,19 @@ class RAPPOR(FrequencyOracle):
         own = np.diag(matrix)
         others = (matrix.sum(axis=1) - own) / (d - 1)
         return float(np.mean(true_count * own + (n_users - true_count) * others))
+
+    # --- decoding candidates ------------------------------------------------------------
+    def decode(self, reports: RapporReports | CohortCounts, candidates: Any, **options: Any) -> Any:
+        """The paper's decoder on a list of candidate values ([RAPPOR] Sec. 4): LASSO to
+        select, least squares to estimate, standard errors and a Bonferroni cut-off.
+
+        ``options`` (``alpha``, ``penalty``) and the result (``RapporDecoding``): see
+        :func:`ldp.oracles.rappor_decode.decode`.
+        """
+        from ldp.oracles.rappor_decode import decode  # it builds on this module
+
+        counts = reports if isinstance(reports, CohortCounts) else self.cohort_counts(reports)
+        return decode(self, counts, self.positions(candidates), **options)
 
 
 @dataclass

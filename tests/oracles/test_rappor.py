@@ -398,3 +398,77 @@ def test_counts_of_a_collection_decode_from_cohort_counts() -> None:
     bits = unpack(reports.bits, K)
     for c in range(M):
         assert np.array_equal(counts.ones[c], bits[reports.cohorts == c].sum(axis=0))
+
+
+# --- 8. the paper's decoder on a candidate list ---------------------------------------------
+#: 10 Zipf(1) values among 200 candidates, 16 cohorts x 32 bits (512 rows), n = 4 10^5:
+#: every true value is far above the cut-off and always selected.
+DECODE_TRUE = 10
+DECODE_CANDIDATES = 200
+DECODE_REPS = 40
+
+
+@pytest.fixture(scope="module")
+def decodings():
+    """Each repetition decodes the same counts twice: against the 200 candidates, and
+    against the true values only (the model the least-squares step assumes)."""
+    oracle = RAPPOR(epsilon=4.0, domain_size=400, k=32, h=2, m=16)
+    counts = np.zeros(400, dtype=np.int64)
+    ranks = np.arange(1, DECODE_TRUE + 1)
+    counts[:DECODE_TRUE] = np.round(4e5 / ranks / (1 / ranks).sum()).astype(np.int64)
+    rng = seed_for("rappor", "decode")
+    full, exact = [], []
+    for _ in range(DECODE_REPS):
+        collected = oracle.simulate_counts(counts, rng)
+        full.append(oracle.decode(collected, np.arange(DECODE_CANDIDATES)))
+        exact.append(oracle.decode(collected, np.arange(DECODE_TRUE)))
+    return counts[:DECODE_CANDIDATES], full, exact
+
+
+def z_scores(results, truth) -> np.ndarray:
+    heavy = np.arange(DECODE_TRUE)
+    assert all(r.selected[heavy].all() and r.detected[heavy].all() for r in results)
+    return np.stack([(r.estimates[heavy] - truth[heavy]) / r.std_errors[heavy] for r in results])
+
+
+def test_decoder_estimates_are_within_their_standard_errors(decodings) -> None:
+    """Fitted on the values present, (estimate - truth)/SE is N(0, 1): the mean of z by a
+    z-test and the sum of z^2 by a chi-square test (α/2 each)."""
+    truth, _, exact = decodings
+    z = z_scores(exact, truth)
+    cells = z.size
+    assert abs(z.mean()) * math.sqrt(cells) < z_critical(ALPHA / 2)
+    chi2 = float((z**2).sum())
+    assert stats.chi2.ppf(ALPHA / 4, cells) < chi2 < stats.chi2.isf(ALPHA / 4, cells), chi2 / cells
+
+
+def test_decoder_selection_bias_is_a_fraction_of_the_standard_error(decodings) -> None:
+    """Against 200 candidates the LASSO also keeps a few absent ones whose noise happened
+    to fit their bits, taking some of the true values' mass: the refitted estimates are
+    biased by selection (about -0.35 SE here).  The test: the bias is below half an SE
+    (z-test at ALPHA), and the SEs still measure the spread (z^2 within [0.5, 2])."""
+    truth, full, _ = decodings
+    z = z_scores(full, truth)
+    assert abs(z.mean()) < 0.5 + z_critical(ALPHA) / math.sqrt(z.size), z.mean()
+    assert 0.5 < float((z - z.mean()).var()) < 2.0
+
+
+def test_decoder_false_detections_respect_the_cut_off(decodings) -> None:
+    """Candidates nobody holds: a decode detecting any of them happens w.p. <= alpha = 0.05
+    (Bonferroni); binomial test over the repetitions at ALPHA."""
+    truth, results, _ = decodings
+    absent = truth == 0
+    false = sum(bool(r.detected[absent].any()) for r in results)
+    assert false <= stats.binom.isf(ALPHA, DECODE_REPS, 0.05), false
+    assert all(np.isnan(r.std_errors[~r.selected]).all() for r in results)
+
+
+def test_decoder_refuses_bad_input() -> None:
+    oracle = small()
+    counts = oracle.cohort_counts(oracle.perturb(np.arange(D), seed_for("rappor", "bad")))
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        oracle.decode(counts, np.arange(4), alpha=0.0)
+    with pytest.raises(ValueError, match="penalty must be >= 0"):
+        oracle.decode(counts, np.arange(4), penalty=-1.0)
+    with pytest.raises(ValueError, match="candidates must lie in"):
+        oracle.decode(counts, np.array([D]))
