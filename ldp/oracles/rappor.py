@@ -145,6 +145,13 @@ def rappor_longitudinal_epsilon(
     return float(h * (np.max(ratio) + np.max(-ratio)))
 
 
+def _given_threshold(x: float, *, round_down: bool) -> int:
+    """The grid threshold of a probability given as a float (not a closed form): x·2^53 and
+    1 - x (Sterbenz, for x >= 1/2) are exact, so no widening is needed; a dyadic x such as
+    Google's f = j/128 is realised exactly."""
+    return exact.threshold(x, 1 - x, round_down=round_down, exact=True)
+
+
 # ------------------------------------------------------------------ Bloom encoding
 def bloom_positions(value: bytes, cohort: int, h: int, k: int) -> tuple[int, ...]:
     """Google's Bloom positions: the first h bytes of MD5(cohort as 4 big-endian bytes || value),
@@ -317,9 +324,9 @@ class RAPPOR(FrequencyOracle):
             f = float(self.f)
             if not f < 1:
                 raise ValueError(f"f must be < 1 (f = 1 reports pure noise), got {f}")
-            flip = 0 if f == 0 else exact.threshold(f / 2, 1 - f / 2, round_down=False)
-        irr0 = 0 if self.p == 0 else exact.threshold(self.p, 1 - self.p, round_down=False)
-        irr1 = exact.GRID if self.q == 1 else exact.threshold(self.q, 1 - self.q, round_down=True)
+            flip = 0 if f == 0 else _given_threshold(f / 2, round_down=False)
+        irr0 = 0 if self.p == 0 else _given_threshold(float(self.p), round_down=False)
+        irr1 = exact.GRID if self.q == 1 else _given_threshold(float(self.q), round_down=True)
         object.__setattr__(self, "_flip", flip)
         object.__setattr__(self, "_irr0", irr0)
         object.__setattr__(self, "_irr1", irr1)
