@@ -238,6 +238,28 @@ def pack(bits: np.ndarray) -> np.ndarray:
     return np.packbits(bits, axis=1, bitorder="little")
 
 
+def sample_cohort_counts(
+    oracle: Any, positions: np.ndarray, counts: np.ndarray, rng: np.random.Generator
+) -> CohortCounts:
+    """The sampled engine for values with Bloom ``positions`` (m, V, h) held by ``counts``.
+
+    Each value's users are split uniformly over the m cohorts (a multinomial), M_cb clients
+    of cohort c have bit b set, and Y_cb ~ Bin(M_cb, q*) + Bin(n_c - M_cb, p*) independently
+    (the bits of one client are independent given its filter).  Cost O(V m h).
+    """
+    m, k = oracle.m, oracle.k
+    split = rng.multinomial(counts, np.full(m, 1.0 / m))  # (V, m)
+    rows, columns = design_columns(positions, k)
+    weights = split[columns, rows // k].astype(float)  # exact: counts < 2^53
+    set_bits = np.rint(np.bincount(rows, weights=weights, minlength=m * k)).astype(np.int64)
+    set_bits = set_bits.reshape(m, k)
+    per_cohort = split.sum(axis=0).astype(np.int64)
+    ones = rng.binomial(set_bits, oracle.q_star) + rng.binomial(
+        per_cohort[:, None] - set_bits, oracle.p_star
+    )
+    return CohortCounts(ones.astype(np.int64), per_cohort)
+
+
 # ------------------------------------------------------------------ the protocol
 @register(label="RAPPOR", color="#66a61e", order=90)
 @dataclass(frozen=True, kw_only=True)
@@ -530,19 +552,7 @@ class RAPPOR(FrequencyOracle):
         """
         counts = check_counts(true_counts, self.domain_size)
         rng = check_generator(rng)
-        m, k = self.m, self.k
-        split = rng.multinomial(counts, np.full(m, 1.0 / m))  # (d, m)
-        rows, columns = design_columns(self._domain_positions, k)
-        cohort_of_row = rows // k
-        set_bits = np.bincount(
-            rows, weights=split[columns, cohort_of_row].astype(float), minlength=m * k
-        )
-        set_bits = np.rint(set_bits).astype(np.int64).reshape(m, k)
-        per_cohort = split.sum(axis=0).astype(np.int64)
-        ones = rng.binomial(set_bits, self.q_star) + rng.binomial(
-            per_cohort[:, None] - set_bits, self.p_star
-        )
-        return CohortCounts(ones.astype(np.int64), per_cohort)
+        return sample_cohort_counts(self, self._domain_positions, counts, rng)
 
     def simulate(
         self,
