@@ -34,8 +34,8 @@ from ldp._validation import check_int
 from ldp.oracles.rappor import CohortCounts, design_columns
 
 #: FISTA stops when no coefficient moved by more than this fraction of the largest one.
-TOLERANCE = 1e-6
-MAX_ITERATIONS = 2000
+TOLERANCE = 1e-4
+MAX_ITERATIONS = 1000
 
 
 class RapporDecoding(NamedTuple):
@@ -90,6 +90,28 @@ def nonnegative_lasso(
         if moved <= TOLERANCE * scale:
             break
     return coef
+
+
+def screened_lasso(x: sparse.csc_matrix, t: np.ndarray, penalty: float) -> np.ndarray:
+    """The non-negative LASSO over all columns, solved on a working set (exact).
+
+    Start from the columns whose correlation with t exceeds penalty/2, solve there, then add
+    every column violating the optimality condition X_j'(t - X x) <= penalty and solve again
+    until none does: the result satisfies the KKT conditions of the full problem, at the
+    cost of a few small problems instead of one over every candidate.
+    """
+    coef = np.zeros(x.shape[1])
+    working = np.flatnonzero(x.T @ t > penalty / 2)
+    while True:
+        if working.size:
+            coef[:] = 0.0
+            coef[working] = nonnegative_lasso(x[:, working], t, penalty, start=coef[working])
+        residual = t - x @ coef
+        violating = np.flatnonzero(x.T @ residual > penalty * (1 + 1e-3))
+        violating = np.setdiff1d(violating, working)
+        if violating.size == 0:
+            return coef
+        working = np.union1d(working, violating)
 
 
 def _independent_columns(dense: np.ndarray) -> np.ndarray:
@@ -175,7 +197,7 @@ def decode(
         penalty = sigma * math.sqrt(2 * math.log(max(candidates, 2))) * column_norm
     elif not penalty >= 0:
         raise ValueError(f"penalty must be >= 0, got {penalty}")
-    lasso = nonnegative_lasso(x, t, penalty)
+    lasso = screened_lasso(x, t, penalty)
     chosen = np.flatnonzero(lasso > 0)
     dense = x[:, chosen].toarray()
     chosen = chosen[_independent_columns(dense)]
