@@ -9,6 +9,7 @@
 """
 
 from ldp.theory.frequency import (
+    TABLE1_PROTOCOLS,
     blh_pq,
     discrete_laplace_variance,
     grr_pq,
@@ -61,6 +62,7 @@ __all__ = [
     "she_variance",
     "shuffle_epsilon",
     "sue_pq",
+    "TABLE1_PROTOCOLS",
     "table1_variance",
     "the_optimal_theta",
     "the_pq",

@@ -115,6 +115,10 @@ def the_optimal_theta(epsilon: float) -> float:
     return float(result.x)
 
 
+#: The seven oracles of [FO] Table 1, in its order (other registered oracles have no entry).
+TABLE1_PROTOCOLS = ("GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH")
+
+
 def table1_variance(protocol: str, epsilon: ArrayLike, d: int = 2) -> np.ndarray:
     """Var[c(v)]/n as printed in Table 1 of USENIX'17 ([FO] "Comparison").
 
