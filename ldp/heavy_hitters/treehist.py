@@ -82,7 +82,13 @@ class TreeHistClient:
         return int(bits.prefix(np.array([value], dtype=np.uint64), self.m, self.level)[0])
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
-        """Each user's ε-LDP report of their value's ℓ-bit prefix."""
+        """Each user's ε-LDP report of their value's ℓ-bit prefix (values as in
+        :func:`ldp.bits.prefix`; non-negative int64 are taken as uint64)."""
+        values = np.asarray(values)
+        if values.dtype.kind == "i":
+            if values.size and values.min() < 0:
+                raise ValueError("values must be non-negative")
+            values = values.astype(np.uint64)
         return self.oracle.perturb(bits.prefix(values, self.m, self.level), rng)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldp import metrics, registry
+from ldp import audit, metrics, registry
 from ldp.datasets.base import Dataset
 from ldp.heavy_hitters import PEM, TreeHist
 from ldp.oracles import GRR, OLH, OUE
@@ -172,6 +172,56 @@ def test_a_level_report_is_exactly_epsilon_ldp(oracle):
     assert prefixes.tolist() == [0, 1, 7]
     loss = max_privacy_loss(client.oracle, values=prefixes)
     assert loss == pytest.approx(1.5, rel=1e-9)
+
+
+AUDIT_TRIALS = 50_000
+V, V_PRIME = 0x0123456789ABCDEF, 0x0123456789ABCDEF ^ (1 << 40)  # first differ at bit 24
+
+
+def _audit(client, v, v_prime, key):
+    rng = np.random.default_rng(np.random.SeedSequence(14, spawn_key=key))
+    return audit.lower_bound(client, v, v_prime, rng=rng, trials=AUDIT_TRIALS, alpha=ALPHA)
+
+
+@pytest.mark.parametrize(
+    ("oracle", "epsilon", "m", "level"),
+    [
+        (OLH, 0.5, 64, 30),
+        (OLH, 2.0, 64, 30),
+        (OLH, 6.0, 64, 64),
+        (OUE, 2.0, 16, 8),
+        (GRR, 2.0, 16, 7),
+    ],
+)
+def test_a_level_client_passes_the_audit(oracle, epsilon, m, level):
+    """``ldp.audit`` on the real client of one level (the prefixes of the two values differ):
+    no false alarm (bound <= ε; it exceeds the true loss with probability <= α = 1e-4), and
+    tight: at least the bound the optimal event reaches except with probability α
+    (``audit.expected_lower_bound`` at the α/2 quantile)."""
+    v, v_prime = (V, V_PRIME) if m == 64 else (0x89AB, 0x89AB ^ (1 << 9))
+    client = TreeHist(epsilon=epsilon, k=4, m=m, oracle=oracle).client(level)
+    assert client.oracle_input(v) != client.oracle_input(v_prime)
+    result = _audit(client, v, v_prime, (int(epsilon * 10), m, level))
+    assert result.epsilon <= epsilon * (1 + 1e-12), str(result)
+    p, p_other = audit.optimal_event_probabilities(client.oracle)
+    reachable = audit.expected_lower_bound(
+        p,
+        p_other,
+        result.trials,
+        alpha=result.alpha,
+        hypotheses=result.hypotheses,
+        quantile=ALPHA / 2,
+    )
+    assert result.epsilon >= reachable >= 0.7 * epsilon, str(result)
+
+
+def test_a_level_above_the_first_difference_leaks_nothing():
+    """Level 20: V and V' share their 20-bit prefix, so the reports have one law; the audit's
+    bound stays at its noise floor (below 0.1 at 50,000 trials, ε = 6)."""
+    client = TreeHist(epsilon=6.0, k=4, m=64).client(20)
+    assert client.oracle_input(V) == client.oracle_input(V_PRIME)
+    result = _audit(client, V, V_PRIME, (20,))
+    assert result.epsilon < 0.1, str(result)
 
 
 def test_registered_and_oracle_is_a_parameter():
