@@ -170,8 +170,11 @@ class TreeHist:
 
     def level_threshold(self, level: int, n_users: int) -> float:
         """τ_ℓ = z σ_ℓ: the estimated count (among ``n_users``) a prefix needs to survive."""
-        oracle = self.oracle(epsilon=self.epsilon, domain_size=2**level)
-        return self.z_value * math.sqrt(oracle.variance(n_users, 0))
+        return self._threshold(self.client(level).oracle, n_users, self.z_value)
+
+    @staticmethod
+    def _threshold(oracle: FrequencyOracle, n_users: int, z: float) -> float:
+        return z * math.sqrt(oracle.variance(n_users, 0))
 
     def pem_config(self) -> pem_theory.PEMConfig:
         """The top-k form as a PEM configuration (γ = 0, η[i] = 1, n[i] = n/m, |C_i| = k),
@@ -195,10 +198,11 @@ class TreeHist:
             distinct, counts = dataset.histogram()
             per_group = split_counts(counts, fractions, rng)
             sizes = per_group.sum(axis=1)
+            live = np.arange(len(counts))
         else:
             groups = assign_groups(dataset.n, fractions, rng)
             sizes = np.bincount(groups, minlength=self.m)
-        n = int(sizes.sum())
+        n, z = int(sizes.sum()), self.z_value
         kept = np.zeros(1, dtype=np.uint64)
         kept_estimates = np.zeros(1)
         queried, kept_sizes, kept_prefixes, thresholds = [], [], [], []
@@ -206,7 +210,8 @@ class TreeHist:
             domain = bits.extend(kept, ell - 1, 1)
             client = self.client(ell)
             if engine == "sampled":
-                keys, group_counts = aggregate(bits.prefix(distinct, self.m, ell), per_group[index])
+                held = bits.prefix(distinct[live], self.m, ell)
+                keys, group_counts = aggregate(held, per_group[index][live])
                 estimates = client.oracle.simulate_candidates(
                     lookup(keys, group_counts, domain), int(sizes[index]), rng
                 )
@@ -215,10 +220,12 @@ class TreeHist:
                 estimates = client.oracle.estimate(reports, candidates=domain)
             best = top(estimates, self.k if self.form == "top-k" else self.width)
             if self.form == "threshold":
-                tau = self.level_threshold(ell, int(sizes[index]))
+                tau = self._threshold(client.oracle, int(sizes[index]), z)
                 best = best[estimates[best] >= tau]
                 thresholds.append(tau)
             kept, kept_estimates = domain[best], estimates[best]
+            if engine == "sampled":  # only values under a kept prefix can match a child
+                live = live[lookup(kept, np.ones(len(kept)), held) > 0]
             queried.append(len(domain))
             kept_sizes.append(len(kept))
             kept_prefixes.append(kept)
@@ -247,5 +254,5 @@ class TreeHist:
             "thresholds": thresholds,
         }
         if self.form == "threshold":
-            diagnostics["z"] = self.z_value
+            diagnostics["z"] = z
         return HeavyHitterResult(identified, estimates, diagnostics)
