@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-fast lint format figures figures-quick bench clean
+.PHONY: help venv test test-fast lint format figures figures-quick bench audit-peers clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ figures-quick: $(STAMP)  ## every figure with few runs (minutes), into results/q
 
 bench: $(STAMP)  ## time this project against its peers; prints the tables
 	$(PY) -m benchmarks
+
+audit-peers: $(STAMP)  ## ldp.audit on the peers' own clients (in their venvs): claimed ε vs our lower bound
+	$(PY) -m benchmarks.audit_peers --figure results/figures/audit_peers.png
 
 clean:  ## remove the venv, caches and raw results (keeps committed figures)
 	rm -rf $(VENV) .bench-venv* .pytest_cache .ruff_cache outputs multirun .cache

@@ -152,6 +152,7 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     rows = [
         Measurement("sq_error_n", float(np.mean(errors**2)) / n, float(np.mean(variances))),
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
+        Measurement("shuffle_epsilon", _shuffle_epsilon(oracle, n), oracle.epsilon),
     ]
     if options["per_value"]:
         for value, error, variance in zip(tracked, errors, variances, strict=True):
@@ -164,6 +165,21 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
                     Measurement("estimate_n", (count + error) / n, count / n, int(value) + 1)
                 )
     return TrialResult(rows, source, n)
+
+
+#: δ of the central (ε, δ) that ``shuffle_epsilon`` rows record.
+SHUFFLE_DELTA = 1e-6
+
+
+@functools.lru_cache(maxsize=256)
+def _shuffle_epsilon(oracle, n: int) -> float:
+    """The central ε (δ = 10^-6) of the trial's n reports after a shuffle, at most ε0
+    (:func:`ldp.theory.shuffle.shuffle_epsilon`, "best"): for GRR the best bound valid for
+    it ([BBGN19]'s GRR-specific blankets included), else the best generic one."""
+    from ldp.theory.shuffle import shuffle_epsilon
+
+    d = oracle.domain_size if oracle.name == "GRR" else None
+    return shuffle_epsilon(oracle.epsilon, n, SHUFFLE_DELTA, "best", domain_size=d)
 
 
 def _variances(oracle, n: int, truth: np.ndarray) -> np.ndarray:

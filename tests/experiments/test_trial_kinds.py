@@ -10,6 +10,7 @@ import pytest
 from experiments.settings import make_setting
 from experiments.trials import run_trial
 from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.theory.shuffle import shuffle_epsilon
 
 from .conftest import TINY
 
@@ -18,7 +19,12 @@ def test_an_oracle_trial_records_error_and_analytical_variance(compose_config):
     config = make_setting(compose_config("protocol=grr", "epsilon=1", *TINY)).config
     result = run_trial(config, 0)
     metrics = {m.metric: m for m in result.measurements}
-    assert set(metrics) == {"sq_error_n", "error_n"}
+    assert set(metrics) == {"sq_error_n", "error_n", "shuffle_epsilon"}
+    shuffled = metrics["shuffle_epsilon"]  # central ε of the 400 reports after a shuffle
+    assert shuffled.analytic == 1.0
+    assert shuffled.value == shuffle_epsilon(
+        1.0, 400, 1e-6, "best", domain_size=config["options"]["domain_size"]
+    )
     e = np.exp(1.0)
     assert metrics["sq_error_n"].analytic == pytest.approx((8 - 2 + e) / (e - 1) ** 2)
     assert result.n == 400 and result.data_source == "point" and result.wall_time > 0
