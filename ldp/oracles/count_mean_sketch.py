@@ -42,8 +42,9 @@ family (fully random hash functions) is
     Var[f(d)] = [n_d p*(1-p*) + (n - n_d) q*(1-q*)]/(p* - q*)^2 + Σ_{u≠d} n_u(n_u - 1)/(k(m-1)),
 
 the pure protocol's variance plus a collision term (:meth:`variance`, ``collisions``).
-The per-user term n(c_ε²-1)/4 · (m/(m-1))² ... is [Apple]'s approximation for large m; the
-exact one above is what the tests check.
+For m -> ∞, n_d << n and no collisions the first term tends to n(c_ε² - 1)/4 = n e^{ε/2}/
+(e^{ε/2} - 1)² for CMS and to n c_ε² for HCMS (c_ε of each client): the large-sketch
+approximations; the exact form above is what the tests check.
 
 Coins are drawn on the 53-bit grid of :mod:`ldp.oracles.exact` (flip probabilities rounded
 up), and p*, q* are the realised ones, so the declared likelihood is what is emitted.
@@ -270,16 +271,35 @@ class _CountMeanSketch(PureOracle):
         return self._simulate(values, counts[values], 0, chosen, rng)
 
     def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+        self,
+        candidate_counts: np.ndarray,
+        n_users: int,
+        rng: np.random.Generator,
+        other_counts: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Estimates of candidates 0..|C|-1 relabelled, the other users each holding a value
-        of their own (exact under that assumption; :meth:`simulate` takes the histogram).
+        """Estimates of |C| candidates (relabelled 0..|C|-1) from their exact law.
+
+        The users outside the candidates collide with them through the shared hash family,
+        so their law depends on how their values repeat: ``other_counts`` gives the counts
+        of their distinct values (labels do not matter under a random family).  Without it
+        each of them holds a value of their own, which is exact only in that case.
         """
         counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
         size = counts.shape[0]
         labels = np.arange(size, dtype=np.int64)
-        keep = counts > 0
-        return self._simulate(labels[keep], counts[keep], n - int(counts.sum()), labels, rng)
+        values, weights = labels[counts > 0], counts[counts > 0]
+        anonymous = n - int(counts.sum())
+        if other_counts is not None:
+            others = check_counts(other_counts, None, name="other_counts")
+            others = others[others > 0]
+            if int(others.sum()) != anonymous:
+                raise ValueError(
+                    f"other_counts must sum to n_users - sum(candidate_counts) = {anonymous}, "
+                    f"got {int(others.sum())}"
+                )
+            values = np.r_[values, size + np.arange(others.shape[0], dtype=np.int64)]
+            weights, anonymous = np.r_[weights, others], 0
+        return self._simulate(values, weights, anonymous, labels, rng)
 
     @abstractmethod
     def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:

@@ -41,7 +41,7 @@ from ldp.oracles.count_mean_sketch import (
 CLASSES = (CMS, HCMS)
 EPSILONS = (0.5, 4.0)
 K, M = 4, 16
-REPS = 1500
+REPS = 1200
 
 
 def make(cls, epsilon: float, **kwargs):
@@ -171,19 +171,23 @@ def test_collision_term_matters_here() -> None:
     np.testing.assert_allclose(with_pairs - alone, pairs / (K * (M - 1)))
 
 
+@pytest.mark.parametrize("others", [None, (500, 500)])
 @pytest.mark.parametrize("cls", CLASSES)
-def test_simulate_candidates_others_distinct(cls) -> None:
-    """Candidates' estimates when every other user holds a value of their own.
+def test_simulate_candidates(cls, others) -> None:
+    """Candidates' estimates given the other users' value counts (or all distinct).
 
-    Same law as :meth:`simulate` on a histogram whose other users are all distinct: the
-    means are the counts and the variances the formula with the candidates' pairs only.
+    Unbiased, with the exact variance whose collision term counts the pairs among the
+    candidates and among the other values (none when the others are all distinct).
     """
     oracle = cls(epsilon=2.0, domain_size=4096, k=K, m=M)
     counts = np.array([600, 300, 0, 100])
-    n, reps = 2000, 1500
-    rng = seed_for(cls.name, "candidates")
-    estimates = np.array([oracle.simulate_candidates(counts, n, rng) for _ in range(reps)])
-    pairs = collision_pairs(counts, np.arange(4))
+    n, reps = 2000, 800
+    rng = seed_for(cls.name, "candidates", others)
+    kwargs = {} if others is None else {"other_counts": np.array(others)}
+    estimates = np.array(
+        [oracle.simulate_candidates(counts, n, rng, **kwargs) for _ in range(reps)]
+    )
+    pairs = collision_pairs(np.r_[counts, others or ()], np.arange(4))
     variances = np.array(
         [oracle.variance(n, int(c), float(p)) for c, p in zip(counts, pairs, strict=True)]
     )
@@ -192,6 +196,13 @@ def test_simulate_candidates_others_distinct(cls) -> None:
     lo, hi = variance_acceptance(reps, stats.kurtosis(estimates, axis=0), ALPHA, 4)
     ratio = estimates.var(axis=0, ddof=1) / variances
     assert np.all((lo < ratio) & (ratio < hi)), ratio
+
+
+def test_other_counts_must_add_up() -> None:
+    with pytest.raises(ValueError, match="^other_counts must sum to n_users"):
+        make(CMS, 1.0).simulate_candidates(
+            np.array([5, 5]), 20, np.random.default_rng(0), other_counts=np.array([3])
+        )
 
 
 # --- privacy -------------------------------------------------------------------------------
