@@ -344,6 +344,16 @@ class _CountMeanSketch(PureOracle):
         return index, rows, users.astype(np.int64), loose
 
 
+def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
+    """The sorted distinct keys in [0, size): a mask when size is small, else a sort."""
+    if size <= max(1 << 24, 8 * keys.shape[0]):
+        mask = np.zeros(size, dtype=bool)
+        mask[keys] = True
+        return np.flatnonzero(mask)
+    ordered = np.sort(keys)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
 def collision_pairs(true_counts: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """Σ_{u≠d} n_u(n_u - 1) for each candidate d: the collision term's numerator."""
     counts = np.asarray(true_counts, dtype=float)
@@ -462,7 +472,7 @@ class CMS(_CountMeanSketch):
         seeds = draw_family(self.k, rng)
         index, rows, users, loose = self._user_rows(values, counts, anonymous, rng)
         table = cell_table(chosen, seeds, self.m)  # (k, |C|)
-        wanted = np.unique((np.arange(self.k)[:, None] * self.m + table).ravel())
+        wanted = _distinct((np.arange(self.k)[:, None] * self.m + table).ravel(), self.k * self.m)
         per_row = np.bincount(rows, weights=users, minlength=self.k).astype(np.int64) + loose
         keyed = rows * self.m + cells(values[index], seeds, rows, self.m)
         order = np.argsort(keyed)
