@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+import benchmarks.sketches as sketches  # Apple's CMS/HCMS against pure-ldp's
 from benchmarks import harness, heavy_hitters, oracles
 
 
@@ -29,6 +30,7 @@ def _harness(quick: bool, peers: bool) -> None:
 #: name -> run(quick, peers); each prints its own tables.
 BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles, "harness": _harness}
 BENCHMARKS["heavy_hitters"] = heavy_hitters.bench
+BENCHMARKS["sketches"] = sketches.bench
 
 
 def main(argv: Sequence[str] | None = None) -> None:

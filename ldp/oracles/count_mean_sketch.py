@@ -344,6 +344,44 @@ class _CountMeanSketch(PureOracle):
         return index, rows, users.astype(np.int64), loose
 
 
+def _count_ones_kernel(rows, packed, ones):  # pragma: no cover - compiled by numba
+    m = ones.shape[1]
+    for i in range(packed.shape[0]):
+        row = rows[i]
+        for j in range(packed.shape[1]):
+            byte = packed[i, j]
+            if byte:
+                for t in range(8):
+                    if (byte >> (7 - t)) & 1 and 8 * j + t < m:
+                        ones[row, 8 * j + t] += 1
+
+
+_count_ones_numba = (
+    hashing.numba.njit(cache=True, nogil=True)(_count_ones_kernel) if hashing.HAVE_NUMBA else None
+)
+
+
+def count_ones(
+    rows: np.ndarray, packed: np.ndarray, k: int, m: int, *, use_numba: bool = True
+) -> np.ndarray:
+    """ones[l, c]: the reports of row l whose bit c is set (packed bits, big-endian)."""
+    ones = np.zeros((k, m), dtype=np.int64)
+    if _count_ones_numba is not None and use_numba:
+        _count_ones_numba(rows, np.ascontiguousarray(packed), ones)
+        return ones
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    step = max(1, CHUNK // m)
+    for start in range(0, order.shape[0], step):
+        # cells x users, so that each segment sum runs over contiguous memory
+        unpacked = np.unpackbits(packed[order[start : start + step]], axis=1, count=m)
+        unpacked = np.ascontiguousarray(unpacked.T)
+        chunk_rows = sorted_rows[start : start + step]
+        firsts = np.flatnonzero(np.r_[True, chunk_rows[1:] != chunk_rows[:-1]])
+        ones[chunk_rows[firsts]] += np.add.reduceat(unpacked, firsts, axis=1, dtype=np.int32).T
+    return ones
+
+
 def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
     """The sorted distinct keys in [0, size): a mask when size is small, else a sort."""
     if size <= max(1 << 24, 8 * keys.shape[0]):
@@ -443,23 +481,12 @@ class CMS(_CountMeanSketch):
     def row_support(self, reports) -> tuple[np.ndarray, np.ndarray]:
         """R_l and the count of +1 signs in every cell, summed over the users of each row.
 
-        Users are sorted by row once; chunks of them are unpacked and summed per row
-        (``np.add.reduceat``), so the cost is one pass over the n x m bits.
+        One pass over the n x m packed bits: a compiled loop with numba, else (or with
+        ``LDP_NO_NUMBA=1``) users sorted by row and summed per row in chunks with
+        ``np.add.reduceat``; both give the same counts.
         """
         _, rows, bits = self._check_reports(reports)
-        order = np.argsort(rows, kind="stable")
-        sorted_rows = rows[order]
-        ones = np.zeros((self.k, self.m), dtype=np.int64)
-        step = max(1, CHUNK // self.m)
-        for start in range(0, order.shape[0], step):
-            part = order[start : start + step]
-            # cells x users, so that each segment sum runs over contiguous memory
-            unpacked = np.ascontiguousarray(np.unpackbits(bits[part], axis=1, count=self.m).T)
-            chunk_rows = sorted_rows[start : start + step]
-            firsts = np.flatnonzero(np.r_[True, chunk_rows[1:] != chunk_rows[:-1]])
-            sums = np.add.reduceat(unpacked, firsts, axis=1, dtype=np.int32)
-            ones[chunk_rows[firsts]] += sums.T
-        return np.bincount(rows, minlength=self.k), ones
+        return np.bincount(rows, minlength=self.k), count_ones(rows, bits, self.k, self.m)
 
     def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
         """The exact law of the cells the estimate reads, without any report.

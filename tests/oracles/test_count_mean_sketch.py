@@ -33,6 +33,7 @@ from ldp.oracles import CMS, HCMS
 from ldp.oracles.count_mean_sketch import (
     HCMSReports,
     collision_pairs,
+    count_ones,
     draw_family,
     hadamard_sign,
     walsh_hadamard,
@@ -349,3 +350,15 @@ def test_bad_reports(cls) -> None:
         oracle.estimate(reports, candidates=[D])
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         oracle.perturb(users(COUNTS)[:5], 0)
+
+
+def test_count_ones_compiled_and_numpy_paths_agree() -> None:
+    """The numba loop and the numpy fallback count the same bits (m not a multiple of 8)."""
+    oracle = CMS(epsilon=1.0, domain_size=D, k=5, m=20)
+    reports = oracle.perturb(users(COUNTS)[::7], np.random.default_rng(4))
+    fast = count_ones(reports.rows, reports.bits, 5, 20)
+    slow = count_ones(reports.rows, reports.bits, 5, 20, use_numba=False)
+    bits = np.unpackbits(reports.bits, axis=1, count=20)
+    direct = np.array([bits[reports.rows == row].sum(axis=0) for row in range(5)])
+    np.testing.assert_array_equal(fast, direct)
+    np.testing.assert_array_equal(slow, direct)
