@@ -10,6 +10,7 @@
 
 from ldp.theory.frequency import (
     blh_pq,
+    discrete_laplace_variance,
     grr_pq,
     multiple_questions_variance,
     olh_default_g,
@@ -49,6 +50,7 @@ __all__ = [
     "fmt_closed_form_epsilon",
     "fmt_numerical_delta",
     "fmt_numerical_epsilon",
+    "discrete_laplace_variance",
     "grr_pq",
     "multiple_questions_variance",
     "olh_default_g",
