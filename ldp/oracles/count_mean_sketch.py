@@ -5,7 +5,7 @@ Scale* (Apple Machine Learning Journal, vol. 1 no. 8, December 2017, and its ful
 Sec. "Algorithms"; ``[Notes]`` to the lecture notes on distributed DP, Sec. 5.1-5.2.
 
 The server draws k hash functions h_1..h_k: [d] -> [m] once per collection (here from the
-Generator given to ``perturb``: the family is part of the reports, named by k 64-bit seeds
+Generator given to ``perturb``: each report carries the 64-bit seed naming its row's hash
 of :mod:`ldp.hashing`).  Each user picks a row j uniformly from [k].
 
 CMS ([Apple] "Private Count Mean Sketch", client and sketch algorithms).  The client
@@ -74,18 +74,19 @@ MAX_ROWS = 1 << 20
 
 
 class CMSReports(NamedTuple):
-    """CMS reports: the collection's hash family, and each user's row and m signs."""
+    """CMS reports: each user's row j, the seed of h_j (public: it names j's function),
+    and the m signs."""
 
-    seeds: np.ndarray  #: uint64, shape (k,): row l hashes with seed seeds[l]
     rows: np.ndarray  #: int64 in [0, k), one per user
+    seeds: np.ndarray  #: uint64, one per user: the seed of the hash function of its row
     bits: np.ndarray  #: uint8, shape (n, ⌈m/8⌉): packed signs, bit c of user i = 1 iff +1
 
 
 class HCMSReports(NamedTuple):
-    """HCMS reports: the hash family, and each user's row, coefficient and one sign."""
+    """HCMS reports: each user's row, the seed of its hash function, coefficient, sign."""
 
-    seeds: np.ndarray  #: uint64, shape (k,)
     rows: np.ndarray  #: int64 in [0, k)
+    seeds: np.ndarray  #: uint64, one per user: the seed of the hash function of its row
     coefficients: np.ndarray  #: int64 in [0, m): the Hadamard row l
     bits: np.ndarray  #: uint8 in {0, 1}: 1 iff the reported sign is +1
 
@@ -210,7 +211,7 @@ class _CountMeanSketch(PureOracle):
     def estimate(self, reports, candidates: np.ndarray | None = None) -> np.ndarray:
         """f(d) = m/(m-1) ((1/k) Σ_l M[l, h_l(d)] - n/m) for each candidate ([Apple])."""
         chosen = self.candidates(candidates)
-        seeds = self._check_reports(reports).seeds
+        seeds = self.family(reports)
         sketch = self.sketch(reports)
         table = cell_table(chosen, seeds, self.m)
         mean = sketch[np.arange(self.k)[:, None], table].mean(axis=0)
@@ -223,7 +224,7 @@ class _CountMeanSketch(PureOracle):
         For HCMS the "support" is fractional per row (a Hadamard transform of signs), so
         this returns a float array; the estimate equals (I_d - n q*)/(p* - q*) exactly.
         """
-        seeds = self._check_reports(reports).seeds
+        seeds = self.family(reports)
         _, support = self.row_support(reports)
         table = cell_table(candidates, seeds, self.m)
         return support[np.arange(self.k)[:, None], table].sum(axis=0)
@@ -307,11 +308,37 @@ class _CountMeanSketch(PureOracle):
         ``anonymous`` users each holding a value of their own."""
 
     # --- helpers ---------------------------------------------------------------------------
+    def family(self, reports) -> np.ndarray:
+        """The k row seeds named by the reports (0 for a row nobody reported in).
+
+        Raises if two reports of one row name different hash functions.
+        """
+        checked = self._check_reports(reports)
+        family = np.zeros(self.k, dtype=np.uint64)
+        family[checked.rows] = checked.seeds
+        if not np.array_equal(family[checked.rows], checked.seeds):
+            raise ValueError("reports of one row must name one hash function (seed)")
+        return family
+
+    def _check_seeds(self, seeds: np.ndarray, n: int) -> np.ndarray:
+        seeds = np.asarray(seeds)
+        if seeds.dtype != np.uint64 or seeds.shape != (n,):
+            raise ValueError(
+                f"report seeds must be one uint64 per user, shape ({n},), "
+                f"got {seeds.shape} {seeds.dtype}"
+            )
+        return seeds
+
+    def _family_or_draw(self, family, rng: np.random.Generator) -> np.ndarray:
+        if family is None:
+            return draw_family(self.k, rng)
+        return self._check_family(family)
+
     def _check_family(self, seeds: np.ndarray) -> np.ndarray:
         seeds = np.asarray(seeds)
         if seeds.dtype != np.uint64 or seeds.shape != (self.k,):
             raise ValueError(
-                f"reports must carry the hash family as {self.k} uint64 seeds, "
+                f"family must be {self.k} uint64 seeds (one per row), "
                 f"got {seeds.shape} {seeds.dtype}"
             )
         return seeds
@@ -437,11 +464,17 @@ class CMS(_CountMeanSketch):
         probabilities[np.arange(self.k), hashed] = self.p
         return probabilities
 
-    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> CMSReports:
-        """Draw the family, then per user a row, the one-hot signs and the flips ([Apple])."""
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, family: np.ndarray | None = None
+    ) -> CMSReports:
+        """Per user a row, the one-hot signs and the flips ([Apple]).
+
+        ``family``: the server's k hash seeds (public, fixed in a deployment); drawn from
+        ``rng`` when None (a fresh family per collection, as the estimator assumes).
+        """
         values = check_values(values, self.domain_size)
         rng = check_generator(rng)
-        seeds = draw_family(self.k, rng)
+        seeds = self._family_or_draw(family, rng)
         n, m = values.shape[0], self.m
         if n * -(-m // 8) > 4 * 2**30:
             raise ValueError(f"reports of {n} users x m = {m} bits exceed 4 GiB")
@@ -457,15 +490,15 @@ class CMS(_CountMeanSketch):
             signs = flipped  # a -1 coordinate reads +1 exactly when flipped
             signs[np.arange(size), own[part]] = ~flipped[np.arange(size), own[part]]
             out[part] = np.packbits(signs, axis=1)
-        return CMSReports(seeds, rows, out)
+        return CMSReports(rows, seeds[rows], out)
 
     def _check_reports(self, reports) -> CMSReports:
         if not isinstance(reports, tuple) or len(reports) != 3:
             raise TypeError(
-                f"reports must be CMSReports(seeds, rows, bits), got {type(reports).__name__}"
+                f"reports must be CMSReports(rows, seeds, bits), got {type(reports).__name__}"
             )
-        seeds = self._check_family(reports[0])
-        rows = self._check_rows(reports[1], "rows", self.k)
+        rows = self._check_rows(reports[0], "rows", self.k)
+        seeds = self._check_seeds(reports[1], rows.shape[0])
         bits = np.asarray(reports[2])
         width = -(-self.m // 8)
         if bits.dtype != np.uint8 or bits.shape != (rows.shape[0], width):
@@ -473,7 +506,7 @@ class CMS(_CountMeanSketch):
                 f"report bits must be packed, shape ({rows.shape[0]}, {width}) uint8, "
                 f"got {bits.shape} {bits.dtype}"
             )
-        return CMSReports(seeds, rows, bits)
+        return CMSReports(rows, seeds, bits)
 
     def n_reports(self, reports) -> int:
         return int(self._check_reports(reports).rows.shape[0])
@@ -485,7 +518,7 @@ class CMS(_CountMeanSketch):
         ``LDP_NO_NUMBA=1``) users sorted by row and summed per row in chunks with
         ``np.add.reduceat``; both give the same counts.
         """
-        _, rows, bits = self._check_reports(reports)
+        rows, _, bits = self._check_reports(reports)
         return np.bincount(rows, minlength=self.k), count_ones(rows, bits, self.k, self.m)
 
     def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
@@ -575,30 +608,32 @@ class HCMS(_CountMeanSketch):
         flipped = exact.bernoulli(rng, self.flip_threshold, rows.shape[0])
         return coefficients, (plus ^ flipped).astype(np.uint8)
 
-    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> HCMSReports:
-        """Draw the family, then per user (row, coefficient, one flipped sign) ([Apple])."""
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, family: np.ndarray | None = None
+    ) -> HCMSReports:
+        """Per user (row, coefficient, one flipped sign) ([Apple]); ``family`` as for CMS."""
         values = check_values(values, self.domain_size)
         rng = check_generator(rng)
-        seeds = draw_family(self.k, rng)
+        seeds = self._family_or_draw(family, rng)
         rows = rng.integers(0, self.k, size=values.shape[0])
         coefficients, signs = self._emit(rows, cells(values, seeds, rows, self.m), rng)
-        return HCMSReports(seeds, rows, coefficients, signs)
+        return HCMSReports(rows, seeds[rows], coefficients, signs)
 
     def _check_reports(self, reports) -> HCMSReports:
         if not isinstance(reports, tuple) or len(reports) != 4:
             raise TypeError(
-                "reports must be HCMSReports(seeds, rows, coefficients, bits), "
+                "reports must be HCMSReports(rows, seeds, coefficients, bits), "
                 f"got {type(reports).__name__}"
             )
-        seeds = self._check_family(reports[0])
-        rows = self._check_rows(reports[1], "rows", self.k)
+        rows = self._check_rows(reports[0], "rows", self.k)
+        seeds = self._check_seeds(reports[1], rows.shape[0])
         coefficients = self._check_rows(reports[2], "coefficients", self.m)
         bits = np.asarray(reports[3])
         if bits.shape != rows.shape or coefficients.shape != rows.shape:
             raise ValueError("reports must hold one row, coefficient and bit per user")
         if bits.dtype.kind not in "biu" or (bits.size and bits.max() > 1):
             raise ValueError("report bits must be 0 or 1")
-        return HCMSReports(seeds, rows, coefficients, bits)
+        return HCMSReports(rows, seeds, coefficients, bits)
 
     def n_reports(self, reports) -> int:
         return int(self._check_reports(reports).rows.shape[0])
@@ -611,7 +646,7 @@ class HCMS(_CountMeanSketch):
         support count is (R_l + (S H_m)[c])/2 (not an integer in general: one report
         supports about half of the cells of its row).
         """
-        _, rows, coefficients, bits = self._check_reports(reports)
+        rows, _, coefficients, bits = self._check_reports(reports)
         signed = 2 * bits.astype(np.int64) - 1
         flat = np.bincount(rows * self.m + coefficients, weights=signed, minlength=self.k * self.m)
         per_row = np.bincount(rows, minlength=self.k)
@@ -642,4 +677,4 @@ class HCMS(_CountMeanSketch):
         own[: owners.shape[0]] = cells(values[owners], seeds, rows[: owners.shape[0]], self.m)
         own[owners.shape[0] :] = rng.integers(0, self.m, size=anonymous)
         coefficients, signs = self._emit(rows, own, rng)
-        return self.estimate(HCMSReports(seeds, rows, coefficients, signs), chosen)
+        return self.estimate(HCMSReports(rows, seeds[rows], coefficients, signs), chosen)

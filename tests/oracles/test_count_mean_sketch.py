@@ -28,10 +28,12 @@ from oracle_testing import (
 )
 from scipy import linalg, stats
 
-from ldp import privacy
+from ldp import audit, hashing, privacy
+from ldp.audit import Event, FeatureSearch
 from ldp.oracles import CMS, HCMS
 from ldp.oracles.count_mean_sketch import (
     HCMSReports,
+    cells,
     collision_pairs,
     count_ones,
     draw_family,
@@ -272,7 +274,7 @@ def test_perturb_emits_the_declared_likelihood(cls) -> None:
     n, value = 40_000, 5
     reports = oracle.perturb(np.full(n, value), np.random.default_rng(11))
     seeds = draw_family(2, np.random.default_rng(11))
-    np.testing.assert_array_equal(reports.seeds, seeds)
+    np.testing.assert_array_equal(reports.seeds, seeds[reports.rows])
     probabilities = oracle.report_probabilities(value, seeds)
     if cls is CMS:
         bits = np.unpackbits(reports.bits, axis=1, count=8)
@@ -292,8 +294,8 @@ def test_perturb_emits_the_declared_likelihood(cls) -> None:
 def test_reports_are_integers_and_bits(cls) -> None:
     """No floating point leaves the client (no low-bit leak is possible)."""
     reports = make(cls, 1.0).perturb(users(COUNTS)[:100], np.random.default_rng(0))
-    assert all(np.asarray(part).dtype.kind in "ub" for part in reports[:1])
-    assert all(np.asarray(part).dtype.kind in "iub" for part in reports[1:])
+    assert all(np.asarray(part).dtype.kind in "iub" for part in reports)
+    assert reports.seeds.dtype == np.uint64 and reports.rows.dtype.kind == "i"
 
 
 @pytest.mark.parametrize(
@@ -336,8 +338,14 @@ def test_bad_reports(cls) -> None:
     reports = oracle.perturb(users(COUNTS)[:50], np.random.default_rng(0))
     with pytest.raises(TypeError, match="reports must be"):
         oracle.estimate(np.zeros(3))
-    with pytest.raises(ValueError, match=f"hash family as {K} uint64 seeds"):
+    with pytest.raises(ValueError, match="report seeds must be one uint64 per user"):
         oracle.estimate(reports._replace(seeds=reports.seeds[:2]))
+    same_row = np.flatnonzero(reports.rows == reports.rows[0])
+    assert len(same_row) >= 2
+    mixed = reports.seeds.copy()
+    mixed[same_row[0]] += np.uint64(1)  # one report of that row names another function
+    with pytest.raises(ValueError, match="reports of one row must name one hash function"):
+        oracle.estimate(reports._replace(seeds=mixed))
     with pytest.raises(ValueError, match=r"report rows must lie in \[0, 4\)"):
         oracle.estimate(reports._replace(rows=reports.rows + K))
     if isinstance(reports, HCMSReports):
@@ -362,3 +370,87 @@ def test_count_ones_compiled_and_numpy_paths_agree() -> None:
     direct = np.array([bits[reports.rows == row].sum(axis=0) for row in range(5)])
     np.testing.assert_array_equal(fast, direct)
     np.testing.assert_array_equal(slow, direct)
+
+
+# --- empirical audit (ldp.audit, LDP-Auditor) -----------------------------------------------
+#: Reports per input: more at small ε, where the ratio is close to 1 (design: floor >= 0.7ε).
+AUDIT_TRIALS = {0.5: 200_000, 2.0: 50_000, 6.0: 50_000}
+
+
+def separating_event(oracle, v: int, v_prime: int) -> Event:
+    """Reports whose row separates v and v' and whose signs favour v.
+
+    CMS: sign +1 at h(v) and -1 at h(v'): probability (1 - 1/m) p² under v and
+    (1 - 1/m) q² under v'.  HCMS: H[l, h(v)] != H[l, h(v')] and the sign is H[l, h(v)]:
+    (1 - 1/m) p / 2 under v and (1 - 1/m)(1 - p) / 2 under v'.  Ratio e^ε (realised).
+    """
+    m = oracle.m
+
+    def test(reports) -> np.ndarray:
+        n = reports.rows.shape[0]
+        own = hashing.hash_values(np.full(n, v), reports.seeds, m)
+        other = hashing.hash_values(np.full(n, v_prime), reports.seeds, m)
+        if isinstance(reports, HCMSReports):
+            sign = hadamard_sign(reports.coefficients, own)
+            split = sign != hadamard_sign(reports.coefficients, other)
+            return (own != other) & split & ((reports.bits == 1) == (sign > 0))
+        bits = np.unpackbits(reports.bits, axis=1, count=m).astype(bool)
+        index = np.arange(n)
+        return (own != other) & bits[index, own] & ~bits[index, other]
+
+    return Event("separating row favours v", test, favours=1)
+
+
+def event_probabilities(oracle, separated: float) -> tuple[float, float]:
+    """P(E | v), P(E | v') of :func:`separating_event` given the share of rows separating."""
+    p = oracle.p
+    if isinstance(oracle, CMS):
+        return separated * p**2, separated * (1 - p) ** 2
+    return separated * p / 2, separated * (1 - p) / 2
+
+
+class FixedFamily:
+    """The client of one collection: the public hash family is fixed, the coins are not.
+
+    ε-LDP must hold for every family (it is public and independent of the data); within
+    one collection the reports are then independent, as the audit's Clopper-Pearson
+    bounds need (a fresh family per batch would make batches differ).
+    """
+
+    def __init__(self, oracle, family):
+        self.oracle, self.family = oracle, family
+
+    def perturb(self, values, rng):
+        return self.oracle.perturb(values, rng, family=self.family)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
+@pytest.mark.parametrize("cls", CLASSES)
+def test_audit_no_false_alarm_and_tight(cls, epsilon: float) -> None:
+    """The LDP-Auditor bound (Clopper-Pearson at ALPHA, our event + the generic search)
+    stays below the realised loss and reaches what the event guarantees except with
+    probability ALPHA (``expected_lower_bound`` at the ALPHA/2 quantiles)."""
+    oracle = cls(epsilon=epsilon, domain_size=4, k=4, m=8)
+    family = draw_family(4, np.random.default_rng(5))
+    rows = np.arange(4)
+    separated = float(
+        np.mean(cells(np.zeros(4, int), family, rows, 8) != cells(np.ones(4, int), family, rows, 8))
+    )
+    assert separated > 0
+    result = audit.lower_bound(
+        FixedFamily(oracle, family),
+        0,
+        1,
+        rng=seed_for(cls.name, "audit", epsilon),
+        trials=AUDIT_TRIALS[epsilon],
+        alpha=ALPHA,
+        events=[separating_event(oracle, 0, 1), FeatureSearch()],
+    )
+    truth = declared_loss(oracle, family)
+    assert result.epsilon <= truth <= epsilon, f"false alarm: {result}"
+    p, p_other = event_probabilities(oracle, separated)
+    assert math.log(p / p_other) == pytest.approx(truth, rel=1e-9)
+    floor = audit.expected_lower_bound(
+        p, p_other, result.trials, alpha=ALPHA, hypotheses=result.hypotheses, quantile=ALPHA / 2
+    )
+    assert result.epsilon >= floor >= 0.7 * epsilon, (str(result), floor)
