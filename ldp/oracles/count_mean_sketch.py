@@ -557,7 +557,7 @@ class CMS(_CountMeanSketch):
         return self.m / (self.m - 1) * ((support - n * self.base) / self.gap - n / self.m)
 
 
-@register(label="HCMS", color="#e377c2", order=85)
+@register(label="HCMS", color="#17becf", order=85)
 @dataclass(frozen=True, kw_only=True)
 class HCMS(_CountMeanSketch):
     """Apple's Hadamard count-mean sketch: one Hadamard coefficient, flipped w.p. 1/(1+e^ε).
