@@ -171,7 +171,7 @@ FIGURE = FigureSpec(
         "coefficient w.p. 1/(1+e^ε); for large m their variances approach n(c_ε²-1)/4 "
         "(CMS, ≈ SUE's) and n c_ε² (HCMS, c_ε = (e^ε+1)/(e^ε-1))."
     ),
-    quick=("n_trials=3",),
+    quick=("n_trials=2", "hydra.sweeper.params.engine=sampled"),
     order=12.0,
     claims=claims,
 )
