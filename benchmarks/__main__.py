@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, oracles
+from benchmarks import harness, heavy_hitters, kernel, oracles, sketches
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -32,8 +32,9 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "kernel": kernel.bench,
     "oracles": _oracles,
     "harness": _harness,
+    "heavy_hitters": heavy_hitters.bench,
+    "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
 }
-BENCHMARKS["heavy_hitters"] = heavy_hitters.bench
 
 
 def main(argv: Sequence[str] | None = None) -> None:
