@@ -26,6 +26,7 @@ from ldp.oracles.rappor import (
     RapporClients,
     RapporReports,
     bloom_positions,
+    bloom_table,
     rappor_epsilon_inf,
     rappor_epsilon_one,
     rappor_f,
@@ -126,6 +127,19 @@ def test_bloom_positions_are_googles() -> None:
     assert bloom_positions(b"abc", 5, 3, 16) == (digest[0] % 16, digest[1] % 16, digest[2] % 16)
     oracle = small()
     assert tuple(oracle.positions([7])[3, 0]) == bloom_positions(b"7", 3, H, K)
+
+
+def test_vectorised_md5_table_is_hashlibs() -> None:
+    """bloom_table's numpy MD5 (one block per message) gives hashlib's bytes, for values of
+    every length around the one-block limit (51 bytes after the cohort) and k up to 256."""
+    rng = np.random.default_rng(12)
+    values = [rng.bytes(int(size)) for size in rng.integers(0, 70, 200)]
+    values += [b"", b"x" * 50, b"x" * 51, b"x" * 52, b"\xff" * 51]
+    for h, k in ((16, 256), (2, 32), (3, 7)):
+        table = bloom_table(values, 300, h, k)
+        for c in (0, 1, 255, 256, 299):
+            expected = [bloom_positions(v, c, h, k) for v in values]
+            assert np.array_equal(table[c], expected), (c, h, k)
 
 
 def test_reports_round_trip_through_googles_integers() -> None:
