@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
@@ -202,7 +203,8 @@ def privacy_claims(table: pd.DataFrame) -> list[Claim]:
 
 
 def decode_claims(table: pd.DataFrame) -> list[Claim]:
-    """False detections at most α per decode; detected values within 2 SE about 95%."""
+    """False detections at most α per decode; detected values within 2 SE at the normal
+    rate 0.9545 (pooled over presets and trials, 3 binomial standard errors allowed)."""
     summary = decode_summary(table)
     if summary.empty:
         return []
@@ -212,20 +214,32 @@ def decode_claims(table: pd.DataFrame) -> list[Claim]:
         f"({int(r['trials'])} trials)"
         for _, r in summary.iterrows()
     ]
-    false_rate = float(summary["n_false_detected"].mean())
-    coverage = float(summary["within_2se"].min())
-    ok = false_rate <= 0.05 * 3 and coverage >= 0.85
+    weights = summary["n_detected"] * summary["trials"]
+    coverage = float((summary["within_2se"] * weights).sum() / weights.sum())
+    nominal = 1 - 2 * stats.norm.sf(2)
+    short = coverage < nominal - 3 * math.sqrt(nominal * (1 - nominal) / weights.sum())
+    false_ok = float((summary["n_false_detected"] * summary["trials"]).sum()) <= max(
+        1.0, 0.05 * 3 * summary["trials"].sum()
+    )
+    reason = []
+    if short:
+        reason.append(
+            f"pooled coverage {100 * coverage:.1f}% < {100 * nominal:.1f}%: the LASSO also "
+            "keeps a few absent candidates whose noise fits their bits, and the refit "
+            "estimates of the true values shift by a fraction of an SE (post-selection "
+            "bias; decoding against the true values alone gives the nominal coverage, "
+            "tests/oracles/test_rappor.py)"
+        )
+    if not false_ok:
+        reason.append("false detections above the Bonferroni level")
     return [
         Claim(
             source="[RAPPOR] Sec. 4 (decoding: LASSO, least squares, Bonferroni cut-off)",
             paper="the detected values are estimated within their standard errors, with "
             "family-wise false-detection rate at most α",
-            ours="; ".join(parts),
-            verdict="reproduced" if ok else "partly",
-            reason=""
-            if ok
-            else "coverage below 85% (selection bias of the LASSO's extra columns) or "
-            "false detections above the Bonferroni level",
+            ours="; ".join(parts) + f"; pooled {100 * coverage:.1f}% within 2 SE",
+            verdict="partly" if reason else "reproduced",
+            reason="; ".join(reason),
         )
     ]
 
@@ -242,7 +256,7 @@ FIGURES = [
             "markers: google/rappor's presets at their f (filled ε₁, open ε∞). Right: the "
             "privacy loss of T reports of one value by one client, exact with the memoized "
             "PRR (colour; tends to ε∞, thin grey horizontal lines) and T ε₁ without "
-            "memoization (grey). Closed forms."
+            "memoization (grey); without a PRR (f = 0) the two coincide. Closed forms."
         ),
         claim=(
             "[RAPPOR] Sec. 3: ε∞ bounds any number of reports of a memoized value, one "
