@@ -1,6 +1,7 @@
 """RAPPOR at paper scale: both engines at n = 10^6, decoding 10^4 candidates, pure-ldp.
 
-``python -m benchmarks.rappor [--n N] [--peer-n N] [--no-peer]`` prints one table:
+``python -m benchmarks.rappor [--n N] [--peer-n N] [--no-peer] [--decoder-only]`` prints one
+table:
 
 * ``ldp`` reports engine: n clients perturb (cohort, Bloom filter, PRR, IRR), the server
   counts ones per cohort and bit and fits the whole domain by least squares;
@@ -146,10 +147,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--peer-python", type=Path, default=PEER_PYTHON)
+    parser.add_argument("--decoder-only", action="store_true", help="only the decoder row")
     args = parser.parse_args(argv)
-    rows = ldp_rows(args.n, args.reps)
+    rows = [] if args.decoder_only else ldp_rows(args.n, args.reps)
     rows.append(decoder_row(args.n))
-    if not args.no_peer:
+    if not args.no_peer and not args.decoder_only:
         if args.peer_python.exists():
             rows.append(peer_row(args.peer_n, args.peer_python))
             rows += [

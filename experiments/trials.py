@@ -23,6 +23,13 @@ must say about the data.  It knows nothing of files or workers.
   of the identified true heavy hitters), ``n_identified``, numeric diagnostics as
   ``diag.<name>``, and with ``options.per_value`` the identification (0/1) and frequency
   of each true heavy hitter (``item`` = its true rank, 1 = most frequent).
+* ``rappor_decode`` ([RAPPOR] Sec. 4): RAPPOR's decoder with every value of the domain as
+  a candidate (:meth:`ldp.oracles.rappor.RAPPOR.decode`: LASSO, least squares, standard
+  errors, Bonferroni cut-off at α = 0.05); recorded: ``n_detected``, ``n_false_detected``
+  (detected values nobody holds), ``n_selected`` (kept by the LASSO) and ``within_2se``
+  (share of the detected values whose truth lies within 2 standard errors, beside the
+  normal 0.9545); with ``options.per_value`` per tracked value ``estimate_n`` (ĉ(v)/n
+  beside c(v)/n), ``std_error_n`` (SE/n, NaN if not selected) and ``detected`` (0/1).
 
 To add a kind: write ``def my_trial(config, streams) -> TrialResult`` and add it to
 :data:`TRIAL_KINDS` (and to :data:`experiments.schema.TRIAL_KINDS`).
@@ -42,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.schema import protocol_schema
+from experiments.schema import ORACLE_KINDS, protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
 from ldp import registry
 
@@ -370,11 +377,51 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     return TrialResult(rows, data.source, data.n)
 
 
+def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """RAPPOR's decoder ([RAPPOR] Sec. 4) on a population, every domain value a candidate."""
+    from scipy import stats
+
+    options = config["options"]
+    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    n, d = int(counts.sum()), counts.shape[0]
+    oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
+    if not hasattr(oracle, "decode"):
+        raise ValueError(f"protocol.kind: rappor_decode needs RAPPOR's decoder, not {oracle.name}")
+    if config["engine"] == "sampled":
+        collected = oracle.simulate_counts(counts, streams.mechanism)
+    else:
+        values = np.repeat(np.arange(d, dtype=np.int64), counts)
+        collected = oracle.cohort_counts(oracle.perturb(values, streams.mechanism))
+    result = oracle.decode(collected, np.arange(d))
+    detected = np.flatnonzero(result.detected)
+    z = (result.estimates[detected] - counts[detected]) / result.std_errors[detected]
+    rows = [
+        Measurement("n_detected", float(detected.size)),
+        Measurement("n_false_detected", float(np.sum(counts[detected] == 0))),
+        Measurement("n_selected", float(np.sum(result.selected))),
+        Measurement(
+            "within_2se",
+            float(np.mean(np.abs(z) <= 2)) if z.size else NAN,
+            float(1 - 2 * stats.norm.sf(2)),
+        ),
+    ]
+    if options["per_value"]:
+        for value in tracked_values(counts, options["track"], config["k"]):
+            item = int(value) + 1
+            rows += [
+                Measurement("estimate_n", result.estimates[value] / n, counts[value] / n, item),
+                Measurement("std_error_n", result.std_errors[value] / n, item=item),
+                Measurement("detected", float(result.detected[value]), item=item),
+            ]
+    return TrialResult(rows, source, n)
+
+
 #: Trial function per ``protocol.kind``.
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
     "heavy_hitter": heavy_hitter_trial,
     "multiple_questions": multiple_questions_trial,
+    "rappor_decode": rappor_decode_trial,
 }
 
 
@@ -447,7 +494,7 @@ def preflight(configs: list[dict[str, Any]]) -> None:
         try:
             if protocol["kind"] == "multiple_questions":
                 build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
-            if protocol["kind"] in ("oracle", "multiple_questions"):
+            if protocol["kind"] in ORACLE_KINDS:
                 build_protocol(protocol, config["epsilon"], domain_size=d)
             else:
                 build_heavy_hitter(config, m, n)

@@ -71,7 +71,7 @@ import numpy as np
 from scipy import stats
 
 from ldp._validation import check_counts, check_generator, check_int, check_values
-from ldp.oracles import exact
+from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.registry import register
 
@@ -80,6 +80,8 @@ CHUNK = 1 << 22
 #: MD5 gives 16 bytes, one per hash function, each reduced mod k (so k <= 256).
 MAX_HASHES = 16
 MAX_BLOOM_BITS = 256
+#: MD5 lanes per vectorised batch (bounds the temporary memory of bloom_table).
+MD5_LANES = 1 << 20
 
 
 # ------------------------------------------------------------------ closed forms
@@ -166,13 +168,28 @@ def value_bytes(value: int) -> bytes:
 
 
 def bloom_table(values: list[bytes], cohorts: int, h: int, k: int) -> np.ndarray:
-    """positions[c, j, i]: the i-th Bloom position of ``values[j]`` in cohort c, (m, |V|, h)."""
+    """positions[c, j, i]: the i-th Bloom position of ``values[j]`` in cohort c, (m, |V|, h).
+
+    The same bytes as :func:`bloom_positions`, computed with the vectorised MD5 of
+    :mod:`ldp.oracles.md5` for every value of at most 51 bytes (one MD5 block with the
+    4-byte cohort), ``hashlib`` for longer ones.
+    """
     table = np.empty((cohorts, len(values), h), dtype=np.int64)
-    for c in range(cohorts):
-        prefix = c.to_bytes(4, "big")
-        for j, value in enumerate(values):
-            digest = hashlib.md5(prefix + value).digest()
-            table[c, j] = [digest[i] % k for i in range(h)]
+    short = [j for j, value in enumerate(values) if len(value) <= md5.MAX_ONE_BLOCK - 4]
+    long = [j for j, value in enumerate(values) if len(value) > md5.MAX_ONE_BLOCK - 4]
+    # word 0 is the cohort's 4 big-endian bytes read little-endian; words 1-15 the value's
+    cohort_words = np.arange(cohorts, dtype=np.uint32).byteswap()
+    for start in range(0, len(short), MD5_LANES):
+        chosen = short[start : start + MD5_LANES]
+        rows = max(1, MD5_LANES // len(chosen))
+        words = md5.one_block_words([bytes(4) + values[j] for j in chosen]).T
+        for first in range(0, cohorts, rows):
+            block = cohort_words[first : first + rows, None]
+            state = md5.digest_words([block, *(w[None, :] for w in words[1:])])
+            table[first : first + rows, chosen] = md5.digest_bytes(state, h).astype(np.int64) % k
+    for j in long:
+        for c in range(cohorts):
+            table[c, j] = bloom_positions(values[j], c, h, k)
     return table
 
 
@@ -399,9 +416,7 @@ class RAPPOR(FrequencyOracle):
         if values is None:
             return self._domain_positions
         values = check_values(values, self.domain_size, name="candidates")
-        if self.basic:
-            return values.astype(np.int64)[None, :, None]
-        return bloom_table([value_bytes(v) for v in values], self.m, self.h, self.k)
+        return self._domain_positions[:, values.astype(np.int64)]
 
     @cached_property
     def _domain_positions(self) -> np.ndarray:

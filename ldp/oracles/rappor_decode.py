@@ -8,7 +8,8 @@ X[(c, b), j] = 1[b in positions(c, j)]/m and x_j the number of clients holding j
 many more candidates than m k rows the system is underdetermined, so ([RAPPOR] Sec. 4):
 
 1. **select** with a non-negative LASSO, min ½||X x - t||² + λ Σ x_j over x >= 0, solved by
-   accelerated proximal gradient (FISTA, Beck and Teboulle 2009) on the sparse X; the
+   accelerated proximal gradient (FISTA, Beck and Teboulle 2009) on the Gram matrix of a
+   working set of columns grown until every column meets the optimality conditions; the
    penalty is the universal threshold λ = σ sqrt(2 ln C) max_j ||X_j|| (σ² the mean
    variance of a t_cb under no signal, C the number of candidates) unless given;
 2. **estimate** the selected counts by ordinary least squares of t on their columns
@@ -36,6 +37,8 @@ from ldp.oracles.rappor import CohortCounts, design_columns
 #: FISTA stops when no coefficient moved by more than this fraction of the largest one.
 TOLERANCE = 1e-4
 MAX_ITERATIONS = 1000
+#: Columns of the LASSO's first working set (it then at most doubles per round).
+WORKING_SET = 256
 
 
 class RapporDecoding(NamedTuple):
@@ -56,12 +59,13 @@ def design_matrix(positions: np.ndarray, k: int) -> sparse.csc_matrix:
     return sparse.csc_matrix((data, (rows, columns)), shape=(m * k, count))
 
 
-def _largest_singular_value_squared(x: sparse.csc_matrix, iterations: int = 100) -> float:
-    """||X||_2^2 by power iteration on X'X (an upper estimate after a 1% widening)."""
-    vector = np.ones(x.shape[1]) / math.sqrt(x.shape[1])
+def _largest_eigenvalue(gram: np.ndarray, iterations: int = 100) -> float:
+    """The largest eigenvalue of a Gram matrix X'X by power iteration (1% widened: FISTA's
+    step 1/L must not exceed the inverse Lipschitz constant of the gradient)."""
+    vector = np.ones(gram.shape[0]) / math.sqrt(gram.shape[0])
     value = 0.0
     for _ in range(iterations):
-        product = x.T @ (x @ vector)
+        product = gram @ vector
         norm = float(np.linalg.norm(product))
         if norm == 0.0:
             return 1.0
@@ -72,16 +76,17 @@ def _largest_singular_value_squared(x: sparse.csc_matrix, iterations: int = 100)
 
 
 def nonnegative_lasso(
-    x: sparse.csc_matrix, t: np.ndarray, penalty: float, *, start: np.ndarray | None = None
+    gram: np.ndarray, correlation: np.ndarray, penalty: float, start: np.ndarray
 ) -> np.ndarray:
-    """argmin over x >= 0 of ½||X x - t||² + penalty Σ x_j (FISTA with restart-free momentum)."""
-    lipschitz = _largest_singular_value_squared(x)
-    step = 1.0 / lipschitz
-    coef = np.zeros(x.shape[1]) if start is None else start.astype(float).copy()
+    """argmin over x >= 0 of ½ x'G x - c'x + penalty Σ x_j, which is ½||X x - t||² +
+    penalty Σ x_j up to a constant when G = X'X and c = X't: FISTA (Beck and Teboulle
+    2009) on the Gram matrix, so an iteration costs one |W| x |W| product."""
+    step = 1.0 / _largest_eigenvalue(gram)
+    coef = start.astype(float).copy()
     momentum, extrapolated = 1.0, coef.copy()
+    shifted = correlation - penalty
     for _ in range(MAX_ITERATIONS):
-        gradient = x.T @ (x @ extrapolated - t)
-        new = np.maximum(extrapolated - step * (gradient + penalty), 0.0)
+        new = np.maximum(extrapolated - step * (gram @ extrapolated - shifted), 0.0)
         moved = float(np.max(np.abs(new - coef))) if new.size else 0.0
         scale = max(float(np.max(new)) if new.size else 0.0, 1.0)
         next_momentum = (1 + math.sqrt(1 + 4 * momentum**2)) / 2
@@ -95,23 +100,29 @@ def nonnegative_lasso(
 def screened_lasso(x: sparse.csc_matrix, t: np.ndarray, penalty: float) -> np.ndarray:
     """The non-negative LASSO over all columns, solved on a working set (exact).
 
-    Start from the columns whose correlation with t exceeds penalty/2, solve there, then add
-    every column violating the optimality condition X_j'(t - X x) <= penalty and solve again
-    until none does: the result satisfies the KKT conditions of the full problem, at the
-    cost of a few small problems instead of one over every candidate.
+    Start from the :data:`WORKING_SET` columns most correlated with t among those that
+    violate the optimality condition X_j'(t - X x) <= penalty at x = 0; solve there (on the
+    working set's Gram matrix), then add the most violating columns (at least as many as
+    the working set holds, so it at most doubles per round) and solve again, until no
+    column violates it: the result satisfies the KKT conditions of the full problem, at
+    the cost of one sparse X'r per round and small dense problems.
     """
     coef = np.zeros(x.shape[1])
-    working = np.flatnonzero(x.T @ t > penalty / 2)
+    working = np.empty(0, dtype=np.int64)
+    scores = x.T @ t
     while True:
-        if working.size:
-            coef[:] = 0.0
-            coef[working] = nonnegative_lasso(x[:, working], t, penalty, start=coef[working])
-        residual = t - x @ coef
-        violating = np.flatnonzero(x.T @ residual > penalty * (1 + 1e-3))
-        violating = np.setdiff1d(violating, working)
+        scores[working] = -np.inf
+        violating = np.flatnonzero(scores > penalty * (1 + 1e-3))
         if violating.size == 0:
             return coef
+        size = max(WORKING_SET, working.size)
+        if violating.size > size:
+            violating = violating[np.argpartition(scores[violating], -size)[-size:]]
         working = np.union1d(working, violating)
+        columns = x[:, working]
+        gram = (columns.T @ columns).toarray()
+        coef[working] = nonnegative_lasso(gram, columns.T @ t, penalty, coef[working])
+        scores = x.T @ (t - columns @ coef[working])
 
 
 def _independent_columns(dense: np.ndarray) -> np.ndarray:
