@@ -81,7 +81,7 @@ __all__ = ["SFP"]
 MAX_HASH_BITS = 24
 
 
-@register(label="SFP", color="#7570b3", order=125)
+@register(label="SFP", color="#e7298a", order=125)
 @dataclass(frozen=True, kw_only=True)
 class SFP(BaselineParameters):
     """Apple's sequence fragment puzzle over m-bit values.
