@@ -62,6 +62,23 @@ def provenance() -> dict[str, str]:
     }
 
 
+class TrialError(RuntimeError):
+    """A trial failed; one line naming the experiment, the setting, the trial and the cause.
+
+    Built from plain text in the worker, so it crosses any process pool (the cause itself
+    might not pickle) and reaches the user the same way with one worker or many.
+    """
+
+
+def _trial_error(experiment: str, setting: Setting, trial: int, error: Exception) -> TrialError:
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else ""
+    where = " ".join(setting.overrides) or f"setting {setting.key}"
+    return TrialError(
+        f"trial {trial} of {experiment} ({where}) failed: {type(error).__name__}: {first}"
+    )
+
+
 @dataclass(frozen=True)
 class Batch:
     """Consecutive trials of one setting, run by one worker call."""
@@ -77,7 +94,10 @@ def run_batch(
     params = setting.params
     rows: list[dict[str, Any]] = []
     for trial in trials:
-        result = run_trial(setting.config, trial)
+        try:
+            result = run_trial(setting.config, trial)
+        except Exception as error:  # noqa: BLE001 (every cause becomes one line)
+            raise _trial_error(experiment, setting, trial, error) from None
         for m in result.measurements:
             rows.append(
                 {
@@ -225,7 +245,6 @@ def execute(
                 ran += len(trials)
                 bar.update(len(trials))
         except KeyboardInterrupt:
-            bar.close()
             log.warning(
                 "interrupted: %d of %d trials recorded in this run; rerun the same "
                 "command to resume",
@@ -233,7 +252,8 @@ def execute(
                 todo,
             )
             raise
-        bar.close()
+        finally:
+            bar.close()
     for key in {b.setting.key for b in batches}:
         store.compact(key)
     return RunReport(

@@ -27,7 +27,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from experiments.execute import RunReport, execute
+from experiments.execute import RunReport, TrialError, execute
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
 from experiments.store import ResultsStore
@@ -108,6 +108,9 @@ def main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         raise SystemExit(130) from None
+    except TrialError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
     print(describe(report, store))
 
 

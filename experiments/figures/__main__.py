@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 from hydra import initialize_config_dir
 
+from experiments.execute import TrialError
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.reproduction import collect, write_report
@@ -80,9 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if not args.no_run:
-        for settings in settings_of.values():
-            report, store = run_settings(settings)
-            print(describe(report, store))
+        try:
+            for settings in settings_of.values():
+                report, store = run_settings(settings)
+                print(describe(report, store))
+        except TrialError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     figures_dir = results_dir / "figures"
     entries = []
     for spec in chosen:

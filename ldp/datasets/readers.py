@@ -36,7 +36,11 @@ class DataFileError(ValueError):
         where = f"{path}" if line is None else f"{path}, line {line}"
         super().__init__(f"{where}: {message}")
         self.path = str(path)
+        self.message = message
         self.line = line
+
+    def __reduce__(self):  # rebuilt from its own arguments, so it crosses process pools
+        return type(self), (self.path, self.message, self.line)
 
 
 class _Bad:
