@@ -13,8 +13,10 @@ import contextlib
 import functools
 import logging
 import math
+import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -62,6 +64,29 @@ def provenance() -> dict[str, str]:
     }
 
 
+_WATCHING = False
+
+
+def die_with(parent: int) -> None:
+    """In a worker process the run started (a direct child), exit when the run dies.
+
+    A ``kill -9`` of the run would otherwise leave its loky workers computing batches
+    nobody will record.  The watch is a daemon thread that polls the parent's pid; it is
+    not started in the run's own process (threading backend) or on a remote Dask worker.
+    """
+    global _WATCHING
+    if _WATCHING or os.getpid() == parent or os.getppid() != parent:
+        return
+    _WATCHING = True
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ldp-parent-watch", daemon=True).start()
+
+
 class TrialError(RuntimeError):
     """A trial failed; one line naming the experiment, the setting, the trial and the cause.
 
@@ -88,15 +113,24 @@ class Batch:
 
 
 def run_batch(
-    setting: Setting, trials: Sequence[int], experiment: str, stamp: dict[str, str]
+    setting: Setting,
+    trials: Sequence[int],
+    experiment: str,
+    stamp: dict[str, str],
+    parent: int | None = None,
 ) -> tuple[str, tuple[int, ...], pd.DataFrame]:
-    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy)."""
+    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy).
+
+    ``parent`` is the pid of the run: a worker it started exits when it dies (:func:`die_with`).
+    """
+    if parent is not None:
+        die_with(parent)
     params = setting.params
     rows: list[dict[str, Any]] = []
     for trial in trials:
         try:
             result = run_trial(setting.config, trial)
-        except Exception as error:  # noqa: BLE001 (every cause becomes one line)
+        except Exception as error:  # every cause becomes one line
             raise _trial_error(experiment, setting, trial, error) from None
         for m in result.measurements:
             rows.append(
@@ -227,16 +261,24 @@ def execute(
     """
     start = time.perf_counter()
     jobs = -1 if n_jobs is None else n_jobs
-    for setting in settings:
-        store.record_setting(setting.key, setting.config)
-    with joblib_backend(backend, dask_scheduler):
+    with (
+        store.locked(s.key for s in settings) as writable,
+        joblib_backend(backend, dask_scheduler),
+    ):
+        if writable:
+            for setting in settings:
+                store.remove_stale_temporaries(setting.key)
         workers = joblib.effective_n_jobs(jobs)
         batches, done_before = plan(settings, store, n_trials, batch_size, workers)
         todo = sum(len(b.trials) for b in batches)
+        store.check_writable(writable, todo)
+        for setting in settings if todo else ():
+            store.record_setting(setting.key, setting.config)
         bar = _Progress(todo, store.experiment, progress and todo > 0)
         stamp, ran = provenance(), 0
         tasks = (
-            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp) for b in batches
+            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
+            for b in batches
         )
         try:
             outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
@@ -254,8 +296,8 @@ def execute(
             raise
         finally:
             bar.close()
-    for key in {b.setting.key for b in batches}:
-        store.compact(key)
+        for key in {b.setting.key for b in batches}:
+            store.compact(key)
     return RunReport(
         len(settings), len(settings) * n_trials, done_before, ran, time.perf_counter() - start
     )

@@ -30,7 +30,7 @@ from omegaconf import DictConfig
 from experiments.execute import RunReport, TrialError, execute
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
-from experiments.store import ResultsStore
+from experiments.store import ResultsDirError, ResultsStore
 from experiments.trials import preflight
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         raise SystemExit(130) from None
-    except TrialError as error:
+    except (TrialError, ResultsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     print(describe(report, store))

@@ -13,13 +13,24 @@ row count in their metadata); a part that does not decompress, lacks its footer 
 its checksum is *reported by name and excluded*, never silently used.  Parts stay readable
 by plain pandas: ``pd.read_csv(path, comment="#")``.
 
-Which trials are done is read from the part names, so a rerun skips them without
-reading any numbers twice; after a run the parts of a setting are merged into one part
-per contiguous range of trials (:meth:`ResultsStore.compact`).
+A part is trusted only if its rows say what its name says: every row's ``config_hash`` is
+the setting's key (the part's directory) and its ``trial`` values are exactly the part's
+range; a part copied over another setting's, or renamed to cover more trials, is corrupt.
+Which trials are done is read from the checked parts, so a rerun skips them; after a run
+the parts of a setting are merged into one part per contiguous range of trials
+(:meth:`ResultsStore.compact`).
+
+Runs that share a results directory take a lock per setting (``locks/<key>.lock``, an
+``fcntl`` lock released by the kernel when the process dies), so two runs of one setting
+never compute or compact it at once; a later run waits and then finds the trials done.
+Temporary files left by a killed run (``.*.tmp``) are removed when a run takes the lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import gzip
 import hashlib
 import io
@@ -27,8 +38,9 @@ import json
 import os
 import re
 import secrets
+import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +61,10 @@ class CorruptPartWarning(UserWarning):
     """Emitted (once per file) when a corrupt part is excluded."""
 
 
+class ResultsDirError(ValueError):
+    """The results directory cannot take the run's results (read-only, not a directory)."""
+
+
 @dataclass(frozen=True, order=True)
 class Part:
     """One part file: the trials ``first..last`` (inclusive) of setting ``key``."""
@@ -61,6 +77,10 @@ class Part:
     @property
     def trials(self) -> range:
         return range(self.first, self.last + 1)
+
+
+#: A temporary name made by :func:`atomic_write_bytes`: ``.<name>.<pid>.<token>.tmp``.
+TEMPORARY = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -133,6 +153,29 @@ def decode_parquet(data: bytes) -> pd.DataFrame:
     return table.to_pandas()
 
 
+def check_rows(frame: pd.DataFrame, part: Part) -> None:
+    """CorruptPartError unless the rows are those of ``part``: its setting, its trials."""
+    where = part.path
+    if "config_hash" in frame.columns:
+        keys = set(frame["config_hash"].astype(str))
+        if keys != {part.key}:
+            shown = ", ".join(sorted(keys)[:3])
+            raise CorruptPartError(f"{where}: rows of setting {shown}, not {part.key}")
+    if "trial" in frame.columns:
+        trials = set(frame["trial"].astype(int))
+        if trials != set(part.trials):
+            raise CorruptPartError(
+                f"{where}: rows of trials {_span(trials)}, its name says {part.first}-{part.last}"
+            )
+
+
+def _span(trials: set[int]) -> str:
+    if not trials:
+        return "none"
+    low, high = min(trials), max(trials)
+    return f"{low}-{high}" if len(trials) == high - low + 1 else f"{sorted(trials)[:6]}"
+
+
 def read_part(path: Path) -> pd.DataFrame:
     """Read and check one part file; CorruptPartError names it if it cannot be trusted."""
     try:
@@ -200,6 +243,12 @@ class ResultsStore:
                 f"corrupt results part excluded: {error}", CorruptPartWarning, stacklevel=3
             )
 
+    def read(self, part: Part) -> pd.DataFrame:
+        """The rows of ``part``, checked (:func:`read_part`, :func:`check_rows`)."""
+        frame = read_part(part.path)
+        check_rows(frame, part)
+        return frame
+
     def done_trials(self, key: str, *, verify: bool = True) -> set[int]:
         """Trials of setting ``key`` already recorded.
 
@@ -208,16 +257,97 @@ class ResultsStore:
         done, so the next run redoes them.
         """
         done: set[int] = set()
+        for part in self.recorded(key, verify=verify)[0]:
+            done.update(part.trials)
+        return done
+
+    def recorded(self, key: str, *, verify: bool = True) -> tuple[list[Part], list[pd.DataFrame]]:
+        """The trusted parts of setting ``key`` and (with ``verify``) their rows.
+
+        A corrupt part is reported and moved aside as ``<name>.corrupt`` (see
+        :meth:`done_trials`).
+        """
+        parts, frames = [], []
         for part in self.parts(key):
             if verify:
                 try:
-                    read_part(part.path)
+                    frames.append(self.read(part))
                 except CorruptPartError as error:
                     self._report(error)
-                    os.replace(part.path, part.path.with_name(part.path.name + ".corrupt"))
+                    with contextlib.suppress(OSError):  # gone, or a read-only directory
+                        os.replace(part.path, part.path.with_name(part.path.name + ".corrupt"))
                     continue
-            done.update(part.trials)
-        return done
+            parts.append(part)
+        return parts, frames
+
+    # --- sharing the directory -------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, keys: Iterable[str]) -> Iterator[bool]:
+        """Hold the lock of every setting in ``keys``; yield whether the store is writable.
+
+        Locks are taken in key order (two runs never deadlock) and waited for, with one
+        line on stderr saying so.  In a directory where the lock files cannot be created
+        (read-only) nothing is locked and ``False`` is yielded: reading still works, and
+        :meth:`check_writable` refuses any work before a trial runs.
+        """
+        handles: list[int] = []
+        writable = True
+        try:
+            for key in sorted(set(keys)):
+                path = self.directory / "locks" / f"{key}.lock"
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as error:
+                    if error.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
+                        raise
+                    writable = False
+                    break
+                handles.append(handle)
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    print(
+                        f"{self.experiment}: another run is writing setting {key} in "
+                        f"{self.directory}; waiting for it to finish",
+                        file=sys.stderr,
+                    )
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+            yield writable and self._probe()
+        finally:
+            for handle in handles:
+                os.close(handle)  # closing releases the lock
+
+    def _probe(self) -> bool:
+        """Whether a file can be created in the experiment's directory."""
+        try:
+            atomic_write_bytes(self.directory / ".probe", b"")
+            (self.directory / ".probe").unlink()
+        except OSError as error:
+            if error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+                return False
+            raise
+        return True
+
+    def check_writable(self, writable: bool, todo: int) -> None:
+        """ResultsDirError (one line) when ``todo`` trials are due and nothing can be written."""
+        if todo and not writable:
+            raise ResultsDirError(
+                f"results_dir: cannot write to {self.directory} (read-only?); {todo} trials "
+                "would be lost: choose a writable results_dir=..."
+            )
+
+    def remove_stale_temporaries(self, key: str) -> int:
+        """Delete the temporary files a killed run left in setting ``key``'s parts (call
+        with its lock held: only the lock holder writes there); return how many."""
+        directory = self.parts_dir / key
+        removed = 0
+        if directory.is_dir():
+            for path in directory.iterdir():
+                if TEMPORARY.match(path.name):
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
 
     # --- writing ---------------------------------------------------------------------
     def _part_path(self, key: str, first: int, last: int) -> Path:
@@ -265,7 +395,7 @@ class ResultsStore:
             if len(run) < 2:
                 continue
             try:
-                frames = [read_part(part.path) for part in run]
+                frames = [self.read(part) for part in run]
             except CorruptPartError as error:
                 self._report(error)
                 continue
@@ -284,17 +414,12 @@ class ResultsStore:
         """
         frames, corrupt = [], []
         for key in keys if keys is not None else self.keys():
-            covered = -1
-            for part in self.parts(key):
-                if part.last <= covered:
-                    continue
-                try:
-                    frames.append(read_part(part.path))
-                except CorruptPartError as error:
-                    self._report(error)
-                    corrupt.append(str(error))
-                    continue
-                covered = max(covered, part.last)
+            for _ in range(3):  # a concurrent compaction may remove a listed part
+                found, bad, vanished = self._load_key(key)
+                if not vanished:
+                    break
+            frames.extend(found)
+            corrupt.extend(bad)
         if not frames:
             return pd.DataFrame(columns=[*ROW_KEY, "value", "analytic"]), corrupt
         table = pd.concat(frames, ignore_index=True)
@@ -302,11 +427,39 @@ class ResultsStore:
         order = [c for c in ("config_hash", "trial", "metric", "item") if c in table.columns]
         return table.sort_values(order, kind="stable").reset_index(drop=True), corrupt
 
+    def _load_key(self, key: str) -> tuple[list[pd.DataFrame], list[str], bool]:
+        """The rows of one setting's parts, its corrupt parts, and whether a part vanished."""
+        frames, corrupt, covered = [], [], -1
+        for part in self.parts(key):
+            if part.last <= covered:
+                continue
+            if not part.path.exists():
+                return [], [], True
+            try:
+                frames.append(self.read(part))
+            except CorruptPartError as error:
+                if not part.path.exists():
+                    return [], [], True
+                self._report(error)
+                corrupt.append(str(error))
+                continue
+            covered = max(covered, part.last)
+        return frames, corrupt, False
+
     def export(self, table: pd.DataFrame | None = None) -> Path:
-        """Write all valid rows to ``table.csv.gz`` (plain CSV, atomic) and return its path."""
+        """Write all valid rows to ``table.csv.gz`` (plain CSV, atomic) and return its path.
+
+        A table whose bytes would not change is not rewritten (so a no-op rerun writes
+        nothing, even in a read-only directory).
+        """
         if table is None:
             table, _ = self.load()
         path = self.directory / "table.csv.gz"
         data = gzip.compress(table.to_csv(index=False, lineterminator="\n").encode(), mtime=0)
-        atomic_write_bytes(path, data)
+        try:
+            unchanged = path.read_bytes() == data
+        except OSError:
+            unchanged = False
+        if not unchanged:
+            atomic_write_bytes(path, data)
         return path

@@ -22,7 +22,7 @@ from experiments.figures.reproduction import collect, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
-from experiments.store import ROW_KEY, ResultsStore
+from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
 from experiments.trials import preflight
 
 
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for settings in settings_of.values():
                 report, store = run_settings(settings)
                 print(describe(report, store))
-        except TrialError as error:
+        except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
     figures_dir = results_dir / "figures"
