@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-fast lint format figures figures-quick bench clean
+.PHONY: help venv test test-fast lint format figures figures-quick bench clean clean-results
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -44,5 +44,8 @@ figures-quick: $(STAMP)  ## every figure with few runs (minutes), into results/q
 bench: $(STAMP)  ## time this project against its peers; prints the tables
 	$(PY) -m benchmarks
 
-clean:  ## remove the venv, caches and raw results (keeps committed figures)
+clean-results:  ## remove every raw result under results/ (keeps results/figures and REPRODUCTION.md)
+	@test ! -d results || find results -mindepth 1 -maxdepth 1 ! -name figures ! -name REPRODUCTION.md -exec rm -rf {} +
+
+clean: clean-results  ## clean-results, plus the venv and caches (.cache holds the data-set cache)
 	rm -rf $(VENV) .bench-venv* .pytest_cache .ruff_cache outputs multirun .cache

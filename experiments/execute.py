@@ -38,21 +38,38 @@ log = logging.getLogger(__name__)
 MAX_AUTO_BATCH = 20
 
 
-@functools.cache
-def git_commit() -> str:
-    """``git rev-parse HEAD`` of the source tree, or "unknown"."""
-    try:
+#: The paths whose uncommitted changes make a row's commit ``<sha>-dirty``.
+SOURCE_PATHS = ("ldp", "experiments", "conf", "pyproject.toml")
+
+
+def source_commit(root: Path) -> str:
+    """``git rev-parse HEAD`` of the checkout at ``root``, ``<sha>-dirty`` when its code
+    (:data:`SOURCE_PATHS`, not the results) has uncommitted changes, or "unknown"."""
+
+    def git(*args: str) -> str:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            cwd=Path(__file__).resolve().parent,
-            check=True,
+            ["git", *args], capture_output=True, text=True, timeout=10, cwd=root, check=True
         )
-        return out.stdout.strip() or "unknown"
+        return out.stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *SOURCE_PATHS)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+    return f"{sha}-dirty" if sha and dirty else sha or "unknown"
+
+
+@functools.cache
+def git_commit() -> str:
+    """:func:`source_commit` of this source tree (once per process)."""
+    return source_commit(Path(__file__).resolve().parent.parent)
+
+
+def short_commit(commit: str) -> str:
+    """A commit as shown to people: 10 hex digits, and ``-dirty`` if it was."""
+    commit = str(commit)
+    return commit[:10] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
 def provenance() -> dict[str, str]:
@@ -154,20 +171,57 @@ def run_batch(
     return setting.key, tuple(trials), frame
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do: its batches, and what the store already holds."""
+
+    batches: list[Batch]
+    done_before: int  #: trials already recorded
+    #: recorded trials that another version of the code produced, by "ldp <v>, commit <c>"
+    foreign: dict[str, int]
+
+    @property
+    def todo(self) -> int:
+        return sum(len(b.trials) for b in self.batches)
+
+
+def _versions(frames: Sequence[pd.DataFrame], stamp: dict[str, str]) -> dict[str, int]:
+    """Trials of ``frames`` recorded by code other than ``stamp``, per version."""
+    counts: dict[str, int] = {}
+    for frame in frames:
+        if frame.empty or "git_commit" not in frame.columns:
+            continue
+        trials = frame.drop_duplicates("trial")
+        for (version, commit), group in trials.groupby(
+            [trials["ldp_version"].astype(str), trials["git_commit"].astype(str)]
+        ):
+            if (version, commit) != (stamp["ldp_version"], stamp["git_commit"]):
+                name = f"ldp {version}, commit {short_commit(commit)}"
+                counts[name] = counts.get(name, 0) + len(group)
+    return counts
+
+
 def plan(
     settings: Sequence[Setting],
     store: ResultsStore,
     n_trials: int,
     batch_size: int | None,
     workers: int,
-) -> tuple[list[Batch], int]:
-    """The batches still to run, and how many trials were already recorded."""
+    stamp: dict[str, str] | None = None,
+) -> Plan:
+    """The batches still to run, what was already recorded, and by which code."""
+    stamp = stamp or provenance()
     missing: list[tuple[Setting, list[int]]] = []
     done_before = 0
+    foreign: dict[str, int] = {}
     for setting in settings:
-        done = store.done_trials(setting.key)
+        parts, frames = store.recorded(setting.key)
+        done = {t for part in parts for t in part.trials}
         todo = [t for t in range(n_trials) if t not in done]
         done_before += n_trials - len(todo)
+        kept = [f[f["trial"] < n_trials] for f in frames if "trial" in f.columns]
+        for name, count in _versions(kept, stamp).items():
+            foreign[name] = foreign.get(name, 0) + count
         if todo:
             missing.append((setting, todo))
     total = sum(len(todo) for _, todo in missing)
@@ -181,7 +235,24 @@ def plan(
                 run = []
             run.append(trial)
         batches.append(Batch(setting, tuple(run)))
-    return batches, done_before
+    return Plan(batches, done_before, foreign)
+
+
+def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, planned: Plan) -> str:
+    """The first line of a run: what is recorded, what will run, and by which code."""
+    line = (
+        f"{experiment}: {len(settings)} settings x {n_trials} trials; "
+        f"{planned.done_before} recorded, {planned.todo} to run"
+    )
+    if planned.foreign:
+        count = sum(planned.foreign.values())
+        versions = "; ".join(sorted(planned.foreign))
+        line += (
+            f"; {count} of the recorded trials came from another version ({versions}), "
+            f"this is ldp {ldp.__version__}, commit {short_commit(git_commit())}: "
+            "rerun=true recomputes them"
+        )
+    return line
 
 
 class _Progress:
@@ -242,6 +313,7 @@ class RunReport:
     done_before: int  #: already in the store
     ran: int  #: run now
     seconds: float
+    foreign: int = 0  #: recorded trials (kept) that another version of the code produced
 
 
 def execute(
@@ -254,13 +326,19 @@ def execute(
     dask_scheduler: str | None = None,
     batch_size: int | None = None,
     progress: bool = True,
+    rerun: bool = False,
+    announce: bool = False,
 ) -> RunReport:
     """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
 
-    ``KeyboardInterrupt`` stops the run after logging what was kept; rerunning resumes.
+    With ``rerun`` the settings' recorded trials are deleted first and all are computed
+    again.  With ``announce`` the run's first line (:func:`plan_line`) and the data each
+    setting reads are printed before any trial.  ``KeyboardInterrupt`` stops the run
+    after logging what was kept; rerunning resumes.
     """
     start = time.perf_counter()
     jobs = -1 if n_jobs is None else n_jobs
+    stamp, ran = provenance(), 0
     with (
         store.locked(s.key for s in settings) as writable,
         joblib_backend(backend, dask_scheduler),
@@ -268,14 +346,19 @@ def execute(
         if writable:
             for setting in settings:
                 store.remove_stale_temporaries(setting.key)
+                if rerun:
+                    store.forget(setting.key)
         workers = joblib.effective_n_jobs(jobs)
-        batches, done_before = plan(settings, store, n_trials, batch_size, workers)
-        todo = sum(len(b.trials) for b in batches)
+        planned = plan(settings, store, n_trials, batch_size, workers, stamp)
+        batches, done_before, todo = planned.batches, planned.done_before, planned.todo
         store.check_writable(writable, todo)
+        if announce:
+            print(plan_line(store.experiment, settings, n_trials, planned), flush=True)
+            for line in sorted({s.data for s in settings if s.data}):
+                print(f"  data: {line}", flush=True)
         for setting in settings if todo else ():
             store.record_setting(setting.key, setting.config)
         bar = _Progress(todo, store.experiment, progress and todo > 0)
-        stamp, ran = provenance(), 0
         tasks = (
             joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
             for b in batches
@@ -299,5 +382,10 @@ def execute(
         for key in {b.setting.key for b in batches}:
             store.compact(key)
     return RunReport(
-        len(settings), len(settings) * n_trials, done_before, ran, time.perf_counter() - start
+        len(settings),
+        len(settings) * n_trials,
+        done_before,
+        ran,
+        time.perf_counter() - start,
+        sum(planned.foreign.values()),
     )

@@ -53,9 +53,15 @@ def inner_n_jobs(n_jobs: int | None, launcher_target: str, multirun: bool) -> in
 
 
 def run_settings(
-    settings: Sequence[Setting], *, n_jobs: int | None = None, export: bool = True
+    settings: Sequence[Setting],
+    *,
+    n_jobs: int | None = None,
+    export: bool = True,
+    rerun: bool | None = None,
+    announce: bool = False,
 ) -> tuple[RunReport, ResultsStore]:
-    """Run the missing trials of ``settings`` (run-only fields from the first one)."""
+    """Run the missing trials of ``settings`` (run-only fields from the first one); with
+    ``rerun`` (default: the config's ``rerun``) recompute the recorded ones too."""
     first = settings[0].config
     store = ResultsStore(first["results_dir"], first["name"], first["format"])
     report = execute(
@@ -67,6 +73,8 @@ def run_settings(
         dask_scheduler=first["dask_scheduler"],
         batch_size=first["batch_size"],
         progress=first["progress"],
+        rerun=first.get("rerun", False) if rerun is None else rerun,
+        announce=announce,
     )
     if export:
         store.export()
@@ -75,10 +83,15 @@ def run_settings(
 
 def describe(report: RunReport, store: ResultsStore) -> str:
     """One line saying what a run did."""
+    foreign = (
+        f" ({report.foreign} by another version of the code: rerun=true recomputes them)"
+        if report.foreign
+        else ""
+    )
     return (
         f"{store.experiment}: {report.settings} settings x "
         f"{report.trials // max(report.settings, 1)} trials; {report.done_before} already "
-        f"recorded, {report.ran} run now in {report.seconds:.1f} s; results in "
+        f"recorded{foreign}, {report.ran} run now in {report.seconds:.1f} s; results in "
         f"{store.directory}"
     )
 
@@ -101,7 +114,9 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
-        report, store = run_settings(settings, n_jobs=n_jobs, export=not multirun)
+        report, store = run_settings(
+            settings, n_jobs=n_jobs, export=not multirun, announce=not multirun
+        )
     except KeyboardInterrupt:
         print(
             "interrupted: finished trials are kept; rerun the same command to resume",

@@ -337,6 +337,13 @@ class ResultsStore:
                 "would be lost: choose a writable results_dir=..."
             )
 
+    def forget(self, key: str) -> int:
+        """Delete every recorded part of setting ``key`` (``rerun=true``; lock held)."""
+        parts = self.parts(key)
+        for part in parts:
+            part.path.unlink(missing_ok=True)
+        return len(parts)
+
     def remove_stale_temporaries(self, key: str) -> int:
         """Delete the temporary files a killed run left in setting ``key``'s parts (call
         with its lock held: only the lock holder writes there); return how many."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from experiments.execute import short_commit
 from experiments.store import CorruptPartWarning, ResultsStore
 
 #: Columns that are not parameters of a setting.
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     store.export(table)
     _, fixed = parameter_columns(table)
     sources = ", ".join(sorted(table["data_source"].astype(str).unique()))
-    commits = ", ".join(sorted(c[:10] for c in table["git_commit"].astype(str).unique()))
+    commits = ", ".join(sorted({short_commit(c) for c in table["git_commit"].astype(str)}))
     print(
         f"{args.experiment}: {table['config_hash'].nunique()} settings, {len(table)} rows; "
         f"data: {sources}; commit: {commits}"

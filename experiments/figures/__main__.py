@@ -56,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few trials, into results/quick")
     parser.add_argument("--only", action="append", help="only this figure (repeatable)")
     parser.add_argument("--no-run", action="store_true", help="draw from existing results")
+    parser.add_argument(
+        "--force", action="store_true", help="recompute recorded trials (rerun=true)"
+    )
     parser.add_argument("--results-dir", help="default: results (results/quick with --quick)")
     parser.add_argument("--n-jobs", type=int, help="workers (default: the config's n_jobs)")
     args = parser.parse_args(argv)
@@ -83,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_run:
         try:
             for settings in settings_of.values():
-                report, store = run_settings(settings)
+                report, store = run_settings(settings, rerun=args.force, announce=True)
                 print(describe(report, store))
         except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.execute import short_commit
 from experiments.figures.spec import FigureSpec
 from experiments.settings import Setting
 
@@ -52,7 +53,7 @@ def render_entry(entry: Entry) -> str:
     sources = ", ".join(sorted(table["data_source"].astype(str).unique())) or "-"
     datasets = ", ".join(sorted(table["dataset.name"].astype(str).unique()))
     trials = table.groupby("config_hash")["trial"].nunique()
-    commits = ", ".join(sorted(c[:10] for c in table["git_commit"].astype(str).unique()))
+    commits = ", ".join(sorted({short_commit(c) for c in table["git_commit"].astype(str)}))
     return "\n".join(
         [
             f"## {spec.title}",
