@@ -75,13 +75,14 @@ def content_id(path: Path) -> str:
 
 
 def data_source(dataset: dict[str, Any]) -> tuple[str | None, str]:
-    """(content id of the real data read, or None; one line saying which data is read).
+    """(content id of the real data read, or None; one line saying which data is read,
+    empty for generated data).
 
     Raises what :func:`~ldp.datasets.loaders.resolve_path` raises for a missing file.
     """
     name = dataset.get("name")
     if name not in REAL_DATASETS:
-        return None, f"{name}: generated"
+        return None, ""
     from ldp.datasets.loaders import resolve_path
 
     path, notes = resolve_path(name, dataset.get("path"), "auto")
