@@ -186,24 +186,30 @@ def _apply(template: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]
             if not isinstance(target.get(part), dict):
                 raise ConfigError(f"{parsed.key_or_group}: no such field")
             target = target[part]
+        if last not in target:
+            raise ConfigError(f"{parsed.key_or_group}: no such field (a grid axis must name one)")
         target[last] = parsed.value()
     return node
 
 
-def expand(config_name: str, overrides: Sequence[str]) -> list[Setting]:
+def expand(config_name: str, overrides: Sequence[str], grid: Sequence[str] = ()) -> list[Setting]:
     """Every setting of the experiment chosen by ``overrides`` (needs Hydra initialised).
 
     Composes ``config_name`` with ``overrides``, reads its grid from
     ``hydra.sweeper.params``, and builds each point as ``overrides + point`` would compose:
     group choices (``protocol=...``) by composing once per distinct choice, plain values
     (``epsilon=...``) by applying them to a copy (composing every point costs ~0.1 s).
-    Every setting is checked before any is returned, so one bad point stops the run before
-    a trial starts.  Duplicate points (same key) are kept once.
+    ``grid`` holds axes ``key=<sweep>`` (e.g. ``epsilon=1,4``) that replace or add an
+    axis of that grid.  Every setting is checked before any is returned, so one bad point
+    stops the run before a trial starts.  Duplicate points (same key) are kept once.
     """
     overrides = list(overrides)
     base = _compose(config_name, overrides, hydra=True)
     sweeper = base.hydra.sweeper
-    params = OmegaConf.to_container(sweeper.params) if sweeper.get("params") else None
+    params = OmegaConf.to_container(sweeper.params) if sweeper.get("params") else {}
+    for text in grid:
+        key, _, values = text.partition("=")
+        params[key] = values
     points = grid_points(params, overrides)
     if not points:
         return [make_setting(base, ())]

@@ -423,6 +423,9 @@ def preflight(configs: list[dict[str, Any]]) -> None:
             n, m, d = data_shape(config)
         except (OSError, TypeError, ValueError) as error:
             line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            word, _, rest = line.partition(" ")
+            if word in config["dataset"] and word != "name" and rest:  # "item_rule must ..."
+                raise ConfigError(f"dataset.{word}: {rest}") from None
             raise ConfigError(f"dataset: {line}") from None
         shape = f"{config['dataset']['name']} data: n = {n}, " + (
             f"d = {d}" if protocol["kind"] != "heavy_hitter" else f"m = {m}"
