@@ -29,7 +29,7 @@ import pandas as pd
 
 import ldp
 from experiments.settings import Setting
-from experiments.store import ResultsStore
+from experiments.store import ResultsStore, Rows
 from experiments.trials import run_trial
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def run_batch(
     experiment: str,
     stamp: dict[str, str],
     parent: int | None = None,
-) -> tuple[str, tuple[int, ...], pd.DataFrame]:
+) -> tuple[str, tuple[int, ...], Rows]:
     """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy).
 
     ``parent`` is the pid of the run: a worker it started exits when it dies (:func:`die_with`).
@@ -143,32 +143,35 @@ def run_batch(
     if parent is not None:
         die_with(parent)
     params = setting.params
-    rows: list[dict[str, Any]] = []
+    columns = (
+        "experiment",
+        "config_hash",
+        "trial",
+        "metric",
+        "item",
+        "value",
+        "analytic",
+        *params,
+        "data_source",
+        "n",
+        "wall_time",
+        *stamp,
+    )
+    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
+    rows: list[tuple[Any, ...]] = []
     for trial in trials:
         try:
             result = run_trial(setting.config, trial)
         except Exception as error:  # every cause becomes one line
             raise _trial_error(experiment, setting, trial, error) from None
+        tail = (result.data_source, result.n, result.wall_time, *provenance_values)
         for m in result.measurements:
             rows.append(
-                {
-                    "experiment": experiment,
-                    "config_hash": setting.key,
-                    "trial": trial,
-                    "metric": m.metric,
-                    "item": m.item,
-                    "value": m.value,
-                    "analytic": m.analytic,
-                    **params,
-                    "data_source": result.data_source,
-                    "n": result.n,
-                    "wall_time": result.wall_time,
-                    **stamp,
-                }
+                (experiment, setting.key, trial, m.metric, m.item, m.value, m.analytic)
+                + fixed
+                + tail
             )
-    frame = pd.DataFrame(rows)
-    frame["item"] = frame["item"].astype("Int64")
-    return setting.key, tuple(trials), frame
+    return setting.key, tuple(trials), Rows(columns, rows)
 
 
 @dataclass(frozen=True)

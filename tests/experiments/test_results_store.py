@@ -221,3 +221,32 @@ def test_a_read_only_results_dir_fails_before_any_trial(settings_of, results_dir
     with pytest.raises(ResultsDirError, match="results_dir: cannot write to .*2 trials"):
         run_settings(more)
     assert calls == []
+
+
+def test_rows_written_without_pandas_read_back_as_pandas_writes_them(tmp_path):
+    from experiments.store import Rows
+
+    columns = ("config_hash", "trial", "metric", "item", "value", "analytic", "label", "flag")
+    values = [
+        ("abc", 0, "f1", None, 0.1, float("nan"), 'a "quoted", label', True),
+        ("abc", 0, "sq", 3, 1e-300, 2.5, "plain", False),
+        ("abc", 1, "f1", None, 1.0, -0.0, "", True),
+        ("abc", 1, "sq", 12, 123456789.123, float("nan"), "x\ny", False),
+    ]
+    rows = Rows(columns, values)
+    fast, slow = ResultsStore(tmp_path / "fast", "exp"), ResultsStore(tmp_path / "slow", "exp")
+    fast.write_part("abc", [0, 1], rows)
+    slow.write_part("abc", [0, 1], rows.to_frame())
+    pd.testing.assert_frame_equal(fast.load()[0], slow.load()[0])
+
+
+def test_compaction_without_parsing_keeps_every_row(tmp_path):
+    store = ResultsStore(tmp_path, "exp")
+    for first in range(0, 6, 2):
+        store.write_part("abc", [first, first + 1], rows([first, first + 1]))
+    before, _ = store.load()
+    store.compact("abc")
+    (part,) = store.parts("abc")
+    assert (part.first, part.last) == (0, 5)
+    pd.testing.assert_frame_equal(store.load()[0], before)
+    assert len(pd.read_csv(part.path, comment="#")) == 12
