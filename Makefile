@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-fast lint format figures figures-quick bench clean clean-results
+.PHONY: help venv test test-fast lint format figures figures-quick bench notebooks clean clean-results
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -40,6 +40,10 @@ figures: $(STAMP)  ## run missing experiments at paper scale, draw every figure,
 
 figures-quick: $(STAMP)  ## every figure with few runs (minutes), into results/quick/
 	$(PY) -m experiments.figures --quick
+
+notebooks: $(STAMP)  ## execute every notebook in place (installs the notebooks extra: jupyter, nbconvert)
+	$(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(PY) -m jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 bench: $(STAMP)  ## time this project against its peers; prints the tables
 	$(PY) -m benchmarks

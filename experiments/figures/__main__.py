@@ -107,12 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             Entry(spec, files, settings, table, shown + (("--quick",) if args.quick else ()))
         )
         print(f"{spec.name}: {', '.join(str(f) for f in files)}")
-    gallery = write_gallery(figures_dir, entries, quick=args.quick)
+    order = [spec.name for spec in FIGURES]  # figures not drawn now keep their entries
+    gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
     print(f"gallery: {gallery}")
     report = write_report(
         results_dir / "REPRODUCTION.md",
         collect([(entry.spec, entry.table) for entry in entries]),
         quick=args.quick,
+        order=order,
     )
     print(f"reproduction report: {report}")
     return 0
