@@ -188,8 +188,10 @@ def run_settings(
         rerun=first.get("rerun", False) if rerun is None else rerun,
         announce=announce,
     )
-    if export:
-        store.export()
+    if export:  # under -m every job refreshes it: the last one to finish sees every part
+        with store.locked(["table"]) as writable:
+            if writable:
+                store.export()
     return report, store
 
 
@@ -226,9 +228,7 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
-        report, store = run_settings(
-            settings, n_jobs=n_jobs, export=not multirun, announce=not multirun
-        )
+        report, store = run_settings(settings, n_jobs=n_jobs, announce=not multirun)
     except KeyboardInterrupt:
         print(
             "interrupted: finished trials are kept; rerun the same command to resume",

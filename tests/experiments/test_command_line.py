@@ -79,3 +79,20 @@ def test_a_bad_data_set_parameter_is_one_line_naming_the_field(tmp_path):
 def test_tiny_runs_still_work(tmp_path):
     done = run_cli("protocol=grr", *TINY, "n_trials=1", f"results_dir={tmp_path}")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_multirun_writes_the_table_of_every_job(tmp_path):
+    import pandas as pd
+
+    done = run_cli(
+        "-m",
+        "protocol=grr,oue",
+        "epsilon=1,2",
+        *TINY,
+        "n_trials=2",
+        "n_jobs=1",
+        f"results_dir={tmp_path}",
+    )
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "custom" / "table.csv.gz")
+    assert table["config_hash"].nunique() == 4 and table["trial"].nunique() == 2
