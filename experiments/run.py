@@ -171,9 +171,12 @@ def run_settings(
     export: bool = True,
     rerun: bool | None = None,
     announce: bool = False,
+    backend: str | None = None,
+    dask_scheduler: str | None = None,
 ) -> tuple[RunReport, ResultsStore]:
-    """Run the missing trials of ``settings`` (run-only fields from the first one); with
-    ``rerun`` (default: the config's ``rerun``) recompute the recorded ones too."""
+    """Run the missing trials of ``settings`` (run-only fields from the first one, unless
+    given here); with ``rerun`` (default: the config's ``rerun``) recompute the recorded
+    ones too."""
     first = settings[0].config
     store = ResultsStore(first["results_dir"], first["name"], first["format"])
     report = execute(
@@ -181,8 +184,8 @@ def run_settings(
         store,
         n_trials=first["n_trials"],
         n_jobs=first["n_jobs"] if n_jobs is None else n_jobs,
-        backend=first["backend"],
-        dask_scheduler=first["dask_scheduler"],
+        backend=first["backend"] if backend is None else backend,
+        dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
         batch_size=first["batch_size"],
         progress=first["progress"],
         rerun=first.get("rerun", False) if rerun is None else rerun,

@@ -130,8 +130,8 @@ def _cell(value: Any) -> Any:
     """A cell as pandas' ``to_csv`` writes it: empty for None/NaN, floats by repr."""
     if value is None:
         return ""
-    if isinstance(value, float):
-        return "" if math.isnan(value) else repr(value)
+    if isinstance(value, float):  # numpy's float64 too, whose repr is "np.float64(...)"
+        return "" if math.isnan(value) else repr(float(value))
     return value
 
 

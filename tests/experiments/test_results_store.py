@@ -231,7 +231,7 @@ def test_rows_written_without_pandas_read_back_as_pandas_writes_them(tmp_path):
         ("abc", 0, "f1", None, 0.1, float("nan"), 'a "quoted", label', True),
         ("abc", 0, "sq", 3, 1e-300, 2.5, "plain", False),
         ("abc", 1, "f1", None, 1.0, -0.0, "", True),
-        ("abc", 1, "sq", 12, 123456789.123, float("nan"), "x\ny", False),
+        ("abc", 1, "sq", 12, np.float64(123456789.123), np.float64("nan"), "x\ny", False),
     ]
     rows = Rows(columns, values)
     fast, slow = ResultsStore(tmp_path / "fast", "exp"), ResultsStore(tmp_path / "slow", "exp")
