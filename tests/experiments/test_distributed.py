@@ -103,4 +103,4 @@ def test_the_python_snippet_of_docs_cluster_runs(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "RunReport(settings=" in done.stdout and "ran=" in done.stdout
-    assert "--cfg job" in text and "-m" not in text.split("--cfg job")[0].splitlines()[-1]
+    assert "--cfg job" in text and not re.search(r"run -m [^\n]*--cfg job", text)
