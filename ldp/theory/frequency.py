@@ -1,6 +1,6 @@
 """Frequency-oracle closed forms of Wang, Blocki, Li, Jha (USENIX Security 2017).
 
-Citations ``[FO]`` point at that paper (Table 1, the pure framework of Sec. 3) and the
+Citations ``[FO]`` point at that paper (Table 1, its pure framework) and the
 authors' talk of it (the multiple-questions slide).
 
 A *pure* protocol has a support set per report and two probabilities p* > q*: a user
