@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-fast lint format figures figures-quick bench audit-peers clean
+.PHONY: help venv test test-fast lint format figures figures-quick bench audit-peers notebooks clean clean-results
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -41,11 +41,18 @@ figures: $(STAMP)  ## run missing experiments at paper scale, draw every figure,
 figures-quick: $(STAMP)  ## every figure with few runs (minutes), into results/quick/
 	$(PY) -m experiments.figures --quick
 
+notebooks: $(STAMP)  ## execute every notebook in place (installs the notebooks extra: jupyter, nbconvert)
+	$(PY) -m pip install --quiet -e '.[dev,notebooks]'
+	$(PY) -m jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
+
 bench: $(STAMP)  ## time this project against its peers; prints the tables
 	$(PY) -m benchmarks
 
 audit-peers: $(STAMP)  ## ldp.audit on the peers' own clients (in their venvs): claimed ε vs our lower bound
 	$(PY) -m benchmarks.audit_peers --figure results/figures/audit_peers.png
 
-clean:  ## remove the venv, caches and raw results (keeps committed figures)
+clean-results:  ## remove every raw result under results/ (keeps results/figures and REPRODUCTION.md)
+	@test ! -d results || find results -mindepth 1 -maxdepth 1 ! -name figures ! -name REPRODUCTION.md -exec rm -rf {} +
+
+clean: clean-results  ## clean-results, plus the venv and caches (.cache holds the data-set cache)
 	rm -rf $(VENV) .bench-venv* .pytest_cache .ruff_cache outputs multirun .cache

@@ -249,6 +249,7 @@ class Config:
     batch_size: int | None = ranged(None, ge=1)  #: trials per part file (None: automatic)
     backend: str = choice("loky", BACKENDS)  #: joblib backend (dask: see docs/cluster.md)
     dask_scheduler: str | None = None  #: address of a running Dask scheduler
+    rerun: bool = False  #: recompute the recorded trials of the settings (else: resume)
     options: TrialOptions = field(default_factory=TrialOptions)
 
 
@@ -263,6 +264,7 @@ RUN_ONLY_FIELDS = (
     "batch_size",
     "backend",
     "dask_scheduler",
+    "rerun",
 )
 
 

@@ -3,7 +3,10 @@
 A *setting* is one fully resolved config; a trial is (setting, trial index).  The key of a
 setting hashes only what changes a trial's numbers (:data:`experiments.schema.RUN_ONLY_FIELDS`
 and display labels are left out), so ``n_jobs``, ``results_dir`` or the progress bar never
-change which trials count as done.
+change which trials count as done.  Nulls are left out too (a null is the class's default),
+and the protocol node holds only its own protocol's fields, so a parameter added to one
+protocol does not re-key the others.  A setting that reads a real data file is keyed by
+the file's content instead of its path (:mod:`experiments.datafiles`).
 
 An experiment config lists its grid in ``hydra.sweeper.params`` (Hydra's sweep syntax).
 Under ``-m`` Hydra's sweeper turns the grid into jobs; without ``-m`` :func:`expand` turns
@@ -27,6 +30,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from experiments.datafiles import data_source
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError, check_config
 
 #: Display-only fields inside groups, left out of the key.
@@ -40,6 +44,7 @@ class Setting:
     config: dict[str, Any]  #: the checked, resolved config (plain containers)
     key: str  #: hash of :func:`result_config`: names the setting in the results store
     overrides: tuple[str, ...] = ()  #: the grid point that made it, e.g. ("epsilon=2",)
+    data: str = ""  #: which data it reads, one line (e.g. "kosarak: calibrated surrogate (...)")
 
     @property
     def params(self) -> dict[str, Any]:
@@ -70,9 +75,17 @@ def result_config(config: dict[str, Any]) -> dict[str, Any]:
     return _without_nulls(kept)
 
 
-def setting_key(config: dict[str, Any]) -> str:
-    """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`."""
-    text = json.dumps(result_config(config), sort_keys=True, separators=(",", ":"))
+def setting_key(config: dict[str, Any], data_id: str | None = None) -> str:
+    """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`.
+
+    ``data_id`` is the content id of the real data file the setting reads
+    (:func:`experiments.datafiles.data_source`); it replaces ``dataset.path`` in the key.
+    """
+    kept = result_config(config)
+    if data_id is not None:
+        kept["dataset"] = {k: v for k, v in kept["dataset"].items() if k != "path"}
+        kept["dataset"]["content"] = data_id
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -93,7 +106,13 @@ def flatten(node: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()) -> Setting:
     """Check a composed config and wrap it as a :class:`Setting`."""
     config = check_config(cfg)
-    return Setting(config=config, key=setting_key(config), overrides=tuple(overrides))
+    try:
+        data_id, data = data_source(config["dataset"])
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
+    return Setting(
+        config=config, key=setting_key(config, data_id), overrides=tuple(overrides), data=data
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -167,24 +186,30 @@ def _apply(template: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]
             if not isinstance(target.get(part), dict):
                 raise ConfigError(f"{parsed.key_or_group}: no such field")
             target = target[part]
+        if last not in target:
+            raise ConfigError(f"{parsed.key_or_group}: no such field (a grid axis must name one)")
         target[last] = parsed.value()
     return node
 
 
-def expand(config_name: str, overrides: Sequence[str]) -> list[Setting]:
+def expand(config_name: str, overrides: Sequence[str], grid: Sequence[str] = ()) -> list[Setting]:
     """Every setting of the experiment chosen by ``overrides`` (needs Hydra initialised).
 
     Composes ``config_name`` with ``overrides``, reads its grid from
     ``hydra.sweeper.params``, and builds each point as ``overrides + point`` would compose:
     group choices (``protocol=...``) by composing once per distinct choice, plain values
     (``epsilon=...``) by applying them to a copy (composing every point costs ~0.1 s).
-    Every setting is checked before any is returned, so one bad point stops the run before
-    a trial starts.  Duplicate points (same key) are kept once.
+    ``grid`` holds axes ``key=<sweep>`` (e.g. ``epsilon=1,4``) that replace or add an
+    axis of that grid.  Every setting is checked before any is returned, so one bad point
+    stops the run before a trial starts.  Duplicate points (same key) are kept once.
     """
     overrides = list(overrides)
     base = _compose(config_name, overrides, hydra=True)
     sweeper = base.hydra.sweeper
-    params = OmegaConf.to_container(sweeper.params) if sweeper.get("params") else None
+    params = OmegaConf.to_container(sweeper.params) if sweeper.get("params") else {}
+    for text in grid:
+        key, _, values = text.partition("=")
+        params[key] = values
     points = grid_points(params, overrides)
     if not points:
         return [make_setting(base, ())]

@@ -13,22 +13,36 @@ row count in their metadata); a part that does not decompress, lacks its footer 
 its checksum is *reported by name and excluded*, never silently used.  Parts stay readable
 by plain pandas: ``pd.read_csv(path, comment="#")``.
 
-Which trials are done is read from the part names, so a rerun skips them without
-reading any numbers twice; after a run the parts of a setting are merged into one part
-per contiguous range of trials (:meth:`ResultsStore.compact`).
+A part is trusted only if its rows say what its name says: every row's ``config_hash`` is
+the setting's key (the part's directory) and its ``trial`` values are exactly the part's
+range; a part copied over another setting's, or renamed to cover more trials, is corrupt.
+Which trials are done is read from the checked parts, so a rerun skips them; after a run
+the parts of a setting are merged into one part per contiguous range of trials
+(:meth:`ResultsStore.compact`).
+
+Runs that share a results directory take a lock per setting (``locks/<key>.lock``, an
+``fcntl`` lock released by the kernel when the process dies), so two runs of one setting
+never compute or compact it at once; a later run waits and then finds the trials done.
+Temporary files left by a killed run (``.*.tmp``) are removed when a run takes the lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import errno
+import fcntl
 import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import secrets
+import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +63,10 @@ class CorruptPartWarning(UserWarning):
     """Emitted (once per file) when a corrupt part is excluded."""
 
 
+class ResultsDirError(ValueError):
+    """The results directory cannot take the run's results (read-only, not a directory)."""
+
+
 @dataclass(frozen=True, order=True)
 class Part:
     """One part file: the trials ``first..last`` (inclusive) of setting ``key``."""
@@ -63,15 +81,22 @@ class Part:
         return range(self.first, self.last + 1)
 
 
+#: A temporary name made by :func:`atomic_write_bytes`: ``.<name>.<pid>.<token>.tmp``.
+TEMPORARY = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary sibling and ``os.replace`` (atomic)."""
+    """Write ``data`` to ``path`` via a temporary sibling and ``os.replace`` (atomic).
+
+    No ``fsync`` (it cost more than a sampled trial here): a process killed at any point
+    leaves the old file or the new one, and a file damaged by a system crash fails its
+    checksum on the next read, so its trials are redone.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         with open(temporary, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(temporary, path)
     finally:
         if temporary.exists():
@@ -79,16 +104,57 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 # ------------------------------------------------------------------------ encoding
-def encode_csv(frame: pd.DataFrame, compress: bool) -> bytes:
+#: gzip level of parts and tables: 6 is ~3x faster than 9 on these small files, ~same size.
+GZIP_LEVEL = 6
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows as plain tuples under ``columns``: what a trial batch returns, written to CSV
+    without building a DataFrame (the part writer is most of the harness's overhead)."""
+
+    columns: tuple[str, ...]
+    values: list[tuple[Any, ...]]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.values, columns=list(self.columns))
+        if "item" in frame.columns:
+            frame["item"] = frame["item"].astype("Int64")
+        return frame
+
+
+def _cell(value: Any) -> Any:
+    """A cell as pandas' ``to_csv`` writes it: empty for None/NaN, floats by repr."""
+    if value is None:
+        return ""
+    if isinstance(value, float):  # numpy's float64 too, whose repr is "np.float64(...)"
+        return "" if math.isnan(value) else repr(float(value))
+    return value
+
+
+def _footer(body: bytes, rows: int) -> bytes:
+    return f"{FOOTER.decode()} rows={rows} sha256={hashlib.sha256(body).hexdigest()}\n".encode()
+
+
+def encode_csv(frame: pd.DataFrame | Rows, compress: bool) -> bytes:
     """CSV bytes with the checksum footer, gzipped (deterministically) if ``compress``."""
-    body = frame.to_csv(index=False, lineterminator="\n").encode()
-    footer = f"{FOOTER.decode()} rows={len(frame)} sha256={hashlib.sha256(body).hexdigest()}\n"
-    data = body + footer.encode()
-    return gzip.compress(data, mtime=0) if compress else data
+    if isinstance(frame, Rows):
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(frame.columns)
+        writer.writerows([_cell(v) for v in row] for row in frame.values)
+        body = buffer.getvalue().encode()
+    else:
+        body = frame.to_csv(index=False, lineterminator="\n").encode()
+    data = body + _footer(body, len(frame))
+    return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0) if compress else data
 
 
-def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
-    """Check and parse the bytes of a CSV part; CorruptPartError if anything is off."""
+def _checked_body(data: bytes, compressed: bool) -> tuple[bytes, int]:
+    """The CSV body of a part (header included) and its row count, checksum verified."""
     try:
         text = gzip.decompress(data) if compressed else data
     except (OSError, EOFError, ValueError) as error:  # truncated or bad gzip stream
@@ -102,9 +168,33 @@ def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
         raise CorruptPartError(f"malformed footer {footer[:60]!r}")
     if hashlib.sha256(body).hexdigest() != match.group(2):
         raise CorruptPartError("checksum mismatch")
+    return body, int(match.group(1))
+
+
+def merge_csv(paths: list[Path], compressed: bool) -> bytes | None:
+    """One part's bytes from several CSV parts with the same header, checksums verified,
+    without parsing them; None when the headers differ (then merge through pandas)."""
+    bodies = []
+    for path in paths:
+        try:
+            bodies.append(_checked_body(path.read_bytes(), compressed))
+        except (CorruptPartError, OSError) as error:
+            raise CorruptPartError(f"{path}: {error}") from None
+    headers = {body.split(b"\n", 1)[0] for body, _ in bodies}
+    if len(headers) != 1:
+        return None
+    first = bodies[0][0]
+    body = first + b"".join(b.split(b"\n", 1)[1] for b, _ in bodies[1:])
+    data = body + _footer(body, sum(rows for _, rows in bodies))
+    return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0) if compressed else data
+
+
+def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
+    """Check and parse the bytes of a CSV part; CorruptPartError if anything is off."""
+    body, rows = _checked_body(data, compressed)
     frame = pd.read_csv(io.BytesIO(body))
-    if len(frame) != int(match.group(1)):
-        raise CorruptPartError(f"{len(frame)} rows where the footer says {match.group(1)}")
+    if len(frame) != rows:
+        raise CorruptPartError(f"{len(frame)} rows where the footer says {rows}")
     return frame
 
 
@@ -131,6 +221,29 @@ def decode_parquet(data: bytes) -> pd.DataFrame:
     if rows is None or int(rows) != table.num_rows:
         raise CorruptPartError("parquet row count does not match its metadata")
     return table.to_pandas()
+
+
+def check_rows(frame: pd.DataFrame, part: Part) -> None:
+    """CorruptPartError unless the rows are those of ``part``: its setting, its trials."""
+    where = part.path
+    if "config_hash" in frame.columns:
+        keys = set(frame["config_hash"].astype(str))
+        if keys != {part.key}:
+            shown = ", ".join(sorted(keys)[:3])
+            raise CorruptPartError(f"{where}: rows of setting {shown}, not {part.key}")
+    if "trial" in frame.columns:
+        trials = set(frame["trial"].astype(int))
+        if trials != set(part.trials):
+            raise CorruptPartError(
+                f"{where}: rows of trials {_span(trials)}, its name says {part.first}-{part.last}"
+            )
+
+
+def _span(trials: set[int]) -> str:
+    if not trials:
+        return "none"
+    low, high = min(trials), max(trials)
+    return f"{low}-{high}" if len(trials) == high - low + 1 else f"{sorted(trials)[:6]}"
 
 
 def read_part(path: Path) -> pd.DataFrame:
@@ -200,6 +313,12 @@ class ResultsStore:
                 f"corrupt results part excluded: {error}", CorruptPartWarning, stacklevel=3
             )
 
+    def read(self, part: Part) -> pd.DataFrame:
+        """The rows of ``part``, checked (:func:`read_part`, :func:`check_rows`)."""
+        frame = read_part(part.path)
+        check_rows(frame, part)
+        return frame
+
     def done_trials(self, key: str, *, verify: bool = True) -> set[int]:
         """Trials of setting ``key`` already recorded.
 
@@ -208,29 +327,117 @@ class ResultsStore:
         done, so the next run redoes them.
         """
         done: set[int] = set()
+        for part in self.recorded(key, verify=verify)[0]:
+            done.update(part.trials)
+        return done
+
+    def recorded(self, key: str, *, verify: bool = True) -> tuple[list[Part], list[pd.DataFrame]]:
+        """The trusted parts of setting ``key`` and (with ``verify``) their rows.
+
+        A corrupt part is reported and moved aside as ``<name>.corrupt`` (see
+        :meth:`done_trials`).
+        """
+        parts, frames = [], []
         for part in self.parts(key):
             if verify:
                 try:
-                    read_part(part.path)
+                    frames.append(self.read(part))
                 except CorruptPartError as error:
                     self._report(error)
-                    os.replace(part.path, part.path.with_name(part.path.name + ".corrupt"))
+                    with contextlib.suppress(OSError):  # gone, or a read-only directory
+                        os.replace(part.path, part.path.with_name(part.path.name + ".corrupt"))
                     continue
-            done.update(part.trials)
-        return done
+            parts.append(part)
+        return parts, frames
+
+    # --- sharing the directory -------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, keys: Iterable[str]) -> Iterator[bool]:
+        """Hold the lock of every setting in ``keys``; yield whether the store is writable.
+
+        Locks are taken in key order (two runs never deadlock) and waited for, with one
+        line on stderr saying so.  In a directory where the lock files cannot be created
+        (read-only) nothing is locked and ``False`` is yielded: reading still works, and
+        :meth:`check_writable` refuses any work before a trial runs.
+        """
+        handles: list[int] = []
+        writable = True
+        try:
+            for key in sorted(set(keys)):
+                path = self.directory / "locks" / f"{key}.lock"
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as error:
+                    if error.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
+                        raise
+                    writable = False
+                    break
+                handles.append(handle)
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    print(
+                        f"{self.experiment}: another run is writing setting {key} in "
+                        f"{self.directory}; waiting for it to finish",
+                        file=sys.stderr,
+                    )
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+            yield writable and self._probe()
+        finally:
+            for handle in handles:
+                os.close(handle)  # closing releases the lock
+
+    def _probe(self) -> bool:
+        """Whether a file can be created in the experiment's directory."""
+        try:
+            atomic_write_bytes(self.directory / ".probe", b"")
+            (self.directory / ".probe").unlink()
+        except OSError as error:
+            if error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+                return False
+            raise
+        return True
+
+    def check_writable(self, writable: bool, todo: int) -> None:
+        """ResultsDirError (one line) when ``todo`` trials are due and nothing can be written."""
+        if todo and not writable:
+            raise ResultsDirError(
+                f"results_dir: cannot write to {self.directory} (read-only?); {todo} trials "
+                "would be lost: choose a writable results_dir=..."
+            )
+
+    def forget(self, key: str) -> int:
+        """Delete every recorded part of setting ``key`` (``rerun=true``; lock held)."""
+        parts = self.parts(key)
+        for part in parts:
+            part.path.unlink(missing_ok=True)
+        return len(parts)
+
+    def remove_stale_temporaries(self, key: str) -> int:
+        """Delete the temporary files a killed run left in setting ``key``'s parts (call
+        with its lock held: only the lock holder writes there); return how many."""
+        directory = self.parts_dir / key
+        removed = 0
+        if directory.is_dir():
+            for path in directory.iterdir():
+                if TEMPORARY.match(path.name):
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
 
     # --- writing ---------------------------------------------------------------------
     def _part_path(self, key: str, first: int, last: int) -> Path:
         return self.parts_dir / key / f"{first:06d}-{last:06d}.{self.fmt}"
 
-    def write_part(self, key: str, trials: Iterable[int], frame: pd.DataFrame) -> Path:
+    def write_part(self, key: str, trials: Iterable[int], frame: pd.DataFrame | Rows) -> Path:
         """Atomically write the rows of a contiguous run of trials of setting ``key``."""
         trials = sorted(trials)
         if not trials or trials != list(range(trials[0], trials[-1] + 1)):
             raise ValueError(f"a part holds a contiguous, non-empty run of trials, got {trials}")
         path = self._part_path(key, trials[0], trials[-1])
         if self.fmt == "parquet":
-            data = encode_parquet(frame)
+            data = encode_parquet(frame.to_frame() if isinstance(frame, Rows) else frame)
         else:
             data = encode_csv(frame, compress=self.fmt == "csv.gz")
         atomic_write_bytes(path, data)
@@ -264,14 +471,20 @@ class ResultsStore:
         for run in runs:
             if len(run) < 2:
                 continue
+            trials = range(run[0].first, run[-1].last + 1)
             try:
-                frames = [read_part(part.path) for part in run]
+                merged = None
+                if self.fmt != "parquet" and all(p.path.name.endswith(self.fmt) for p in run):
+                    merged = merge_csv([p.path for p in run], self.fmt == "csv.gz")
+                if merged is None:
+                    frames = [self.read(part) for part in run]
             except CorruptPartError as error:
                 self._report(error)
                 continue
-            self.write_part(
-                key, range(run[0].first, run[-1].last + 1), pd.concat(frames, ignore_index=True)
-            )
+            if merged is not None:  # the parts were checked when the run planned
+                atomic_write_bytes(self._part_path(key, trials[0], trials[-1]), merged)
+            else:
+                self.write_part(key, trials, pd.concat(frames, ignore_index=True))
             for part in run:
                 part.path.unlink(missing_ok=True)
 
@@ -284,17 +497,12 @@ class ResultsStore:
         """
         frames, corrupt = [], []
         for key in keys if keys is not None else self.keys():
-            covered = -1
-            for part in self.parts(key):
-                if part.last <= covered:
-                    continue
-                try:
-                    frames.append(read_part(part.path))
-                except CorruptPartError as error:
-                    self._report(error)
-                    corrupt.append(str(error))
-                    continue
-                covered = max(covered, part.last)
+            for _ in range(3):  # a concurrent compaction may remove a listed part
+                found, bad, vanished = self._load_key(key)
+                if not vanished:
+                    break
+            frames.extend(found)
+            corrupt.extend(bad)
         if not frames:
             return pd.DataFrame(columns=[*ROW_KEY, "value", "analytic"]), corrupt
         table = pd.concat(frames, ignore_index=True)
@@ -302,11 +510,39 @@ class ResultsStore:
         order = [c for c in ("config_hash", "trial", "metric", "item") if c in table.columns]
         return table.sort_values(order, kind="stable").reset_index(drop=True), corrupt
 
+    def _load_key(self, key: str) -> tuple[list[pd.DataFrame], list[str], bool]:
+        """The rows of one setting's parts, its corrupt parts, and whether a part vanished."""
+        frames, corrupt, covered = [], [], -1
+        for part in self.parts(key):
+            if part.last <= covered:
+                continue
+            if not part.path.exists():
+                return [], [], True
+            try:
+                frames.append(self.read(part))
+            except CorruptPartError as error:
+                if not part.path.exists():
+                    return [], [], True
+                self._report(error)
+                corrupt.append(str(error))
+                continue
+            covered = max(covered, part.last)
+        return frames, corrupt, False
+
     def export(self, table: pd.DataFrame | None = None) -> Path:
-        """Write all valid rows to ``table.csv.gz`` (plain CSV, atomic) and return its path."""
+        """Write all valid rows to ``table.csv.gz`` (plain CSV, atomic) and return its path.
+
+        A table whose bytes would not change is not rewritten (so a no-op rerun writes
+        nothing, even in a read-only directory).
+        """
         if table is None:
             table, _ = self.load()
         path = self.directory / "table.csv.gz"
         data = gzip.compress(table.to_csv(index=False, lineterminator="\n").encode(), mtime=0)
-        atomic_write_bytes(path, data)
+        try:
+            unchanged = path.read_bytes() == data
+        except OSError:
+            unchanged = False
+        if not unchanged:
+            atomic_write_bytes(path, data)
         return path

@@ -486,6 +486,9 @@ def preflight(configs: list[dict[str, Any]]) -> None:
             n, m, d = data_shape(config)
         except (OSError, TypeError, ValueError) as error:
             line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            word, _, rest = line.partition(" ")
+            if word in config["dataset"] and word != "name" and rest:  # "item_rule must ..."
+                raise ConfigError(f"dataset.{word}: {rest}") from None
             field = "dataset.path" if config["dataset"].get("path") is not None else "dataset"
             raise ConfigError(f"{field}: {line}") from None
         shape = f"{config['dataset']['name']} data: n = {n}, " + (

@@ -15,13 +15,14 @@ from pathlib import Path
 import pandas as pd
 from hydra import initialize_config_dir
 
+from experiments.execute import TrialError
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.reproduction import collect, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
-from experiments.store import ROW_KEY, ResultsStore
+from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
 from experiments.trials import preflight
 
 
@@ -55,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few trials, into results/quick")
     parser.add_argument("--only", action="append", help="only this figure (repeatable)")
     parser.add_argument("--no-run", action="store_true", help="draw from existing results")
+    parser.add_argument(
+        "--force", action="store_true", help="recompute recorded trials (rerun=true)"
+    )
     parser.add_argument("--results-dir", help="default: results (results/quick with --quick)")
     parser.add_argument("--n-jobs", type=int, help="workers (default: the config's n_jobs)")
     args = parser.parse_args(argv)
@@ -80,9 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if not args.no_run:
-        for settings in settings_of.values():
-            report, store = run_settings(settings)
-            print(describe(report, store))
+        try:
+            for settings in settings_of.values():
+                report, store = run_settings(settings, rerun=args.force, announce=True)
+                print(describe(report, store))
+        except (TrialError, ResultsDirError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     figures_dir = results_dir / "figures"
     entries = []
     for spec in chosen:
@@ -99,12 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             Entry(spec, files, settings, table, shown + (("--quick",) if args.quick else ()))
         )
         print(f"{spec.name}: {', '.join(str(f) for f in files)}")
-    gallery = write_gallery(figures_dir, entries, quick=args.quick)
+    order = [spec.name for spec in FIGURES]  # figures not drawn now keep their entries
+    gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
     print(f"gallery: {gallery}")
     report = write_report(
         results_dir / "REPRODUCTION.md",
         collect([(entry.spec, entry.table) for entry in entries]),
         quick=args.quick,
+        order=order,
     )
     print(f"reproduction report: {report}")
     return 0

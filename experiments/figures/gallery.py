@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from experiments.execute import short_commit
 from experiments.figures.spec import FigureSpec
 from experiments.settings import Setting
 
@@ -52,7 +54,7 @@ def render_entry(entry: Entry) -> str:
     sources = ", ".join(sorted(table["data_source"].astype(str).unique())) or "-"
     datasets = ", ".join(sorted(table["dataset.name"].astype(str).unique()))
     trials = table.groupby("config_hash")["trial"].nunique()
-    commits = ", ".join(sorted(c[:10] for c in table["git_commit"].astype(str).unique()))
+    commits = ", ".join(sorted({short_commit(c) for c in table["git_commit"].astype(str)}))
     return "\n".join(
         [
             f"## {spec.title}",
@@ -75,13 +77,36 @@ def render_entry(entry: Entry) -> str:
     )
 
 
-def write_gallery(directory: Path, entries: Sequence[Entry], *, quick: bool) -> Path:
-    """Write ``<directory>/index.md`` listing every entry; return its path."""
+def existing_blocks(path: Path) -> dict[str, str]:
+    """The figure blocks of an existing ``index.md``, by figure name (its image file)."""
+    if not path.exists():
+        return {}
+    blocks: dict[str, str] = {}
+    for block in re.split(r"(?m)^(?=## )", path.read_text())[1:]:
+        image = re.search(r"!\[[^\]]*\]\(([^)/]+)\.png\)", block)
+        if image:
+            blocks[image.group(1)] = block.rstrip("\n") + "\n"
+    return blocks
+
+
+def write_gallery(
+    directory: Path,
+    entries: Sequence[Entry],
+    *,
+    quick: bool,
+    order: Sequence[str] | None = None,
+) -> Path:
+    """Write ``<directory>/index.md`` listing every entry; return its path.
+
+    With ``order`` (every figure's name, in gallery order) the file is updated, not
+    replaced: a figure not in ``entries`` keeps the block the file already has (``--only``,
+    or a figure without results yet).
+    """
     today = _dt.date.today().isoformat()
     scale = (
         "quick mode (few trials: shapes only, not the paper's precision)"
         if quick
-        else "paper scale"
+        else "the trial counts each figure states"
     )
     head = [
         "# Figures",
@@ -93,5 +118,12 @@ def write_gallery(directory: Path, entries: Sequence[Entry], *, quick: bool) -> 
     ]
     path = directory / "index.md"
     directory.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(head + [render_entry(entry) for entry in entries]))
+    drawn = {entry.spec.name: render_entry(entry) for entry in entries}
+    if order is not None:
+        kept = existing_blocks(path)
+        blocks = [drawn.get(name) or kept.get(name) for name in order]
+        blocks = [block for block in blocks if block]
+    else:
+        blocks = list(drawn.values())
+    path.write_text("\n".join(head + blocks))
     return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,9 +28,56 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def write_report(path: Path, claims: Sequence[tuple[FigureSpec, Claim]], *, quick: bool) -> Path:
-    """Write the report as a Markdown table, one row per claim; return its path."""
-    counts = pd.Series([claim.verdict for _, claim in claims]).value_counts()
+def existing_rows(path: Path) -> dict[str, list[str]]:
+    """The claim rows of an existing report, by figure name (the row's figure link)."""
+    if not path.exists():
+        return {}
+    rows: dict[str, list[str]] = {}
+    for line in path.read_text().splitlines():
+        link = re.search(r"\(figures/([^)/]+)\.png\) \|$", line)
+        if line.startswith("| ") and link:
+            rows.setdefault(link.group(1), []).append(line)
+    return rows
+
+
+def _row(spec: FigureSpec, claim: Claim) -> str:
+    cells = (
+        claim.source,
+        claim.paper,
+        claim.ours,
+        VERDICT_MARK[claim.verdict],
+        claim.reason or "-",
+        f"[{spec.name}](figures/{spec.name}.png)",
+    )
+    return "| " + " | ".join(_cell(x) for x in cells) + " |"
+
+
+def _verdict(row: str) -> str:
+    mark = re.split(r"(?<!\\)\|", row)[-4].strip()  # cells from the right: verdict, reason, figure
+    return next((v for v, text in VERDICT_MARK.items() if text == mark), "differs")
+
+
+def write_report(
+    path: Path,
+    claims: Sequence[tuple[FigureSpec, Claim]],
+    *,
+    quick: bool,
+    order: Sequence[str] | None = None,
+) -> Path:
+    """Write the report as a Markdown table, one row per claim; return its path.
+
+    With ``order`` (every figure's name, in gallery order) the report is updated, not
+    replaced: the rows of a figure with no claims here are kept as the file has them.
+    """
+    fresh: dict[str, list[str]] = {}
+    for spec, claim in claims:
+        fresh.setdefault(spec.name, []).append(_row(spec, claim))
+    if order is not None:
+        kept = existing_rows(path)
+        rows = [row for name in order for row in fresh.get(name) or kept.get(name, [])]
+    else:
+        rows = [row for block in fresh.values() for row in block]
+    counts = pd.Series([_verdict(row) for row in rows], dtype=object).value_counts()
     summary = ", ".join(f"{counts.get(v, 0)} {VERDICT_MARK[v]}" for v in VERDICT_MARK)
     lines = [
         "# Reproduction report",
@@ -41,27 +89,16 @@ def write_report(path: Path, claims: Sequence[tuple[FigureSpec, Claim]], *, quic
         "for it (from the figure's results table), and a verdict. Figures: "
         "[figures/index.md](figures/index.md).",
         "",
-        f"**Summary:** {len(claims)} claims: {summary}.",
+        f"**Summary:** {len(rows)} claims: {summary}. A claim is *reproduced* when our "
+        "number agrees with the paper's within two standard errors of our mean over the "
+        "trials (or within the tolerance its row states), *partly reproduced* when the "
+        "trend or ranking agrees but a number falls outside that band, and *differs* "
+        "otherwise.",
         "",
         "| source | paper says | we measure | verdict | likely reason | figure |",
         "|---|---|---|---|---|---|",
+        *rows,
     ]
-    for spec, claim in claims:
-        lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in (
-                    claim.source,
-                    claim.paper,
-                    claim.ours,
-                    VERDICT_MARK[claim.verdict],
-                    claim.reason or "-",
-                    f"[{spec.name}](figures/{spec.name}.png)",
-                )
-            )
-            + " |"
-        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

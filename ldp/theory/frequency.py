@@ -1,7 +1,7 @@
 """Frequency-oracle closed forms of Wang, Blocki, Li, Jha (USENIX Security 2017).
 
-Citations ``[FO]`` point at ``shared/papers/frequency-oracles-slides.txt`` (the talk of
-that paper, which carries Table 1, the pure framework and the multiple-questions slide).
+Citations ``[FO]`` point at that paper (Table 1, its pure framework) and the
+authors' talk of it (the multiple-questions slide).
 
 A *pure* protocol has a support set per report and two probabilities p* > q*: a user
 holding v reports something supporting v with probability p*, and something supporting

@@ -1,7 +1,8 @@
 """PEM's analytical model: identification probability (5), utility (4), optimizer (IV-C).
 
 Citations ``[PEM]`` are to Wang, Li, Jha, *Locally Differentially Private Heavy Hitter
-Identification* (``shared/papers/pem-heavy-hitters-paper.txt``).
+Identification*, IEEE Transactions on Dependable and Secure Computing (2019),
+arXiv:1708.06674.
 
 A PEM configuration (:class:`PEMConfig`) has γ initial bits, per-step extensions η[i],
 the share of users n[i]/n of each group and the candidate-set sizes |C_i|.  Step i

@@ -96,7 +96,7 @@ def settings_of(results_dir: Path) -> Callable[..., list[Setting]]:
 
 def run_cli(*args: str, timeout: float = 120, **popen) -> subprocess.CompletedProcess:
     """``python -m experiments.run ARGS`` in the repository, captured."""
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", **popen.pop("env", {})}
     return subprocess.run(
         [sys.executable, "-m", "experiments.run", *args],
         cwd=REPO,

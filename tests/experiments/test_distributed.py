@@ -85,3 +85,22 @@ def test_the_submitit_launcher_gives_the_loky_table(results_dir, tmp_path, loky_
     table, corrupt = ResultsStore(other, "dist").load()
     assert not corrupt
     pd.testing.assert_frame_equal(_comparable(table), loky_table)
+
+
+@pytest.mark.slow
+def test_the_python_snippet_of_docs_cluster_runs(tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    text = (REPO / "docs" / "cluster.md").read_text()
+    (snippet,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    snippet = snippet.replace("/tmp/ldp-dask-demo", str(tmp_path / "demo"))
+    done = subprocess.run(
+        [sys.executable, "-c", snippet], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RunReport(settings=" in done.stdout and "ran=" in done.stdout
+    assert "--cfg job" in text and not re.search(r"run -m [^\n]*--cfg job", text)

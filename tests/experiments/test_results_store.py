@@ -113,3 +113,140 @@ def test_temporary_files_are_ignored(tmp_path):
 def test_a_part_must_hold_contiguous_trials(tmp_path):
     with pytest.raises(ValueError, match="contiguous"):
         ResultsStore(tmp_path, "exp").write_part("abc", [0, 2], rows([0, 2]))
+
+
+# ----------------------------------------------- a part's rows must match its name (issue 9)
+def test_a_part_copied_over_another_settings_part_is_corrupt(tmp_path):
+    store = ResultsStore(tmp_path, "exp")
+    mine = store.write_part("aaa", range(0, 10), rows(range(0, 10), key="aaa"))
+    theirs = store.write_part("bbb", range(0, 10), rows(range(0, 10), key="bbb"))
+    theirs.write_bytes(mine.read_bytes())
+    with pytest.warns(CorruptPartWarning, match="rows of setting aaa, not bbb"):
+        assert store.done_trials("bbb") == set()
+    assert store.done_trials("aaa") == set(range(10))
+
+
+def test_a_part_renamed_to_cover_more_trials_is_corrupt(tmp_path):
+    store = ResultsStore(tmp_path, "exp")
+    path = store.write_part("abc", range(0, 5), rows(range(0, 5)))
+    path.rename(path.with_name("000000-000009.csv.gz"))
+    with pytest.warns(CorruptPartWarning, match="trials 0-4, its name says 0-9"):
+        table, corrupt = store.load()
+    assert table.empty and len(corrupt) == 1
+    assert store.done_trials("abc") == set()  # reported once per file, then redone
+
+
+def test_a_rerun_redoes_the_trials_of_a_part_with_foreign_rows(settings_of, results_dir):
+    from experiments.run import run_settings
+
+    from .conftest import TINY
+
+    first = settings_of("protocol=grr", *TINY, "n_trials=4", "n_jobs=1", "name=exp")
+    second = settings_of("protocol=oue", *TINY, "n_trials=4", "n_jobs=1", "name=exp")
+    run_settings(first)
+    run_settings(second)
+    store = ResultsStore(results_dir, "exp")
+    (a,), (b,) = store.parts(first[0].key), store.parts(second[0].key)
+    b.path.write_bytes(a.path.read_bytes())
+    with pytest.warns(CorruptPartWarning):
+        report, _ = run_settings(second)
+    assert (report.done_before, report.ran) == (0, 4)
+    table, corrupt = store.load()
+    assert not corrupt and set(table["protocol.name"]) == {"GRR", "OUE"}
+
+
+# ------------------------------------------------------------- sharing a results directory
+def test_a_second_run_waits_for_the_lock_and_then_finds_the_trials_done(tmp_path, capsys):
+    import fcntl
+    import os
+    import threading
+    import time
+
+    store = ResultsStore(tmp_path, "exp")
+    with store.locked(["abc"]) as writable:
+        assert writable
+        entered = threading.Event()
+
+        def other() -> None:
+            with ResultsStore(tmp_path, "exp").locked(["abc"]):
+                entered.set()
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        time.sleep(0.3)
+        assert not entered.is_set()  # the lock is held: the other run waits
+        store.write_part("abc", [0], rows([0]))
+    thread.join(10)
+    assert entered.is_set()
+    assert "another run is writing setting abc" in capsys.readouterr().err
+    handle = os.open(store.directory / "locks" / "abc.lock", os.O_RDWR)
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on exit
+    os.close(handle)
+
+
+def test_stale_temporaries_of_a_killed_run_are_removed_under_the_lock(tmp_path):
+    store = ResultsStore(tmp_path, "exp")
+    store.write_part("abc", [0], rows([0]))
+    stale = store.parts_dir / "abc" / ".000001-000001.csv.gz.99999.0badcafe.tmp"
+    stale.write_bytes(b"half")
+    with store.locked(["abc"]):
+        assert store.remove_stale_temporaries("abc") == 1
+    assert not stale.exists() and store.done_trials("abc") == {0}
+
+
+def test_a_read_only_results_dir_fails_before_any_trial(settings_of, results_dir, monkeypatch):
+    import errno
+
+    from experiments import execute as execute_module
+    from experiments import store as store_module
+    from experiments.run import run_settings
+    from experiments.store import ResultsDirError
+
+    from .conftest import TINY
+
+    settings = settings_of("protocol=grr", *TINY, "n_trials=3", "n_jobs=1", "name=exp")
+    run_settings(settings)
+    table = ResultsStore(results_dir, "exp").directory / "table.csv.gz"
+    stamp = table.stat().st_mtime_ns
+
+    def refuse(path, data):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(path))
+
+    calls = []
+    monkeypatch.setattr(store_module, "atomic_write_bytes", refuse)
+    monkeypatch.setattr(execute_module, "run_trial", lambda *a: calls.append(a))
+    report, _ = run_settings(settings)  # a no-op rerun writes nothing
+    assert report.ran == 0 and table.stat().st_mtime_ns == stamp
+    more = settings_of("protocol=grr", *TINY, "n_trials=5", "n_jobs=1", "name=exp")
+    with pytest.raises(ResultsDirError, match="results_dir: cannot write to .*2 trials"):
+        run_settings(more)
+    assert calls == []
+
+
+def test_rows_written_without_pandas_read_back_as_pandas_writes_them(tmp_path):
+    from experiments.store import Rows
+
+    columns = ("config_hash", "trial", "metric", "item", "value", "analytic", "label", "flag")
+    values = [
+        ("abc", 0, "f1", None, 0.1, float("nan"), 'a "quoted", label', True),
+        ("abc", 0, "sq", 3, 1e-300, 2.5, "plain", False),
+        ("abc", 1, "f1", None, 1.0, -0.0, "", True),
+        ("abc", 1, "sq", 12, np.float64(123456789.123), np.float64("nan"), "x\ny", False),
+    ]
+    rows = Rows(columns, values)
+    fast, slow = ResultsStore(tmp_path / "fast", "exp"), ResultsStore(tmp_path / "slow", "exp")
+    fast.write_part("abc", [0, 1], rows)
+    slow.write_part("abc", [0, 1], rows.to_frame())
+    pd.testing.assert_frame_equal(fast.load()[0], slow.load()[0])
+
+
+def test_compaction_without_parsing_keeps_every_row(tmp_path):
+    store = ResultsStore(tmp_path, "exp")
+    for first in range(0, 6, 2):
+        store.write_part("abc", [first, first + 1], rows([first, first + 1]))
+    before, _ = store.load()
+    store.compact("abc")
+    (part,) = store.parts("abc")
+    assert (part.first, part.last) == (0, 5)
+    pd.testing.assert_frame_equal(store.load()[0], before)
+    assert len(pd.read_csv(part.path, comment="#")) == 12

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -97,3 +98,47 @@ def test_interrupt_kill_and_resume(results_dir, settings_of, tmp_path):
     _, fresh_store = run_settings(fresh)
     how = ["wall_time", "git_commit"]  # how the run went (others may commit meanwhile)
     pd.testing.assert_frame_equal(recorded(fresh_store).drop(columns=how), final.drop(columns=how))
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_workers_die_with_a_killed_run(results_dir):
+    overrides = [o if not o.startswith("n_jobs") else "n_jobs=2" for o in SLOW]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "experiments.run", *overrides, f"results_dir={results_dir}"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_parts(ResultsStore(results_dir, "resume"), 2, process)
+    workers = {
+        pid for pid in _children(process.pid) if "Loky" in Path(f"/proc/{pid}/cmdline").read_text()
+    }
+    assert len(workers) == 2
+    process.kill()
+    process.wait(10)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.2)
+    survivors = [pid for pid in workers if _alive(pid)]
+    for pid in survivors:  # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

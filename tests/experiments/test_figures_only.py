@@ -1,0 +1,45 @@
+"""``python -m experiments.figures --only X --no-run`` touches only X's entries of the
+gallery and the reproduction report; a figure without results keeps its committed entry."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from experiments.figures import FIGURES
+from experiments.figures.__main__ import main
+
+from .conftest import REPO
+
+
+def blocks(text: str) -> list[str]:
+    return re.split(r"(?m)^(?=## )", text)[1:]
+
+
+def test_only_without_results_keeps_every_committed_entry(tmp_path, capsys):
+    committed = REPO / "results"
+    (tmp_path / "figures").mkdir()
+    shutil.copy(committed / "figures" / "index.md", tmp_path / "figures" / "index.md")
+    shutil.copy(committed / "REPRODUCTION.md", tmp_path / "REPRODUCTION.md")
+    before_index = (tmp_path / "figures" / "index.md").read_text()
+    before_report = (tmp_path / "REPRODUCTION.md").read_text()
+    assert main(["--only", "pem_fig5", "--no-run", "--results-dir", str(tmp_path)]) == 0
+    assert "pem_fig5: no results yet" in capsys.readouterr().err
+    after_index = (tmp_path / "figures" / "index.md").read_text()
+    after_report = (tmp_path / "REPRODUCTION.md").read_text()
+    assert blocks(after_index) == blocks(before_index)
+    rows = [
+        line for line in before_report.splitlines() if line.startswith("| ") and "(figures/" in line
+    ]
+    assert [
+        line for line in after_report.splitlines() if line.startswith("| ") and "(figures/" in line
+    ] == rows
+    summary = re.search(r"\*\*Summary:\*\* (\d+ claims: [^.]*)\.", before_report).group(1)
+    assert summary in after_report
+    assert "within two standard errors" in after_report
+
+
+def test_every_figure_has_a_committed_entry():
+    names = {spec.name for spec in FIGURES}
+    text = (REPO / "results" / "figures" / "index.md").read_text()
+    assert {m for m in re.findall(r"\]\(([^)/]+)\.png\)", text)} <= names
