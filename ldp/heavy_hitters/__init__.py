@@ -1,12 +1,14 @@
 """Heavy-hitter identification on large domains ([PEM] Sections III-IV).
 
 Every protocol is built with ``epsilon=``, ``k=``, ``m=`` and its own parameters, takes
-its frequency oracle as a parameter (OLH by default), and offers
-``run(dataset, rng, engine="sampled" | "reports")`` returning a
-:class:`HeavyHitterResult` (``.identified``, ``.estimates``, ``.diagnostics``).
+its frequency oracle as a parameter (a class or its name; OLH by default), and offers
+``perturb(values, rng)``, the client side (what the users send, :class:`ClientReports`),
+and ``run(dataset, rng, engine="sampled" | "reports")`` returning a
+:class:`HeavyHitterResult` (``.identified``, ``.estimates``, ``.diagnostics``); the
+reports engine aggregates ``perturb``'s output.
 """
 
-from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.heavy_hitters.base import ClientReports, HeavyHitterResult
 from ldp.heavy_hitters.mcm import MCM
 from ldp.heavy_hitters.pem import PEM
 from ldp.heavy_hitters.spm import SPM, joint_estimate, pair_estimate
@@ -20,6 +22,7 @@ __all__ = [
     "PEM",
     "PROTOCOLS",
     "SPM",
+    "ClientReports",
     "HeavyHitterResult",
     "Strawman",
     "joint_estimate",
