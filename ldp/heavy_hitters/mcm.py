@@ -290,22 +290,12 @@ class MCM(BaselineParameters):
         else:
             fractions = self.group_fractions(len(blocks))
             population = Population.sampled(dataset, self.m, fractions, rng)
-            channel = self.channel_of(population.words, h, hash_seed)
-
-        winners = []
-        for position, (start, length) in enumerate(blocks):
-            group, d = position + offset, 2**length
-            if engine == "reports":
-                scores = self._reported_scores(population.reports.parts[position], length, h)
-            else:
-                patterns = segment(population.words, self.m, start, length).astype(np.int64)
-                cells = np.bincount(
-                    channel * d + patterns, weights=population.split[group], minlength=h * d
-                )
-                holders = np.rint(cells).astype(np.int64)
-                n_group = int(population.sizes[group])
-                scores = self._sampled_scores(holders, n_group, length, h, rng)
-            winners.append(plurality(scores.reshape(h, d), rng).astype(np.uint64))
+        winners = [  # plurality vote per channel: one candidate pattern per channel and block
+            plurality(self.block_scores(population, position, h, hash_seed, rng), rng).astype(
+                np.uint64
+            )
+            for position in range(len(blocks))
+        ]
         channel_candidates = join_segments(winners, blocks, self.m)
         candidates = unique_words(channel_candidates)
         diagnostics = {
@@ -322,29 +312,42 @@ class MCM(BaselineParameters):
         }
         return self.final_test(population, len(blocks), candidates, rng, diagnostics)
 
-    def _sampled_scores(
-        self, holders: np.ndarray, n_group: int, length: int, h: int, rng: np.random.Generator
+    def block_scores(
+        self,
+        population: Population,
+        position: int,
+        h: int,
+        hash_seed: int,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """Sampled engine: one block's h x d votes or estimates (d = 2^length), given who
-        holds what: ``holders[c d + x]`` users of the block's group are in channel c with
-        pattern x."""
+        """One block's (h, 2^b) votes (``"channels"``) or estimates (``"oracle"``).
+
+        Row c, column x: the support of pattern x in channel c.  Reports engine: counted or
+        estimated from the users' reports (which carry H); sampled engine: drawn from the
+        exact law given who holds what (module docstring), with H named by ``hash_seed``.
+        """
+        start, length = self.blocks[position]
         d, oracle = 2**length, self.block_oracle(length, h)
+        if population.engine == "reports":
+            reports = population.reports.parts[position]
+            if self.block_encoding == "oracle":
+                candidates = np.arange(h * d, dtype=np.int64)
+                return oracle.estimate(reports, candidates=candidates).reshape(h, d)
+            votes = np.zeros(h * d, dtype=np.int64)
+            column_base = np.arange(h, dtype=np.int64) * d
+            rows = max(1, CHUNK // h)
+            for begin in range(0, reports.shape[0], rows):
+                block = reports[begin : begin + rows].astype(np.int64) + column_base
+                votes += np.bincount(block.ravel(), minlength=h * d)
+            return votes.reshape(h, d)
+        group = position + int(self.partitioned)
+        n_group = int(population.sizes[group])
+        keys = self.channel_of(population.words, h, hash_seed) * d
+        keys += segment(population.words, self.m, start, length).astype(np.int64)
+        cells = np.bincount(keys, weights=population.split[group], minlength=h * d)
+        holders = np.rint(cells).astype(np.int64)
         if self.block_encoding == "oracle":
-            return oracle.simulate_candidates(holders, n_group, rng)
+            return oracle.simulate_candidates(holders, n_group, rng).reshape(h, d)
         kept = rng.binomial(holders.reshape(h, d), oracle.p_star - oracle.q_star)
         uniform = n_group - kept.sum(axis=1)  # every other entry is a uniform pattern
         return kept + rng.multinomial(uniform, np.full(d, 1 / d))
-
-    def _reported_scores(self, reports: Any, length: int, h: int) -> np.ndarray:
-        """Reports engine: one block's votes (pattern counts per channel) or estimates."""
-        d = 2**length
-        if self.block_encoding == "oracle":
-            oracle = self.block_oracle(length, h)
-            return oracle.estimate(reports, candidates=np.arange(h * d, dtype=np.int64))
-        votes = np.zeros(h * d, dtype=np.int64)
-        column_base = np.arange(h, dtype=np.int64) * d
-        rows = max(1, CHUNK // h)
-        for begin in range(0, reports.shape[0], rows):
-            block = reports[begin : begin + rows].astype(np.int64) + column_base
-            votes += np.bincount(block.ravel(), minlength=h * d)
-        return votes

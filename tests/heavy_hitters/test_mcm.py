@@ -14,6 +14,8 @@ from scipy import stats
 
 from ldp import metrics
 from ldp.datasets import Dataset, load
+from ldp.heavy_hitters.base import plurality
+from ldp.heavy_hitters.baseline import Population
 from ldp.heavy_hitters.mcm import MCM
 from ldp.oracles import BLH, GRR, OLH
 from tests.heavy_hitters.synthetic import ranked_dataset, zipf
@@ -235,3 +237,59 @@ def test_k15_channels_lose_to_sqrt_n_when_the_budget_is_split(exponential_1e6):
     sqrt_n = _f1_scores(exponential_1e6, 20, variant="improved", channels="sqrt_n")
     test = stats.ttest_ind(sqrt_n, k15, equal_var=False, alternative="greater")
     assert test.pvalue < ALPHA
+
+
+@pytest.mark.parametrize(
+    ("encoding", "oracle", "budget"),
+    [("oracle", OLH, "split"), ("oracle", GRR, "partition"), ("channels", OLH, "partition")],
+)
+def test_block_scores_have_one_law_in_both_engines(encoding, oracle, budget):
+    """One 8-bit block (m = 8), 4 channels, a fixed public hash: the per-channel scores of
+    the sampled engine (exact law given the histogram) and of the users' reports agree.
+
+    Two-sample KS tests (conservative for these discrete laws) at α = 1e-3 each on the
+    score of (H(v_1), v_1), of an empty cell
+    of that channel and of v_2's cell, and a chi-square test on whether v_1's channel
+    elects v_1; 300 runs per engine.
+    """
+    data = ranked_dataset(np.array([0.5, 0.3, 0.2]), n=2000, m=8, seed=11)
+    mcm = MCM(
+        epsilon=3.0,
+        k=2,
+        m=8,
+        channels=4,
+        block_bits=8,
+        block_encoding=encoding,
+        oracle=oracle,
+        budget=budget,
+    )
+    seed = 99
+    distinct = data.histogram()[0]
+    channel = mcm.channel_of(distinct.astype(np.uint64), 4, seed)
+    v1, v2 = (int(v) for v in distinct[:2])
+    empty = next(x for x in range(256) if x not in distinct[channel == channel[0]])
+    fractions = mcm.group_fractions(1)
+    samples = {}
+    for engine, first in (("sampled", 0), ("reports", 10**6)):
+        rows = []
+        for run in range(first, first + 300):
+            rng = np.random.default_rng(run)
+            if engine == "sampled":
+                population = Population.sampled(data, 8, fractions, rng)
+            else:
+                reports = mcm.perturb(data.values, rng, channels=4, hash_seed=seed)
+                population = Population.reported(reports, len(fractions))
+            scores = mcm.block_scores(population, 0, 4, seed, rng)
+            rows.append(
+                (
+                    scores[channel[0], v1],
+                    scores[channel[0], empty],
+                    scores[channel[1], v2],
+                    plurality(scores, rng)[channel[0]] == v1,
+                )
+            )
+        samples[engine] = np.array(rows, dtype=float)
+    a, b = samples["sampled"], samples["reports"]
+    for column in range(3):
+        assert stats.ks_2samp(a[:, column], b[:, column]).pvalue > ALPHA
+    assert chi2_same_law(a[:, 3].astype(int), b[:, 3].astype(int)) > ALPHA
