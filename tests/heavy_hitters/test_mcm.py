@@ -248,9 +248,8 @@ def test_block_scores_have_one_law_in_both_engines(encoding, oracle, budget):
     the sampled engine (exact law given the histogram) and of the users' reports agree.
 
     Two-sample KS tests (conservative for these discrete laws) at α = 1e-3 each on the
-    score of (H(v_1), v_1), of an empty cell
-    of that channel and of v_2's cell, and a chi-square test on whether v_1's channel
-    elects v_1; 300 runs per engine.
+    score of (H(v_1), v_1), of an empty cell of that channel and of v_2's cell, and a
+    chi-square test on whether v_1's channel elects v_1; 300 runs per engine.
     """
     data = ranked_dataset(np.array([0.5, 0.3, 0.2]), n=2000, m=8, seed=11)
     mcm = MCM(
