@@ -1,6 +1,7 @@
 """``python -m benchmarks [--quick] [--only NAME] [--no-peers]``: run benchmarks, print tables.
 
-``make bench`` runs this.  ``harness`` measures the experiment harness's overhead per
+``make bench`` runs this.  ``kernel`` times the support-counting kernel against the
+issue's reference loop, side by side.  ``harness`` measures the experiment harness's overhead per
 trial and its 1 -> 2 worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
 small n, peers only if their environments exist already, into
 ``results/bench/oracles-quick.md``).
@@ -12,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, oracles
+from benchmarks import harness, heavy_hitters, kernel, oracles
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -27,7 +28,11 @@ def _harness(quick: bool, peers: bool) -> None:
 
 
 #: name -> run(quick, peers); each prints its own tables.
-BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles, "harness": _harness}
+BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
+    "kernel": kernel.bench,
+    "oracles": _oracles,
+    "harness": _harness,
+}
 BENCHMARKS["heavy_hitters"] = heavy_hitters.bench
 
 

@@ -8,10 +8,10 @@ Two tables:
    cheap, :func:`benchmarks.peers.best_of`), F1 of the first run, and memory: each row runs
    in a fresh subprocess that reports its ``ru_maxrss`` and, from one extra untimed run
    under :mod:`tracemalloc`, the peak of the memory the run itself allocated.
-2. **Against pure-ldp's PEM** on the same data: n = 10^5 users of the project's Zipf data
-   set (s = 1.1, distinct random m-bit values) at m = 32 and m = 16, ε = 4, k = 16, up to
-   10 runs per row.  pure-ldp runs its ``PEMClient``/``PEMServer`` with its count-mean
-   sketch oracle (``CMSClient``/``CMSServer``) in its own environment
+2. **Against pure-ldp's PEM** on the same data: the project's Zipf data set (s = 1.1,
+   distinct random m-bit values) at (n, m) = (10^5, 32), (10^5, 16) and (10^6, 32),
+   ε = 4, k = 16, up to 10 runs per row.  pure-ldp runs its ``PEMClient``/``PEMServer``
+   with its count-mean sketch oracle (``CMSClient``/``CMSServer``) in its own environment
    (:mod:`benchmarks.peers`); ``ldp`` runs PEM with the same shape (γ, η, kept
    candidates) through the reports engine (the real per-user protocol) and, for
    reference, the sampled engine, and also at the optimizer's default configuration.
@@ -62,8 +62,8 @@ class Workload:
     paper_m: int = 64
     paper_epsilon: float = 2.0
     # --- table 2: against pure-ldp's PEM
-    peer_n: int = 10**5
-    peer_ms: tuple[int, ...] = (32, 16)
+    #: the side-by-side points: (n users, m bits)
+    peer_points: tuple[tuple[int, int], ...] = ((10**5, 32), (10**5, 16), (10**6, 32))
     peer_epsilon: float = 4.0
     zipf_exponent: float = 1.1
     #: PEM's shape per m for pure-ldp and for ldp's "same shape" rows: (γ, η).  pure-ldp's
@@ -82,7 +82,7 @@ class Workload:
     isolate: bool = True
 
     def __post_init__(self) -> None:
-        for m in self.peer_ms:
+        for _, m in self.peer_points:
             gamma, eta = self.shapes[m]
             if (m - gamma) % eta:  # pure-ldp's last prefixes would be longer than m
                 raise ValueError(f"shapes[{m}]: m - gamma must be a multiple of eta")
@@ -92,8 +92,7 @@ class Workload:
         """Small n, two runs a row; the peer only if its environment exists already."""
         base = cls(
             paper_n=10**5,
-            peer_n=2_000,
-            peer_ms=(16,),
+            peer_points=((2_000, 16),),
             sketches=((32, 1024),),
             runs=2,
             peer_budget_s=5.0,
@@ -135,6 +134,7 @@ class PeerRow:
     ratio: float | None = None  #: mean seconds ÷ ldp reports at the same shape
     note: str = ""
     role: str = ""  #: "peer", "ours" (the reference row), or "" (other ldp rows)
+    n: int = 0  #: users
 
     @property
     def mean_s(self) -> float | None:
@@ -249,11 +249,11 @@ def paper_rows(work: Workload) -> list[PaperRow]:
 # --- table 2: against pure-ldp ---------------------------------------------------------------
 
 
-def side_data(work: Workload, m: int):
-    """The side-by-side data set at m bits (the project's Zipf loader, s = zipf_exponent)."""
+def side_data(work: Workload, n: int, m: int):
+    """The side-by-side data set: n users, m bits (the project's Zipf loader, s = zipf_exponent)."""
     from ldp.datasets import load
 
-    return load("zipf", n=work.peer_n, m=m, s=work.zipf_exponent, seed=work.data_seed)
+    return load("zipf", n=n, m=m, s=work.zipf_exponent, seed=work.data_seed)
 
 
 def _shape_note(config) -> str:
@@ -263,7 +263,7 @@ def _shape_note(config) -> str:
     return f"γ={config.gamma} η={etas} g={config.g} keep {kept_text}, {config.queries:,d} queries"
 
 
-def ldp_side_rows(work: Workload, data, m: int) -> list[PeerRow]:
+def ldp_side_rows(work: Workload, data, n: int, m: int) -> list[PeerRow]:
     """ldp's PEM at the peer's shape and at the optimizer's default, both engines."""
     from ldp.datasets import Dataset
     from ldp.heavy_hitters import PEM
@@ -274,7 +274,7 @@ def ldp_side_rows(work: Workload, data, m: int) -> list[PeerRow]:
     configs = {
         "same shape": PEM(**options, gamma=gamma, eta=eta),
         f"optimizer, limit 2^{work.query_limit.bit_length() - 1}": PEM(
-            **options, query_limit=work.query_limit, n_hint=work.peer_n
+            **options, query_limit=work.query_limit, n_hint=n
         ),
     }
     truth = data.top_k(work.k)
@@ -288,6 +288,7 @@ def ldp_side_rows(work: Workload, data, m: int) -> list[PeerRow]:
                 m,
                 f"{label}: {_shape_note(pem.config)}",
                 role="ours" if same and engine == "reports" else "",
+                n=n,
             )
             rng = np.random.default_rng(np.random.SeedSequence(work.mechanism_seed, spawn_key=(m,)))
             pem.run(warm, rng, engine=engine)  # warm-up: compiled kernels, first calls
@@ -300,7 +301,8 @@ def ldp_side_rows(work: Workload, data, m: int) -> list[PeerRow]:
                 row.seconds.append(time.perf_counter() - t0)
                 row.f1.append(f1(truth, result.identified))
             _progress(
-                f"{row.implementation:16s} m={m} {row.mean_s:.3g} s/run, F1 {row.mean_f1:.3f}"
+                f"{row.implementation:16s} n={n:,d} m={m} {row.mean_s:.3g} s/run, "
+                f"F1 {row.mean_f1:.3f}"
             )
             rows.append(row)
     return rows
@@ -349,27 +351,27 @@ def _drive_pure_ldp(spec: dict) -> dict:
     return {"seconds": seconds, "identified": identified, "version": version("pure-ldp")}
 
 
-def peer_side_rows(work: Workload, data, m: int, scratch: Path) -> list[PeerRow]:
+def peer_side_rows(work: Workload, data, n: int, m: int, scratch: Path) -> list[PeerRow]:
     """pure-ldp's PEM, one row per sketch size, or a row saying why it did not run."""
     from ldp.metrics import f1
 
     gamma, eta = work.shapes[m]
     truth = data.top_k(work.k)
-    values_path = scratch / f"zipf-m{m}.npy"
+    values_path = scratch / f"zipf-n{n}-m{m}.npy"
     np.save(values_path, np.asarray(data.values))
     rows = []
     for peer in work.peers:
         try:
             python = peer_envs.ensure_peer(peer, install=work.install_peers)
         except PeerUnavailable as error:
-            rows.append(PeerRow(peer.name, m, "-", note=str(error), role="peer"))
-            _progress(f"{peer.name:16s} m={m} {error}")
+            rows.append(PeerRow(peer.name, m, "-", note=str(error), role="peer", n=n))
+            _progress(f"{peer.name:16s} n={n:,d} m={m} {error}")
             continue
         for hashes, width in work.sketches:
             config = (
                 f"CMS k={hashes} w={width}, γ={gamma} η={eta} g={(m - gamma) // eta} keep {work.k}"
             )
-            row = PeerRow(f"{peer.name} PEM", m, config, role="peer")
+            row = PeerRow(f"{peer.name} PEM", m, config, role="peer", n=n)
             spec = {
                 "m": m,
                 "epsilon": work.peer_epsilon,
@@ -400,18 +402,19 @@ def peer_side_rows(work: Workload, data, m: int, scratch: Path) -> list[PeerRow]
                 ]
                 row.note = f"pure-ldp {result['version']}"
                 _progress(
-                    f"{row.implementation:16s} m={m} {row.mean_s:.3g} s/run, F1 {row.mean_f1:.3f}"
+                    f"{row.implementation:16s} n={n:,d} m={m} {row.mean_s:.3g} s/run, "
+                    f"F1 {row.mean_f1:.3f}"
                 )
             rows.append(row)
     return rows
 
 
 def fill_ratios(rows: Sequence[PeerRow]) -> None:
-    """ratio = mean seconds ÷ the mean of ldp's reports engine at the same shape and m."""
-    reference = {row.m: row.mean_s for row in rows if row.role == "ours" and row.mean_s}
+    """ratio = mean seconds ÷ the mean of ldp's reports engine at the same shape, n and m."""
+    reference = {(r.n, r.m): r.mean_s for r in rows if r.role == "ours" and r.mean_s}
     for row in rows:
-        if row.m in reference and row.mean_s is not None:
-            row.ratio = row.mean_s / reference[row.m]
+        if (row.n, row.m) in reference and row.mean_s is not None:
+            row.ratio = row.mean_s / reference[row.n, row.m]
 
 
 # --- the tables ------------------------------------------------------------------------------
@@ -431,6 +434,7 @@ PAPER_COLUMNS = (
 )
 SIDE_COLUMNS = (
     "implementation",
+    "n",
     "m",
     "runs",
     "mean s",
@@ -461,6 +465,7 @@ def side_cells(row: PeerRow) -> list[str]:
     note = row.config if not row.note else f"{row.config}; {row.note}"
     return [
         row.implementation,
+        _users(row.n) if row.n else "-",
         str(row.m),
         str(len(row.seconds)) if row.seconds else "-",
         _number(row.mean_s),
@@ -484,15 +489,16 @@ def targets(work: Workload, paper: Sequence[PaperRow], side: Sequence[PeerRow]) 
                     "yes" if row.seconds < 0.5 else ("under 1 s" if row.seconds < 1 else "NO"),
                 ]
             )
-    ours = {row.m: row for row in side if row.role == "ours" and row.mean_s}
+    ours = {(row.n, row.m): row for row in side if row.role == "ours" and row.mean_s}
     for row in side:
-        if row.role != "peer" or row.mean_s is None or row.m not in ours:
+        if row.role != "peer" or row.mean_s is None or (row.n, row.m) not in ours:
             continue
-        base = ours[row.m]
+        base = ours[row.n, row.m]
+        at = f"n = {_users(row.n)}, m = {row.m}"
         speedup = row.mean_s / base.mean_s
         lines.append(
             [
-                f"m = {row.m}: ldp reports engine (same shape) faster than {row.implementation}"
+                f"{at}: ldp reports engine (same shape) faster than {row.implementation}"
                 f" ({row.config.split(',')[0]})",
                 f"{speedup:,.1f}x ({row.mean_s:.3g} s vs {base.mean_s:.3g} s a run)",
                 "yes" if speedup > 1 else "NO",
@@ -500,7 +506,7 @@ def targets(work: Workload, paper: Sequence[PaperRow], side: Sequence[PeerRow]) 
         )
         lines.append(
             [
-                f"m = {row.m}: ... and at least as accurate (mean F1 over "
+                f"{at}: ... and at least as accurate (mean F1 over "
                 f"{len(base.f1)} vs {len(row.f1)} runs)",
                 f"F1 {base.mean_f1:.3f} vs {row.mean_f1:.3f}",
                 "yes" if base.mean_f1 >= row.mean_f1 else "NO",
@@ -517,7 +523,7 @@ def render(
     load: tuple,
     peer_version: str | None,
 ) -> str:
-    ms = " and ".join(str(m) for m in work.peer_ms)
+    points = ", ".join(f"(n = {_users(n)}, m = {m})" for n, m in work.peer_points)
     text = [
         "# Heavy hitters: PEM, SPM and MCM at paper scale; PEM against pure-ldp's",
         "",
@@ -533,8 +539,8 @@ def render(
         "",
         markdown_table(PAPER_COLUMNS, (paper_cells(row, work) for row in paper)),
         "",
-        f"## Against pure-ldp's PEM: Zipf(s = {work.zipf_exponent:g}), n = "
-        f"{_users(work.peer_n)}, m = {ms}, ε = {work.peer_epsilon:g}, k = {work.k}",
+        f"## Against pure-ldp's PEM: Zipf(s = {work.zipf_exponent:g}) at {points}, "
+        f"ε = {work.peer_epsilon:g}, k = {work.k}",
         "",
         markdown_table(SIDE_COLUMNS, (side_cells(row) for row in side)),
         "",
@@ -570,10 +576,10 @@ def run(work: Workload, output: Path | None = None):
     paper = paper_rows(work)
     side: list[PeerRow] = []
     with tempfile.TemporaryDirectory(prefix="ldp-bench-hh-") as scratch:
-        for m in work.peer_ms:
-            data = side_data(work, m)
-            side += peer_side_rows(work, data, m, Path(scratch))
-            side += ldp_side_rows(work, data, m)
+        for n, m in work.peer_points:
+            data = side_data(work, n, m)
+            side += peer_side_rows(work, data, n, m, Path(scratch))
+            side += ldp_side_rows(work, data, n, m)
     fill_ratios(side)
     version = next((row.note.split()[-1] for row in side if row.note.startswith("pure-ldp ")), None)
     elapsed = time.perf_counter() - started

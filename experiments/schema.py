@@ -14,8 +14,10 @@ import functools
 import importlib.util
 import json
 import math
+import types
+import typing
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,15 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ldp import registry
+
 ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
 TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions")
-#: The trial kinds that run a frequency oracle (``protocol.name`` in ``ORACLES``).
+#: The trial kinds that run a frequency oracle.
 ORACLE_KINDS = ("oracle", "multiple_questions")
-HEAVY_HITTERS = ("PEM", "SPM", "MCM")
 
 
 class ConfigError(ValueError):
@@ -62,101 +65,63 @@ def choice(default: Any, choices: Iterable[str]) -> Any:
 
 
 # --------------------------------------------------------------------------- protocols
-@dataclass
-class ProtocolConfig:
-    """Shared by every protocol: the class to build and how it is shown."""
-
-    name: str = MISSING  #: the class: an oracle acronym (GRR, ..., OLH) or PEM, SPM, MCM
-    #: which trial runs it: oracle | heavy_hitter | multiple_questions (an oracle)
-    kind: str = choice(MISSING, TRIAL_KINDS)
-    label: str | None = None  #: legend text in figures (default: ``name``)
+#: The trial kinds each protocol kind can run as (``protocol.kind``).
+KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",)}
 
 
-@dataclass
-class OracleConfig(ProtocolConfig):
-    """A frequency oracle of USENIX'17 Table 1 (``ldp.oracles.ORACLES``)."""
+def _config_type(annotation: Any) -> tuple[Any, dict[str, Any]]:
+    """The OmegaConf type standing for a class field's annotation, and checks to attach.
 
-    kind: str = choice("oracle", TRIAL_KINDS)
-    g: int | None = ranged(None, ge=2)  #: OLH's hash range; None: ⌈e^ε + 1⌉
-    theta: float | None = ranged(None, gt=0, le=1)  #: THE's θ; None: variance-optimal θ
-
-
-@dataclass
-class HeavyHitterConfig(ProtocolConfig):
-    """Shared by the heavy-hitter protocols of the PEM paper (``ldp.heavy_hitters``).
-
-    A None field is not passed to the class, which then uses its own default.
+    Plain ``int``/``float``/``str``/``bool`` stay; tuples and lists of one of them become
+    lists; ``Literal[...]`` becomes ``str`` with its choices; ``type[...]`` (a protocol
+    class, e.g. PEM's ``oracle``) becomes ``str``: a registered name; anything else
+    (unions such as ``int | str``) is ``Any``, left to the class's own checks.
     """
-
-    kind: str = choice("heavy_hitter", TRIAL_KINDS)
-    oracle: str | None = None  #: the frequency oracle reported through (None: the default)
-    threshold: float | None = ranged(None, gt=0, lt=1)  #: θ: threshold version (Sec. VI-B3)
-    query_limit: int | None = ranged(None, ge=2)  #: oracle queries allowed (2^20)
-
-
-@dataclass
-class PEMProtocolConfig(HeavyHitterConfig):
-    """PEM ([PEM] Sec. IV); every shape parameter None lets the optimizer choose."""
-
-    name: str = "PEM"
-    eta: int | None = ranged(None, ge=1)  #: η, bits added per step
-    gamma: int | None = ranged(None, ge=0)  #: γ, bits of the first step (⌈log2 k⌉)
-    etas: list[int] | None = ranged(None, ge=1)  #: η[i] per step (Fig. 3b)
-    fractions: list[float] | None = ranged(None, gt=0, lt=1)  #: n[i]/n per step (Fig. 3c)
-    candidate_sizes: list[int] | None = ranged(None, ge=1)  #: |C_i| per step
-    assumed: str | None = None  #: the distribution the optimizer assumes (Fig. 8c)
-    goal: str | None = choice(None, ("f1", "ncr"))  #: the optimizer's goal
-    n_hint: int | None = ranged(None, ge=1)  #: users the optimizer plans for (None: n)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        kept = [a for a in args if a is not type(None)]
+        return _config_type(kept[0]) if len(kept) == 1 else (Any, {})
+    if annotation in (int, float, str, bool):
+        return annotation, {}
+    if origin is typing.Literal:
+        return str, {"choices": tuple(str(a) for a in args)}
+    if origin in (tuple, list) and args and args[0] in (int, float, str, bool):
+        return typing.List[args[0]], {}  # noqa: UP006 (OmegaConf wants typing.List)
+    if origin is type:
+        return str, {"registry": "oracle"}
+    return Any, {}
 
 
-@dataclass
-class _BaselineConfig(HeavyHitterConfig):
-    """Shared by SPM and MCM: the two versions of [PEM] Sec. VI-A and their knobs."""
-
-    variant: str | None = choice(None, ("original", "improved"))  #: sets every None knob
-    budget: str | None = choice(None, ("split", "partition"))  #: split ε or partition users
-    output: str | None = choice(None, ("top_k", "threshold"))  #: what is released
-    significance: float | None = ranged(None, gt=0, lt=1)  #: level of the threshold test
-    final_fraction: float | None = ranged(None, gt=0, lt=1)  #: users of the final test
-    value_share: float | None = ranged(None, gt=0, lt=1)  #: share of ε for π(v) (split)
-
-
-@dataclass
-class SPMProtocolConfig(_BaselineConfig):
-    """SPM ([PEM] Sec. III-C): segments and segment pairs."""
-
-    name: str = "SPM"
-    #: bits per segment: an integer >= 1, or "auto" (the longest under the query limit)
-    segment_bits: Any = field(default=None, metadata={"int_or": ("auto",)})
+@functools.cache
+def _schema_of(name: str) -> type:
+    entry = registry.get(name)
+    try:
+        hints = typing.get_type_hints(entry.cls)
+    except Exception:  # an annotation that cannot be resolved: every field is Any
+        hints = {}
+    specs: list[tuple[str, Any, Any]] = [
+        ("name", str, field(default=entry.name)),
+        ("kind", str, field(default=entry.kind)),  # checked against KIND_TRIALS
+        ("label", str | None, field(default=None)),
+    ]
+    for spec in registry.parameters(entry.cls):
+        kind, metadata = _config_type(hints.get(spec.name, Any))
+        specs.append((spec.name, kind | None, field(default=None, metadata=metadata)))
+    return make_dataclass(f"{entry.name}Config", specs)
 
 
-@dataclass
-class MCMProtocolConfig(_BaselineConfig):
-    """MCM ([PEM] Sec. III-D): hashing into channels, majority vote per bit."""
+def protocol_schema(name: str) -> type:
+    """The structured-config schema of protocol ``name``, made from its class's fields.
 
-    name: str = "MCM"
-    #: number of channels: an integer >= 1, "sqrt_n" (original) or "k1.5" (improved)
-    channels: Any = field(default=None, metadata={"int_or": ("sqrt_n", "k1.5")})
-    block_bits: int | None = ranged(None, ge=1)  #: bits per reported block
-
-
-PROTOCOL_SCHEMAS: dict[str, type[ProtocolConfig]] = {
-    "PEM": PEMProtocolConfig,
-    "SPM": SPMProtocolConfig,
-    "MCM": MCMProtocolConfig,
-}
-
-
-def protocol_schema(name: str) -> type[ProtocolConfig]:
-    """The schema of protocol ``name``; a ConfigError naming ``protocol.name`` if unknown."""
-    from ldp.oracles import ORACLES
-
-    if name in ORACLES:
-        return OracleConfig
-    if name in PROTOCOL_SCHEMAS:
-        return PROTOCOL_SCHEMAS[name]
-    known = ", ".join([*ORACLES, *PROTOCOL_SCHEMAS])
-    raise ConfigError(f"protocol.name: unknown protocol {name!r}; known: {known}")
+    Its fields are ``name``, ``kind`` (the trial that runs it), ``label`` and every
+    parameter of the class (:func:`ldp.registry.parameters`) with its declared type; a
+    null means "the class's default".  Ranges are the class's own checks, run before any
+    trial by :func:`experiments.trials.preflight`.
+    """
+    try:
+        return _schema_of(registry.get(str(name)).name)
+    except registry.RegistryError as error:
+        raise ConfigError(f"protocol.name: {error}") from None
 
 
 # ---------------------------------------------------------------------------- datasets
@@ -302,24 +267,38 @@ RUN_ONLY_FIELDS = (
 
 
 def register_configs() -> None:
-    """Store the schemas in Hydra's ConfigStore (idempotent)."""
+    """Store the schemas in Hydra's ConfigStore (idempotent).
+
+    Every registered protocol becomes a choice of the ``protocol`` group under its name in
+    lower case (``protocol=olh``), from :func:`protocol_schema`; the files in
+    ``conf/protocol/`` are presets that extend them (``defaults: [spm]``).  The data-set
+    schemas live apart, in ``schema/dataset``, so that ``dataset=`` lists data sets only.
+    """
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
-    store.store(group="protocol", name="base_oracle", node=OracleConfig)
-    store.store(group="protocol", name="base_pem", node=PEMProtocolConfig)
-    store.store(group="protocol", name="base_spm", node=SPMProtocolConfig)
-    store.store(group="protocol", name="base_mcm", node=MCMProtocolConfig)
-    store.store(group="dataset", name="base_kosarak", node=KosarakConfig)
-    store.store(group="dataset", name="base_aol", node=AOLConfig)
-    store.store(group="dataset", name="base_url", node=URLConfig)
-    store.store(group="dataset", name="base_zipf", node=ZipfConfig)
-    store.store(group="dataset", name="base_exponential", node=ExponentialConfig)
-    store.store(group="dataset", name="base_point", node=PointConfig)
+    for entry in registry.protocols().values():  # protocol=<name>: every registered one
+        store.store(group="protocol", name=entry.name.lower(), node=protocol_schema(entry.name))
+    for name, schema in DATASET_SCHEMAS.items():  # extended by conf/dataset/<name>.yaml
+        store.store(group="schema/dataset", name=name, node=schema)
+    from experiments.listing import help_template  # --help lists what the registry holds
+
+    conf_dir = Path(__file__).resolve().parent.parent / "conf"
+    store.store(
+        group="hydra/help",
+        name="ldp",
+        node={"app_name": "ldp", "header": "", "footer": "", "template": help_template(conf_dir)},
+    )
 
 
 # --------------------------------------------------------------------------- checking
 def _check_value(key: str, value: Any, meta: dict) -> None:
     if value is None:
+        return
+    if "registry" in meta:  # the name of a registered protocol of that kind
+        try:
+            registry.get(str(value), meta["registry"])
+        except registry.RegistryError as error:
+            raise ConfigError(f"{key}: {error}") from None
         return
     if "int_or" in meta:
         ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or (
@@ -405,6 +384,8 @@ def check_config(cfg: DictConfig | dict) -> dict:
             raise ConfigError(f"{group}: missing; choose one with {group}=<name>")
     protocol_name = raw["protocol"].get("name")
     protocol = typed(raw["protocol"], protocol_schema(str(protocol_name)), "protocol.")
+    if protocol["label"] is None:
+        protocol["label"] = registry.get(protocol["name"]).label
     dataset_name = raw["dataset"].get("name")
     if dataset_name not in DATASET_SCHEMAS:
         raise ConfigError(
@@ -421,12 +402,14 @@ def check_config(cfg: DictConfig | dict) -> dict:
 
 
 def _check_rules(config: dict) -> None:
-    """The checks that involve more than one field, or the outside world."""
-    from ldp.oracles import ORACLES
+    """The checks that involve more than one field, or the outside world.
 
+    A protocol's own ranges and its fit with the data (an η that fits m, k <= 2^m) are
+    its class's checks, run on the real data by :func:`experiments.trials.preflight`.
+    """
     protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
-    expected = "oracle" if protocol["name"] in ORACLES else "heavy_hitter"
-    allowed = ORACLE_KINDS if expected == "oracle" else (expected,)
+    kind = registry.get(protocol["name"]).kind
+    allowed = KIND_TRIALS[kind]
     if protocol["kind"] not in allowed:
         raise ConfigError(
             f"protocol.kind: {protocol['name']} runs as "
@@ -437,64 +420,18 @@ def _check_rules(config: dict) -> None:
         raise ConfigError(f"n_jobs: must be >= 1, or -1/null for all cores; got {config['n_jobs']}")
     if dataset.get("path") is not None and not Path(dataset["path"]).expanduser().is_file():
         raise ConfigError(f"dataset.path: no such file: {dataset['path']}")
-    if dataset["name"] == "point" and expected != "oracle":
+    if dataset["name"] == "point" and kind != "oracle":
         raise ConfigError("dataset.name: 'point' serves oracle trials only")
     if config["format"] == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ConfigError("format: parquet needs pyarrow (pip install pyarrow); use csv.gz")
     if config["backend"] == "dask" and importlib.util.find_spec("distributed") is None:
         raise ConfigError("backend: dask needs dask.distributed (pip install 'dask[distributed]')")
-    if expected == "oracle":
-        if (
-            options["track"] == "absent"
-            and dataset["name"] != "point"
-            and not options["domain_size"]
-        ):
-            raise ConfigError(
-                "options.track: 'absent' needs options.domain_size above the "
-                "number of distinct values"
-            )
-        return
-    if protocol["oracle"] is not None and protocol["oracle"] not in ORACLES:
+    if (
+        kind == "oracle"
+        and options["track"] == "absent"
+        and dataset["name"] != "point"
+        and not options["domain_size"]
+    ):
         raise ConfigError(
-            f"protocol.oracle: unknown oracle {protocol['oracle']!r}; known: {', '.join(ORACLES)}"
+            "options.track: 'absent' needs options.domain_size above the number of distinct values"
         )
-    if dataset_bits(dataset) is not None:
-        _check_fits_m(protocol, config["k"], dataset_bits(dataset))
-
-
-def _check_fits_m(protocol: dict, k: int, m: int) -> None:
-    """PEM's shape must fit values of m bits ([PEM] Sec. IV-A: γ + Σ η[i] = m)."""
-    if k > 2 ** min(m, 62):
-        raise ConfigError(f"k: {k} heavy hitters cannot exist among 2^{m} values (dataset.m)")
-    if protocol["name"] != "PEM":
-        bits = protocol.get("segment_bits")
-        if isinstance(bits, int) and bits > m:
-            raise ConfigError(
-                f"protocol.segment_bits: must be <= dataset.m = {m}, got {protocol['segment_bits']}"
-            )
-        return
-    gamma = protocol["gamma"]
-    if gamma is None:
-        gamma = min(m - 1, math.ceil(math.log2(k))) if k > 1 else 0
-    if gamma >= m:
-        raise ConfigError(f"protocol.gamma: must be < dataset.m = {m}, got {gamma}")
-    if protocol["eta"] is not None and protocol["eta"] > m - gamma:
-        raise ConfigError(
-            f"protocol.eta: must be <= m - gamma = {m} - {gamma} = {m - gamma} "
-            f"(dataset.m = {m}), got {protocol['eta']}"
-        )
-    etas = protocol["etas"]
-    if etas is not None and gamma + sum(etas) != m:
-        raise ConfigError(
-            f"protocol.etas: gamma + sum(etas) must equal dataset.m = {m}, "
-            f"got {gamma} + {sum(etas)}"
-        )
-    steps = len(etas) if etas is not None else None
-    for name in ("fractions", "candidate_sizes"):
-        value = protocol[name]
-        if value is not None and steps is not None and len(value) != steps:
-            raise ConfigError(
-                f"protocol.{name}: needs one entry per step ({steps}), got {len(value)}"
-            )
-    if protocol["fractions"] is not None and not math.isclose(sum(protocol["fractions"]), 1.0):
-        raise ConfigError(f"protocol.fractions: must sum to 1, got {sum(protocol['fractions'])}")

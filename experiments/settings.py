@@ -48,14 +48,26 @@ class Setting:
         return flatten(kept)
 
 
+def _without_nulls(node: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _without_nulls(value) if isinstance(value, dict) else value
+        for key, value in node.items()
+        if value is not None
+    }
+
+
 def result_config(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` without the run-only fields and labels: what the key hashes."""
+    """What the key hashes: ``config`` without run-only fields, labels and nulls.
+
+    A null means "the default", so a parameter added to a protocol (null in every existing
+    config) does not re-key the settings that do not use it.
+    """
     kept = {key: value for key, value in config.items() if key not in RUN_ONLY_FIELDS}
     for dotted in LABEL_FIELDS:
         group, name = dotted.split(".")
         if isinstance(kept.get(group), dict):
             kept[group] = {k: v for k, v in kept[group].items() if k != name}
-    return kept
+    return _without_nulls(kept)
 
 
 def setting_key(config: dict[str, Any]) -> str:

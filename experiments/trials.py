@@ -30,18 +30,21 @@ To add a kind: write ``def my_trial(config, streams) -> TrialResult`` and add it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import importlib
 import inspect
 import json
 import time
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from experiments.schema import protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
+from ldp import registry
 
 NAN = float("nan")
 
@@ -132,16 +135,10 @@ def tracked_values(counts: np.ndarray, track: str, k: int) -> np.ndarray:
 # ---------------------------------------------------------------------------- kinds
 def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     """One run of a frequency oracle (USENIX'17) on the tracked values of a population."""
-    from ldp.oracles import ORACLES
-
-    protocol, options = config["protocol"], config["options"]
+    options = config["options"]
     counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
     n, d = int(counts.sum()), counts.shape[0]
-    oracle = ORACLES[protocol["name"]](
-        epsilon=config["epsilon"],
-        domain_size=d,
-        **_drop_nulls(protocol, "name", "kind", "label"),
-    )
+    oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     tracked = tracked_values(counts, options["track"], config["k"])
     if config["engine"] == "sampled":
         estimates = oracle.simulate(counts, streams.mechanism, candidates=tracked)
@@ -192,15 +189,12 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
     engine a half's counts are one multivariate hypergeometric draw per question (the two
     are independent, because question 2's answers are shuffled independently).
     """
-    from ldp.oracles import ORACLES
-
-    protocol, options = config["protocol"], config["options"]
+    options = config["options"]
     counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
     n, d = int(counts.sum()), counts.shape[0]
-    params = _drop_nulls(protocol, "name", "kind", "label")
 
     def make(epsilon: float):
-        return ORACLES[protocol["name"]](epsilon=epsilon, domain_size=d, **params)
+        return build_protocol(config["protocol"], epsilon, domain_size=d)
 
     split, full = make(config["epsilon"] / 2), make(config["epsilon"])
     tracked = tracked_values(counts, options["track"], config["k"])
@@ -247,34 +241,72 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
     return TrialResult(rows, source, n)
 
 
-def _heavy_hitter_class(name: str):
-    from ldp import heavy_hitters
+def protocol_arguments(protocol: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments a protocol node gives its class: the non-null parameters.
 
-    registry = getattr(heavy_hitters, "HEAVY_HITTERS", None) or {}
-    cls = registry.get(name) or getattr(heavy_hitters, name, None)
-    if cls is None:  # a protocol module not (yet) exported by the package
-        try:
-            cls = getattr(importlib.import_module(f"ldp.heavy_hitters.{name.lower()}"), name)
-        except (ImportError, AttributeError):
-            cls = None
-    if cls is None:
-        raise ValueError(f"protocol.name: ldp.heavy_hitters has no protocol {name!r}")
-    return cls
+    Lists become tuples (the classes are frozen) and a name where the class expects a
+    protocol class (PEM's ``oracle``) becomes that class, through :mod:`ldp.registry`.
+    """
+    entry = registry.get(protocol["name"])
+    references = {
+        spec.name: spec.metadata["registry"]
+        for spec in dataclasses.fields(protocol_schema(entry.name))
+        if "registry" in spec.metadata
+    }
+    kwargs = {}
+    for name, value in _drop_nulls(protocol, "name", "kind", "label").items():
+        if name in references:
+            value = registry.resolve(value, references[name])
+        kwargs[name] = tuple(value) if isinstance(value, list) else value
+    return kwargs
+
+
+def build_protocol(
+    protocol: dict[str, Any],
+    epsilon: float,
+    *,
+    domain_size: int | None = None,
+    k: int | None = None,
+    m: int | None = None,
+    n: int | None = None,
+):
+    """The protocol of a config node: an oracle over ``domain_size`` values, or a heavy
+    hitter for ``k``, values of ``m`` bits and ``n`` users (passed as ``n_hint`` to a
+    class that plans for a number of users, e.g. PEM's optimizer, unless the node sets it).
+    """
+    entry = registry.get(protocol["name"])
+    kwargs = protocol_arguments(protocol)
+    if entry.kind == "oracle":
+        return entry.cls(epsilon=epsilon, domain_size=domain_size, **kwargs)
+    if "n_hint" in {f.name for f in registry.parameters(entry.cls)}:
+        kwargs.setdefault("n_hint", n)
+    return entry.cls(epsilon=epsilon, k=k, m=m, **kwargs)
+
+
+def protocol_from_row(row: Any) -> dict[str, Any]:
+    """The protocol node of a results-table row (its ``protocol.*`` columns), for figures
+    that rebuild a protocol to draw its closed forms.  Empty cells (NaN) are nulls; values
+    are cast back to the types the protocol's schema declares (tables store floats)."""
+    schema = protocol_schema(str(row["protocol.name"]))
+    node: dict[str, Any] = {}
+    for spec in dataclasses.fields(schema):
+        value = row.get(f"protocol.{spec.name}")
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            continue
+        if isinstance(value, str) and value.startswith("["):
+            value = json.loads(value)
+        elif isinstance(value, np.generic):
+            value = value.item()
+        kinds = typing.get_args(spec.type) or (spec.type,)
+        if int in kinds and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        node[spec.name] = value
+    return node
 
 
 def build_heavy_hitter(config: dict[str, Any], m: int, n: int):
     """The heavy-hitter protocol of a config, for values of m bits and n users."""
-    from ldp.oracles import ORACLES
-
-    protocol = config["protocol"]
-    cls = _heavy_hitter_class(protocol["name"])
-    kwargs = _drop_nulls(protocol, "name", "kind", "label")
-    if "oracle" in kwargs:
-        kwargs["oracle"] = ORACLES[kwargs["oracle"]]
-    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
-    if "n_hint" in inspect.signature(cls).parameters and "n_hint" not in kwargs:
-        kwargs["n_hint"] = n
-    return cls(epsilon=config["epsilon"], k=config["k"], m=m, **kwargs)
+    return build_protocol(config["protocol"], config["epsilon"], k=config["k"], m=m, n=n)
 
 
 @functools.lru_cache(maxsize=16)
@@ -338,38 +370,70 @@ def run_trial(config: dict[str, Any], trial: int) -> TrialResult:
     return result
 
 
-def preflight(configs: list[dict[str, Any]]) -> None:
-    """Build every setting's protocol once before any trial runs, so the library's own
-    parameter checks (e.g. an η that does not fit m) stop the run with one line.
+def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
+    """(n, m, d) of a setting's data: users, bits per value (heavy hitters) and the oracle
+    domain (``options.domain_size``, else the number of distinct values).  Loads the data
+    set (cached per process) unless it is the ``point`` population."""
+    dataset, domain_size = config["dataset"], config["options"]["domain_size"]
+    if dataset["name"] == "point":
+        return int(dataset["n"]), None, domain_size or 2
+    data = load_dataset(dataset, np.random.default_rng(0))
+    distinct = data.histogram()[0].shape[0]
+    return data.n, data.m, domain_size or distinct
 
-    Settings whose domain size or bit width is only known from the data are skipped here
-    (their data is not loaded); their errors surface in the first trial.
+
+def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
+    """A library error as one config line naming the field: ``protocol.g: must be ...``.
+
+    The library's messages start with the parameter's name (``g must be >= 2, got 1``);
+    a protocol parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they
+    are (root fields), anything else is attributed to the protocol as a whole.  ``context``
+    (the data's shape) is appended, as the message may depend on it.
     """
-    from experiments.schema import ORACLE_KINDS, ConfigError, dataset_bits
-    from ldp.oracles import ORACLES
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    word, _, rest = text.partition(" ")
+    own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
+    if rest[:1].isalnum() and word in own:
+        return f"protocol.{word}: {rest} ({context})"
+    if rest[:1].isalnum() and word in ("epsilon", "k"):
+        return f"{word}: {rest} ({context})"
+    return f"protocol: {protocol['name']} rejects this setting: {text} ({context})"
+
+
+def preflight(configs: list[dict[str, Any]]) -> None:
+    """Build every setting's protocol once, on its real data, before any trial runs.
+
+    The library's own checks (ranges, an η that does not fit m, an ε whose hash range
+    overflows) and the data loaders' (a malformed ``dataset.path`` file) thus stop the run
+    with one line naming the field (:class:`~experiments.schema.ConfigError`).
+    """
+    from experiments.schema import ConfigError
 
     seen: set[str] = set()
     for config in configs:
-        protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
+        protocol = config["protocol"]
         fingerprint = json.dumps(
-            [protocol, dataset.get("m"), options["domain_size"], config["epsilon"], config["k"]],
+            [protocol, config["dataset"], config["options"], config["epsilon"], config["k"]],
             sort_keys=True,
         )
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
         try:
-            if protocol["kind"] in ORACLE_KINDS:
-                d = options["domain_size"] or (2 if dataset["name"] == "point" else None)
-                if d is not None:
-                    ORACLES[protocol["name"]](
-                        epsilon=config["epsilon"],
-                        domain_size=d,
-                        **_drop_nulls(protocol, "name", "kind", "label"),
-                    )
-            elif dataset_bits(dataset) is not None:
-                build_heavy_hitter(config, dataset_bits(dataset), dataset.get("n") or 10**6)
+            n, m, d = data_shape(config)
+        except (OSError, TypeError, ValueError) as error:
+            line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            field = "dataset.path" if config["dataset"].get("path") is not None else "dataset"
+            raise ConfigError(f"{field}: {line}") from None
+        shape = f"{config['dataset']['name']} data: n = {n}, " + (
+            f"d = {d}" if protocol["kind"] != "heavy_hitter" else f"m = {m}"
+        )
+        try:
+            if protocol["kind"] == "multiple_questions":
+                build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
+            if protocol["kind"] in ("oracle", "multiple_questions"):
+                build_protocol(protocol, config["epsilon"], domain_size=d)
+            else:
+                build_heavy_hitter(config, m, n)
         except (TypeError, ValueError) as error:
-            raise ConfigError(
-                f"protocol: {protocol['name']} rejects this setting: {error}"
-            ) from None
+            raise ConfigError(_field_message(protocol, error, shape)) from None

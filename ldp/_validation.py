@@ -106,4 +106,11 @@ def check_counts(counts: object, length: int | None, name: str = "true_counts") 
         raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
     if array.size and array.min() < 0:
         raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+    # The total is a number of users (n in every formula): it must be exact in int64. A
+    # float sum has relative error far below 2^-10 here, so 2^62 leaves room for it.
+    total = float(array.sum(dtype=np.float64)) if array.size else 0.0
+    if total >= 2.0**62:
+        raise ValueError(
+            f"{name} sum to about {total:.3g} users: more than int64 can count (limit 2^62)"
+        )
     return array.astype(np.int64, copy=False)

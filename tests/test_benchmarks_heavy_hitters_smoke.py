@@ -24,8 +24,7 @@ def tiny(tmp_path_factory):
     )
     work = hh.Workload(
         paper_n=20_000,
-        peer_n=2_000,
-        peer_ms=(16,),
+        peer_points=((2_000, 16),),
         runs=2,
         ldp_budget_s=5.0,
         peers=(absent,),
@@ -49,13 +48,13 @@ def test_every_paper_protocol_has_a_row(tiny) -> None:
 def test_side_rows_and_ratios(tiny) -> None:
     work, _, side, _ = tiny
     ours = [row for row in side if row.role == "ours"]
-    assert len(ours) == len(work.peer_ms)
+    assert len(ours) == len(work.peer_points)
     for row in ours:
         assert row.implementation == "ldp PEM reports"
         assert row.config.startswith("same shape: γ=4 η=6,6")
         assert row.ratio == pytest.approx(1.0)
     timed = [row for row in side if row.seconds]
-    assert len(timed) == 4 * len(work.peer_ms)  # 2 configurations x 2 engines
+    assert len(timed) == 4 * len(work.peer_points)  # 2 configurations x 2 engines
     for row in timed:
         assert len(row.seconds) == len(row.f1) == work.runs
         assert row.ratio == pytest.approx(row.mean_s / ours[0].mean_s)
@@ -82,7 +81,7 @@ def test_rendered_tables_are_aligned(tiny) -> None:
 
 
 def _row(role: str, seconds: list[float], f1: list[float], name: str = "x") -> hh.PeerRow:
-    return hh.PeerRow(name, 32, "γ=4 η=7, more", seconds=seconds, f1=f1, role=role)
+    return hh.PeerRow(name, 32, "γ=4 η=7, more", seconds=seconds, f1=f1, role=role, n=10**5)
 
 
 def test_targets_compare_speed_and_mean_f1() -> None:

@@ -22,24 +22,16 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
-from ldp.oracles import ORACLES
+from experiments.trials import build_protocol, protocol_from_row
 
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.
 DODGE = 0.045
-#: Settings of an oracle that a table carries as columns (NaN: the class default).
-ORACLE_PARAMS = ("g", "theta")
 
 
 def oracle_of(rows: pd.DataFrame, epsilon: float, d: int):
     """The oracle that made ``rows`` (one protocol), at ``epsilon`` over ``d`` values."""
-    first = rows.iloc[0]
-    params = {}
-    for name in ORACLE_PARAMS:
-        value = first.get(f"protocol.{name}")
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            params[name] = int(value) if name == "g" else float(value)
-    return ORACLES[str(first["protocol.name"])](epsilon=float(epsilon), domain_size=d, **params)
+    return build_protocol(protocol_from_row(rows.iloc[0]), float(epsilon), domain_size=d)
 
 
 def expected_mse(rows: pd.DataFrame, epsilon: float, n: int, d: int) -> float:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.trials import build_heavy_hitter
+from experiments.trials import build_heavy_hitter, protocol_from_row
 from ldp import theory
 from ldp.theory import pem as pem_theory
 
@@ -39,7 +38,6 @@ PROTOCOLS = ("PEM", "SPM", "MCM")
 MARKERS = {"PEM": "o", "MCM": "s", "SPM": "^"}
 #: Line style of a budget variant (MCM, SPM): users partitioned (solid), ε split (dashed).
 BUDGET_LS = {"partition": "-", "split": "--"}
-INT_FIELDS = ("eta", "gamma", "query_limit", "n_hint", "block_bits")
 CAPSIZE = 2.5
 
 
@@ -151,28 +149,9 @@ def log2_k_axis(ax: plt.Axes, ks: Sequence[int]) -> None:
 
 
 # ----------------------------------------------------------------------------- models
-def _clean(value: Any) -> Any:
-    """A table cell back to a config value: NaN to None, JSON lists to lists."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, str) and value.startswith("["):
-        return json.loads(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def protocol_json(row: pd.Series) -> str:
     """The ``protocol`` config node of a table row, as canonical JSON."""
-    protocol = {}
-    for column, value in row.items():
-        if not str(column).startswith("protocol."):
-            continue
-        name, value = str(column).removeprefix("protocol."), _clean(value)
-        if name in INT_FIELDS and value is not None:
-            value = int(value)
-        protocol[name] = value
-    return json.dumps(protocol, sort_keys=True)
+    return json.dumps(protocol_from_row(row), sort_keys=True)
 
 
 @functools.lru_cache(maxsize=512)

@@ -1,34 +1,23 @@
 """One look for every figure: the seaborn theme, a fixed colour per protocol, saving.
 
-Colours come from seaborn's colour-blind-safe ``colorblind`` palette and are fixed per
-protocol (the class acronym), so GRR or PEM has the same colour in every figure; variants
-of a protocol (e.g. "SPM (original)") share its colour and differ by line style or marker.
+Colours are fixed per protocol by the registry (:mod:`ldp.registry`; the built-in ones are
+seaborn's colour-blind-safe ``colorblind`` palette), so GRR or PEM has the same colour in
+every figure; variants of a protocol (e.g. "SPM (original)") share its colour and differ by
+line style or marker.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt  # headless machines get Agg; saved figures open no window
 import seaborn as sns
 
-#: Every protocol, in legend order.
-PROTOCOLS = ("GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH", "PEM", "SPM", "MCM")
-#: A fixed colour per protocol: the 10 colours of seaborn's "colorblind" palette, placed
-#: so that protocols drawn together (the oracles; PEM, SPM, MCM) are far apart.
-_SLOTS = {
-    "GRR": 0,
-    "SUE": 1,
-    "OUE": 2,
-    "SHE": 3,
-    "THE": 5,
-    "BLH": 7,
-    "OLH": 4,
-    "PEM": 9,
-    "SPM": 8,
-    "MCM": 6,
-}
-COLORS = {name: sns.color_palette("colorblind", 10)[slot] for name, slot in _SLOTS.items()}
+from ldp import registry
+
+#: A colour for protocols registered without one (plug-ins): seaborn's "dark" palette.
+FALLBACK_PALETTE = "dark"
 #: Marker per engine: filled circle for the sampled engine, open square for real reports.
 ENGINE_MARKERS = {"sampled": "o", "reports": "s"}
 EPSILON_LABEL = "privacy budget ε"
@@ -54,13 +43,22 @@ def apply_theme() -> None:
 
 
 def color(protocol: str) -> tuple[float, float, float]:
-    """The colour of a protocol, by its class acronym (case-insensitive)."""
-    return COLORS[protocol.upper()]
+    """The colour of a protocol, by its registered name (case-insensitive).
+
+    The registry's colour (:mod:`ldp.registry`) if it declares one; otherwise a colour of
+    :data:`FALLBACK_PALETTE` fixed by the protocol's position among those without one.
+    """
+    entry = registry.get(protocol)
+    if entry.color is not None:
+        return mcolors.to_rgb(entry.color)
+    plain = [p.name for p in registry.protocols().values() if p.color is None]
+    palette = sns.color_palette(FALLBACK_PALETTE, 10)
+    return tuple(palette[plain.index(entry.name) % len(palette)])
 
 
 def order(protocols: list[str]) -> list[str]:
-    """Protocol names in legend order (unknown names last, alphabetically)."""
-    rank = {name: i for i, name in enumerate(PROTOCOLS)}
+    """Protocol names in legend order (the registry's; unknown names last, alphabetically)."""
+    rank = {name.upper(): i for i, name in enumerate(registry.protocols())}
     return sorted(protocols, key=lambda p: (rank.get(p.upper(), len(rank)), p))
 
 

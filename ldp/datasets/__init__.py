@@ -20,10 +20,13 @@ the loaders at the real files (``path=`` or ``$LDP_DATA_DIR``).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from ldp.datasets.base import Dataset
 from ldp.datasets.loaders import (
+    DataFallbackWarning,
+    check_choices,
     load_aol,
     load_exponential,
     load_kosarak,
@@ -35,8 +38,10 @@ from ldp.datasets.summary import describe, format_description, zipf_slope
 
 __all__ = [
     "LOADERS",
+    "DataFallbackWarning",
     "DataFileError",
     "Dataset",
+    "check_params",
     "describe",
     "format_description",
     "load",
@@ -51,6 +56,29 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "aol": load_aol,
     "url": load_url,
 }
+
+
+def _loader(name: str) -> Callable[..., Dataset]:
+    try:
+        return LOADERS[name]
+    except KeyError:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}") from None
+
+
+def check_params(name: str, **params: object) -> None:
+    """Check parameters for :func:`load` without loading anything (for a harness's preflight).
+
+    Raises ``TypeError`` for a parameter the loader does not take and a one-line
+    ``ValueError`` for a choice-valued one (``item_rule``, ``source``, ``format``,
+    ``on_bad_line``, ``encoding_errors``) outside its allowed values. Numbers and files are
+    checked when loading.
+    """
+    loader = _loader(name)
+    try:
+        inspect.signature(loader).bind(**params)
+    except TypeError as error:
+        raise TypeError(f"dataset {name!r}: {error}") from None
+    check_choices(name, params)
 
 
 def load(name: str, **params: object) -> Dataset:
@@ -70,8 +98,4 @@ def load(name: str, **params: object) -> Dataset:
     >>> data.n, data.m, data.source
     (10000, 16, 'synthetic')
     """
-    try:
-        loader = LOADERS[name]
-    except KeyError:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}") from None
-    return loader(**params)
+    return _loader(name)(**params)

@@ -42,6 +42,13 @@ class Dataset:
         by truncation, undecodable bytes replaced. Nothing is dropped without a note.
     text : bool
         Whether values are text (queries, domain names) and should be displayed as such.
+    integer : bool
+        Whether values are integer ids (kosarak items), displayed in decimal.
+    fallback : str or None
+        Why a surrogate stands in for real data the user asked for (``$LDP_DATA_DIR`` set
+        but none of the expected file names in it), else None. Also the first of
+        :attr:`notes`, and issued as a :class:`ldp.datasets.DataFallbackWarning`, so that
+        a harness can print it.
 
     Notes
     -----
@@ -57,8 +64,12 @@ class Dataset:
     params: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     text: bool = False
+    integer: bool = False
+    fallback: str | None = None
 
     def __post_init__(self) -> None:
+        if self.text and self.integer:
+            raise ValueError("a dataset's values are text or integer ids, not both")
         values = np.asarray(self.values)
         if values.ndim != 1:
             raise ValueError(f"values must be 1-D, got shape {values.shape}")
@@ -95,6 +106,8 @@ class Dataset:
         params: dict[str, Any] | None = None,
         notes: tuple[str, ...] = (),
         text: bool = False,
+        integer: bool = False,
+        fallback: str | None = None,
         rng: np.random.Generator | None = None,
     ) -> Dataset:
         """Build a dataset from distinct values and their counts.
@@ -123,6 +136,8 @@ class Dataset:
             params=dict(params or {}),
             notes=notes,
             text=text,
+            integer=integer,
+            fallback=fallback,
         )
         dataset.__dict__["_histogram"] = _sorted_histogram(values, counts)
         return dataset
@@ -189,7 +204,9 @@ class Dataset:
         return self.counts_of(values) / max(self.n, 1)
 
     def format(self, value: object) -> str:
-        """A readable rendering of one value (text for queries and domains, else hex)."""
+        """A readable rendering of one value: text (queries, domains), decimal (item ids), hex."""
+        if self.integer:
+            return str(int(value))
         return bits.format_value(value, self.m, text=self.text)
 
     def __repr__(self) -> str:

@@ -7,13 +7,17 @@ users, cached or not, and changing n does not change which value sits at which r
 
 Real files: a loader reads ``path`` when given (a missing path is a
 ``FileNotFoundError``, never a silent fallback), else the first of its default file names
-found in ``$LDP_DATA_DIR``, else it returns its surrogate. ``source="real"`` makes a
-missing file an error; ``source="surrogate"`` ignores ``$LDP_DATA_DIR``.
+found in ``$LDP_DATA_DIR``, else it returns its surrogate. When ``$LDP_DATA_DIR`` is set but
+holds none of the expected names, the fallback is a :class:`DataFallbackWarning` naming
+the folder, the expected names and any near misses, kept as ``Dataset.fallback``.
+``source="real"`` makes a missing file an error; ``source="surrogate"`` ignores
+``$LDP_DATA_DIR``.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +28,10 @@ from ldp.datasets import cache, readers, surrogates, synthetic
 from ldp.datasets.base import Dataset
 
 __all__ = [
+    "CHOICES",
     "DEFAULT_FILES",
+    "DataFallbackWarning",
+    "check_choices",
     "load_aol",
     "load_exponential",
     "load_kosarak",
@@ -45,7 +52,53 @@ DEFAULT_FILES = {
     ),
     "url": ("url.txt", "url.tsv", "quantcast-top-sites.txt", "Quantcast-Top-Million.txt"),
 }
+#: Words in a file name that suggest it was meant for a loader (a near miss of DEFAULT_FILES).
+_NEAR_MISS = {
+    "kosarak": ("kosarak",),
+    "aol": ("aol", "query", "user-ct"),
+    "url": ("url", "quantcast"),
+}
 SOURCE_CHOICES = ("auto", "real", "surrogate")
+ITEM_RULES = ("random", "first")
+AOL_FORMATS = ("auto", "raw", "histogram")
+#: The parameters of each loader that take one of a few values.
+CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "kosarak": {
+        "item_rule": ITEM_RULES,
+        "source": SOURCE_CHOICES,
+        "on_bad_line": readers.ON_BAD_LINE,
+    },
+    "aol": {
+        "format": AOL_FORMATS,
+        "source": SOURCE_CHOICES,
+        "encoding_errors": readers.ENCODING_ERRORS,
+        "on_bad_line": readers.ON_BAD_LINE,
+    },
+    "url": {
+        "format": readers.SITE_FORMATS,
+        "source": SOURCE_CHOICES,
+        "encoding_errors": readers.ENCODING_ERRORS,
+        "on_bad_line": readers.ON_BAD_LINE,
+    },
+}
+
+
+class DataFallbackWarning(UserWarning):
+    """``$LDP_DATA_DIR`` is set but holds no file the loader knows: a surrogate stands in."""
+
+
+def _choice(value: object, name: str, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``allowed``, else a one-line ValueError naming ``name``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def check_choices(name: str, params: dict[str, object]) -> None:
+    """Check the choice-valued parameters of loader ``name`` (see :data:`CHOICES`)."""
+    for key, allowed in CHOICES.get(name, {}).items():
+        if key in params:
+            _choice(params[key], key, allowed)
 
 
 #: Mixed into each loader's seed, so that data sets of different names built with the same
@@ -62,33 +115,50 @@ def _streams(name: str, seed: int, count: int) -> list[np.random.Generator]:
 
 def resolve_path(
     name: str, path: str | os.PathLike[str] | None, source: str
-) -> tuple[Path | None, list[str]]:
-    """The real file to read for loader ``name``, or None for the surrogate (with a note)."""
-    if source not in SOURCE_CHOICES:
-        raise ValueError(f"source must be one of {SOURCE_CHOICES}, got {source!r}")
+) -> tuple[Path | None, list[str], str | None]:
+    """The real file to read for loader ``name``, or None for the surrogate.
+
+    Returns (file or None, notes, fallback): ``fallback`` is the warning text when
+    ``$LDP_DATA_DIR`` is set but holds none of :data:`DEFAULT_FILES` (the warning is
+    issued here, as a :class:`DataFallbackWarning`).
+    """
+    _choice(source, "source", SOURCE_CHOICES)
     if source == "surrogate":
         if path is not None:
             raise ValueError("source='surrogate' and a path were both given")
-        return None, []
+        return None, [], None
     if path is not None:
         resolved = Path(path).expanduser()
         if not resolved.exists():
             raise FileNotFoundError(f"{name} data file not found: {resolved}")
-        return resolved.resolve(), []
+        return resolved.resolve(), [], None
     data_dir = os.environ.get("LDP_DATA_DIR")
-    if data_dir:
-        directory = Path(data_dir).expanduser()
-        if not directory.is_dir():
-            raise FileNotFoundError(f"LDP_DATA_DIR is not a directory: {directory}")
-        for candidate in DEFAULT_FILES[name]:
-            if (directory / candidate).exists():
-                return (directory / candidate).resolve(), []
-        looked = f"no {' / '.join(DEFAULT_FILES[name])} in LDP_DATA_DIR={directory}"
-    else:
-        looked = "LDP_DATA_DIR is not set"
+    if not data_dir:
+        if source == "real":
+            raise FileNotFoundError(
+                f"{name}: no real data file (LDP_DATA_DIR is not set); pass path="
+            )
+        return None, ["LDP_DATA_DIR is not set: using the calibrated surrogate"], None
+    directory = Path(data_dir).expanduser()
+    if not directory.is_dir():
+        raise FileNotFoundError(f"LDP_DATA_DIR is not a directory: {directory}")
+    for candidate in DEFAULT_FILES[name]:
+        if (directory / candidate).exists():
+            return (directory / candidate).resolve(), [], None
+    expected = ", ".join(DEFAULT_FILES[name])
+    near = sorted(
+        entry.name
+        for entry in directory.iterdir()
+        if any(word in entry.name.lower() for word in _NEAR_MISS[name])
+    )
+    looked = f"LDP_DATA_DIR={directory} holds none of the {name} file names ({expected})"
+    if near:
+        looked += f"; rename or pass path= for: {', '.join(near[:5])}"
     if source == "real":
-        raise FileNotFoundError(f"{name}: no real data file ({looked}); pass path=")
-    return None, [f"{looked}: using the calibrated surrogate"]
+        raise FileNotFoundError(f"{name}: no real data file: {looked}")
+    fallback = f"{looked}: using the calibrated {name} surrogate instead"
+    warnings.warn(fallback, DataFallbackWarning, stacklevel=4)
+    return None, [fallback], fallback
 
 
 def _file_key(path: Path) -> dict[str, Any]:
@@ -137,6 +207,7 @@ def _real_dataset(
     order_rng: np.random.Generator,
     *,
     text: bool = False,
+    integer: bool = False,
 ) -> Dataset:
     """A real file's (cached) histogram, subsampled to ``params["n"]`` users if given."""
     values, counts, file_notes = built
@@ -150,6 +221,7 @@ def _real_dataset(
         params=params,
         notes=file_notes,
         text=text,
+        integer=integer,
         rng=order_rng,
     )
 
@@ -262,9 +334,8 @@ def load_kosarak(
         Keep the built histogram on disk (see :mod:`ldp.datasets.cache`).
     """
     m = check_int(m, "m", minimum=1, maximum=64)
-    if item_rule not in ("random", "first"):
-        raise ValueError(f"item_rule must be 'random' or 'first', got {item_rule!r}")
-    file, notes = resolve_path("kosarak", path, source)
+    check_choices("kosarak", {"item_rule": item_rule, "on_bad_line": on_bad_line})
+    file, notes, fallback = resolve_path("kosarak", path, source)
     values_rng, content_rng, order_rng, sample_rng = _streams("kosarak", seed, 4)
     if file is None:
         users = surrogates.KOSARAK_FIGURES["transactions"] if n is None else n
@@ -284,6 +355,8 @@ def load_kosarak(
             source="surrogate",
             params=params,
             notes=tuple(notes),
+            fallback=fallback,
+            integer=True,
             rng=order_rng,
         )
     key = {
@@ -303,7 +376,7 @@ def load_kosarak(
 
     params = {"path": str(file), "n": n, "m": m, "item_rule": item_rule, "seed": seed}
     built = _build("kosarak-real", key, build_real, cache, cache_dir)
-    return _real_dataset("kosarak", file, built, m, params, sample_rng, order_rng)
+    return _real_dataset("kosarak", file, built, m, params, sample_rng, order_rng, integer=True)
 
 
 # ---------------------------------------------------------------------------------- AOL
@@ -355,13 +428,16 @@ def load_aol(
     """
     n_bytes = check_int(n_bytes, "n_bytes", minimum=1)
     m = 8 * n_bytes
-    file, notes = resolve_path("aol", path, source)
+    check_choices(
+        "aol", {"format": format, "encoding_errors": encoding_errors, "on_bad_line": on_bad_line}
+    )
+    file, notes, fallback = resolve_path("aol", path, source)
     values_rng, counts_rng, order_rng, sample_rng = _streams("aol", seed, 4)
     if file is None:
         if n_bytes != 6:
             raise ValueError("the AOL surrogate is calibrated for n_bytes=6 only")
         users = check_int(surrogates.AOL_FIGURES["users"] if n is None else n, "n", minimum=1)
-        key = {"n": users, "seed": seed}
+        key = {"n": users, "seed": seed, "model": surrogates.AOL_MODEL}
         values, counts, _ = _build(
             "aol",
             key,
@@ -377,6 +453,7 @@ def load_aol(
             source="surrogate",
             params={"source": "surrogate", "n_bytes": 6, **key},
             notes=tuple(notes),
+            fallback=fallback,
             text=True,
             rng=order_rng,
         )
@@ -455,7 +532,10 @@ def load_url(
     if top is not None:
         top = check_int(top, "top", minimum=1)
     m = 8 * n_bytes
-    file, notes = resolve_path("url", path, source)
+    check_choices(
+        "url", {"format": format, "encoding_errors": encoding_errors, "on_bad_line": on_bad_line}
+    )
+    file, notes, fallback = resolve_path("url", path, source)
     values_rng, counts_rng, order_rng, _ = _streams("url", seed, 4)
     if file is None:
         sites = surrogates.URL_FIGURES["sites"] if top is None else top
@@ -475,6 +555,7 @@ def load_url(
             source="surrogate",
             params={"source": "surrogate", "top": sites, **key},
             notes=tuple(notes),
+            fallback=fallback,
             text=True,
             rng=order_rng,
         )

@@ -198,24 +198,36 @@ def _fit(matrix: np.ndarray, n_bytes: int) -> np.ndarray:
     return np.ascontiguousarray(out).view(f"S{n_bytes}").reshape(size)
 
 
+#: Forms of :func:`query_texts`: the tail mix and the popular (navigational) mix.
+QUERY_FORMS = {"word": 0.45, "pair": 0.33, "www": 0.12, "com": 0.05, "number": 0.05}
+POPULAR_FORMS = {"word": 0.65, "www": 0.25, "com": 0.10}
+
+
 def query_texts(
-    size: int, n_bytes: int, rng: np.random.Generator, *, popular: bool = False
+    size: int,
+    n_bytes: int,
+    rng: np.random.Generator,
+    *,
+    popular: bool = False,
+    forms: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Query-like texts cut to n_bytes: words, word pairs, ``www.`` and ``.com`` forms.
 
     ``popular`` draws the short navigational forms of the most frequent queries (one
-    short word, ``www.word``, ``word.com``); otherwise the mix of a query log's tail.
+    short word, ``www.word``, ``word.com``: :data:`POPULAR_FORMS`); otherwise the mix of a
+    query log's tail, ``forms`` (default :data:`QUERY_FORMS`): shares of ``word``,
+    ``pair`` (two words), ``www`` (``www.word``), ``com`` (``word.com``), ``number``
+    (word and digits) and ``lead`` (digits then a word).
     """
-    if popular:
-        forms, probs = ["word", "www", "com"], [0.65, 0.25, 0.10]
-        syllables = (0.45, 0.55)
-    else:
-        forms, probs = ["word", "pair", "www", "com", "number"], [0.45, 0.33, 0.12, 0.05, 0.05]
-        syllables = (0.3, 0.5, 0.2)
-    form = rng.choice(len(forms), size=size, p=probs)
+    if forms is None:
+        forms = POPULAR_FORMS if popular else QUERY_FORMS
+    syllables = (0.45, 0.55) if popular else (0.3, 0.5, 0.2)
+    kinds = list(forms)
+    probs = np.array([forms[k] for k in kinds], dtype=float)
+    form = rng.choice(len(kinds), size=size, p=probs / probs.sum())
     width = 24
     out = np.zeros((size, width), dtype=np.uint8)
-    for index, kind in enumerate(forms):
+    for index, kind in enumerate(kinds):
         rows = np.flatnonzero(form == index)
         k = len(rows)
         word = _words(k, rng, syllables)
@@ -227,8 +239,12 @@ def query_texts(
             parts = [_constant("www.", k), word]
         elif kind == "com":
             parts = [word, _constant(".com", k)]
-        else:
+        elif kind == "number":
             parts = [word, _constant(" ", k), _digits(k, rng)]
+        elif kind == "lead":
+            parts = [_digits(k, rng), _constant(" ", k), word]
+        else:
+            raise ValueError(f"forms: unknown query form {kind!r}")
         text = _squeeze(*parts)[:, :width]
         out[rows, : text.shape[1]] = text
     return _fit(out, n_bytes)

@@ -5,6 +5,11 @@ naming the file and the line number (or, with ``on_bad_line="skip"``, is skipped
 counted). Every row left out for a documented reason (empty lines, comment lines,
 ``Hidden profile`` rows, repeated users) is counted in the returned notes: nothing is
 dropped silently. Files ending in ``.gz`` are decompressed on the fly.
+
+Limits, so that a wrong file fails fast with its name and line instead of exhausting
+memory: a line is read at most :data:`MAX_LINE_BYTES` bytes at a time (a longer one is an
+error), and a count or rank is at most :data:`MAX_COUNT` (an AOL histogram at most
+:data:`MAX_USERS` users in total, since every user becomes one array element).
 """
 
 from __future__ import annotations
@@ -27,16 +32,57 @@ __all__ = [
 ON_BAD_LINE = ("raise", "skip")
 ENCODING_ERRORS = ("replace", "strict")
 _DIGITS = b"0123456789"
+#: Longest line a reader accepts (kosarak's longest transaction is about 15 kB).
+MAX_LINE_BYTES = 1 << 20
+#: Largest count, rank or visitor count a line may hold.
+MAX_COUNT = 10**12
+#: Most users an AOL histogram may describe (each is one 8-byte array element).
+MAX_USERS = 10**9
+#: Numbers longer than this are rejected before ``int`` parses them.
+_MAX_DIGITS = 30
 
 
 class DataFileError(ValueError):
-    """A data file that cannot be used: the message names the file and, if any, the line."""
+    """A data file that cannot be used: the message names the file and, if any, the line.
+
+    Picklable (it crosses process boundaries with parallel trials): ``path``,
+    ``message`` and ``line`` are kept and rebuild the same error.
+    """
 
     def __init__(self, path: str | os.PathLike[str], message: str, line: int | None = None):
         where = f"{path}" if line is None else f"{path}, line {line}"
         super().__init__(f"{where}: {message}")
         self.path = str(path)
+        self.message = message
         self.line = line
+
+    def __reduce__(self):
+        return type(self), (self.path, self.message, self.line)
+
+
+def excerpt(line: bytes, width: int = 40) -> str:
+    """The start of a line as it is (spaces kept), quoted, for error messages."""
+    text = line[:width].decode("utf-8", "backslashreplace")
+    return repr(text) + ("..." if len(line) > width else "")
+
+
+def parse_count(
+    field: bytes, what: str, path: Path, line: int, limit: int = MAX_COUNT
+) -> int | None:
+    """A non-negative integer field (thousands separators allowed), or None if not one.
+
+    Raises :class:`DataFileError` naming the line when the number is absurd: more than
+    30 digits (``int`` would choke on thousands) or above ``limit``.
+    """
+    digits = field.strip().replace(b",", b"")
+    if not digits.isdigit():
+        return None
+    if len(digits) > _MAX_DIGITS:
+        raise DataFileError(path, f"{what} of {len(digits):,} digits is not plausible", line)
+    value = int(digits)
+    if value > limit:
+        raise DataFileError(path, f"{what} {value} is more than {limit:,}: not plausible", line)
+    return value
 
 
 class _Bad:
@@ -61,11 +107,23 @@ class _Bad:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes without the line ending) for every line of a file."""
+    """(line number, bytes without the line ending) for every line of a file.
+
+    Reads at most :data:`MAX_LINE_BYTES` bytes per line: a longer line (e.g. a binary or
+    sparse file without newlines) is a :class:`DataFileError` naming it.
+    """
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
+            number = 0
+            while line := handle.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    raise DataFileError(
+                        path,
+                        f"longer than {MAX_LINE_BYTES:,} bytes (not a text data file?)",
+                        number,
+                    )
                 yield number, line.rstrip(b"\r\n")
     except (OSError, EOFError) as error:
         if isinstance(error, FileNotFoundError):
@@ -152,9 +210,18 @@ def read_kosarak(
             continue
         stray = line.translate(None, _DIGITS + b" \t")
         if stray:
-            bad(number, f"not a list of integer item ids (unexpected {stray[:10]!r})")
+            at = line.index(stray[:1]) + 1
+            bad(
+                number,
+                f"not a list of integer item ids ({chr(stray[0])!r} at byte {at} of "
+                f"{excerpt(line)})",
+            )
             continue
-        item = int(items[0] if item_rule == "first" else items[int(u * len(items))])
+        token = items[0] if item_rule == "first" else items[int(u * len(items))]
+        if len(token) > _MAX_DIGITS:
+            bad(number, f"item id of {len(token):,} digits does not fit in m={m} bits")
+            continue
+        item = int(token)
         if item >= limit:
             bad(number, f"item id {item} does not fit in m={m} bits")
             continue
@@ -282,13 +349,13 @@ def _read_aol_histogram(
         if not line:
             empty += 1
             continue
-        value, tab, count = line.rpartition(b"\t")
-        count = count.strip()
-        if not tab or not count.isdigit() or int(count) == 0:
+        value, tab, field = line.rpartition(b"\t")
+        count = parse_count(field, "count", path, number, MAX_USERS) if tab else None
+        if not count:
             bad(number, "expected <query><TAB><positive count>")
             continue
         texts.append(_text(value, errors, path, number, replaced))
-        counts.append(int(count))
+        counts.append(count)
     notes = bad.notes()
     if empty:
         notes.append(f"{path}: skipped {empty:,} empty line(s)")
@@ -296,6 +363,11 @@ def _read_aol_histogram(
         notes.append(f"{path}: {replaced[0]:,} values had invalid UTF-8, replaced by U+FFFD")
     if not texts:
         raise DataFileError(path, "no '<query><TAB><count>' lines found (empty file?)")
+    total = sum(counts)
+    if total > MAX_USERS:
+        raise DataFileError(
+            path, f"{total:,} users in total: more than the {MAX_USERS:,} a dataset can hold"
+        )
     values, merged, merge_notes = merge_texts(
         texts, np.array(counts, dtype=float), n_bytes, path, "lines"
     )
@@ -303,9 +375,19 @@ def _read_aol_histogram(
 
 
 # ---------------------------------------------------------------------------- site lists
-def _number(field: bytes) -> int | None:
-    digits = field.strip().replace(b",", b"")
-    return int(digits) if digits.isdigit() else None
+#: Column names that make a first row a header (compared in lower case, quotes removed).
+SITE_HEADER_WORDS = frozenset(
+    b"rank site sites domain domains url urls host website name count counts visitors "
+    b"visits people uniques hits views pageviews traffic".split()
+)
+
+
+def is_site_header(fields: list[bytes]) -> bool:
+    """A column header such as ``Rank<TAB>Site``: known column names, no number at all."""
+    words = [f.strip(b"\"' ").lower() for f in fields]
+    return any(w in SITE_HEADER_WORDS for w in words) and not any(
+        w.replace(b",", b"").isdigit() for w in words
+    )
 
 
 def read_site_list(
@@ -319,14 +401,17 @@ def read_site_list(
     """The sites of a top-sites list, in file order, with their rank or visitor count.
 
     Accepted lines (tab-separated, or comma-separated when a line has no tab; ``#`` lines
-    are comments, one header line such as ``Rank<TAB>Site`` may precede the data):
+    are comments):
 
     * ranks only, Quantcast's format: ``<rank><TAB><site>``; ties share a rank;
     * with counts: ``<site><TAB><count>`` or ``<rank><TAB><site><TAB>...<TAB><count>``
       (thousands separators allowed).
 
-    Rows whose site is ``Hidden profile`` (Quantcast's placeholder for sites that hide
-    their data) are skipped and counted.
+    One header line may precede the data. It is recognised by its content
+    (:func:`is_site_header`: column names such as ``Rank``, ``Site``, ``Visitors`` and
+    no number), never by failing to parse: a first row that does not parse is a
+    malformed row like any other. Rows whose site is ``Hidden profile`` (Quantcast's
+    placeholder for sites that hide their data) are skipped and counted.
 
     Returns
     -------
@@ -338,15 +423,15 @@ def read_site_list(
         ``"ranks"`` or ``"counts"`` (detected from the first data row with ``"auto"``).
     notes : list of str
     """
-    if format not in ("auto", "ranks", "counts"):
-        raise ValueError(f"format must be 'auto', 'ranks' or 'counts', got {format!r}")
+    if format not in SITE_FORMATS:
+        raise ValueError(f"format must be one of {SITE_FORMATS}, got {format!r}")
     _check_encoding_policy(encoding_errors)
     bad = _Bad(path, on_bad_line)
     replaced = [0]
     sites: list[bytes] = []
     numbers: list[int] = []
-    comments = empty = hidden = 0
-    header_allowed = True
+    comments = empty = hidden = headers = 0
+    data_seen = False
     for number, line in _lines(path):
         if not line.strip():
             empty += 1
@@ -355,28 +440,29 @@ def read_site_list(
             comments += 1
             continue
         fields = [f.strip() for f in line.split(b"\t" if b"\t" in line else b",")]
+        if not data_seen and not headers and is_site_header(fields):
+            headers += 1
+            continue
+        data_seen = True
+
+        def num(field: bytes, what: str, number: int = number) -> int | None:
+            return parse_count(field, what, path, number)
+
         if format == "auto":
-            detected = _detect_site_format(fields)
-            if detected == "auto" and header_allowed:  # a column header: "Rank<TAB>Site"
-                header_allowed = False
-                continue
-            if detected == "auto":
+            detected = _detect_site_format(fields, num)
+            if detected is None:
                 bad(
                     number,
                     "expected <rank><TAB><site>, <site><TAB><count> or "
-                    "<rank><TAB><site><TAB><count>",
+                    f"<rank><TAB><site><TAB><count>, got {excerpt(line)}",
                 )
                 continue
             format = detected
-        parsed = _parse_site_row(fields, format)
+        parsed = _parse_site_row(fields, format, num)
         if parsed is None:
-            if header_allowed:
-                header_allowed = False
-                continue
             expected = "<rank><TAB><site>" if format == "ranks" else "<site> with a <count>"
-            bad(number, f"expected a {expected} row")
+            bad(number, f"expected a {expected} row, got {excerpt(line)}")
             continue
-        header_allowed = False
         site, value = parsed
         if site.lower() == b"hidden profile":
             hidden += 1
@@ -386,9 +472,10 @@ def read_site_list(
     notes = bad.notes()
     if hidden:
         notes.append(f"{path}: skipped {hidden:,} 'Hidden profile' rows (sites without a name)")
-    if comments or empty:
+    if comments or empty or headers:
         notes.append(
-            f"{path}: skipped {comments:,} '#' comment line(s) and {empty:,} empty line(s)"
+            f"{path}: skipped {comments:,} '#' comment line(s), {empty:,} empty line(s) and "
+            f"{headers} column header line(s)"
         )
     if replaced[0]:
         notes.append(f"{path}: {replaced[0]:,} site names had invalid UTF-8, replaced by U+FFFD")
@@ -397,26 +484,30 @@ def read_site_list(
     return sites, np.array(numbers, dtype=np.int64), format, notes
 
 
-def _detect_site_format(fields: list[bytes]) -> str:
-    if len(fields) == 2 and _number(fields[0]) is not None and fields[1]:
+SITE_FORMATS = ("auto", "ranks", "counts")
+
+
+def _detect_site_format(fields: list[bytes], num) -> str | None:
+    if len(fields) == 2 and fields[1] and num(fields[0], "rank") is not None:
         return "ranks"
-    if len(fields) == 2 and _number(fields[1]) is not None and fields[0]:
+    if len(fields) == 2 and fields[0] and num(fields[1], "count") is not None:
         return "counts"
-    if len(fields) >= 3 and _number(fields[0]) is not None and _number(fields[-1]) is not None:
-        return "counts"
-    return "auto"
+    if len(fields) >= 3 and num(fields[0], "rank") is not None:
+        if num(fields[-1], "count") is not None:
+            return "counts"
+    return None
 
 
-def _parse_site_row(fields: list[bytes], format: str) -> tuple[bytes, int] | None:
+def _parse_site_row(fields: list[bytes], format: str, num) -> tuple[bytes, int] | None:
     if format == "ranks":
         if len(fields) != 2 or not fields[1]:
             return None
-        rank = _number(fields[0])
+        rank = num(fields[0], "rank")
         return None if rank is None or rank < 1 else (fields[1], rank)
     if len(fields) == 2:
-        count = _number(fields[1])
+        count = num(fields[1], "count")
         return None if count is None or not fields[0] else (fields[0], count)
-    if len(fields) >= 3 and _number(fields[0]) is not None:
-        count = _number(fields[-1])
+    if len(fields) >= 3 and num(fields[0], "rank") is not None:
+        count = num(fields[-1], "count")
         return None if count is None or not fields[1] else (fields[1], count)
     return None

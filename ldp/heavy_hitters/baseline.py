@@ -416,7 +416,7 @@ class BaselineParameters:
     k: int
     m: int
     variant: str = "improved"
-    oracle: type[FrequencyOracle] | str | None = None
+    oracle: type[FrequencyOracle] | None = None
     budget: str | None = None
     output: str | None = None
     threshold: float | None = None

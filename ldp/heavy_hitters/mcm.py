@@ -67,6 +67,7 @@ from ldp.heavy_hitters.baseline import (
     variant_presets,
 )
 from ldp.oracles import BLH, GRR, FrequencyOracle
+from ldp.registry import register
 
 __all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM"]
 
@@ -80,6 +81,7 @@ CHUNK = 1 << 22
 MAX_BLOCK_BITS = 16
 
 
+@register(color="#fbafe4", order=120)
 @dataclass(frozen=True, kw_only=True)
 class MCM(BaselineParameters):
     """The Multiple Channel Method ([PEM] Sec. III-D): original, improved or partitioned.

@@ -35,12 +35,14 @@ from ldp.heavy_hitters.base import (
 )
 from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_report_size
 from ldp.oracles import OLH, FrequencyOracle
+from ldp.registry import register
 from ldp.theory import pem as theory
 
 #: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
 SHAPES = ("optimizer", "paper")
 
 
+@register(color="#56b4e9", order=100)
 @dataclass(frozen=True, kw_only=True)
 class PEM:
     """The Prefix Extending Method.
@@ -77,7 +79,7 @@ class PEM:
     epsilon: float
     k: int
     m: int
-    oracle: type[FrequencyOracle] | str = OLH
+    oracle: type[FrequencyOracle] = OLH
     shape: str = "optimizer"
     eta: int | None = None
     gamma: int | None = None

@@ -62,6 +62,7 @@ from ldp.heavy_hitters.baseline import (
     variant_presets,
 )
 from ldp.oracles import GRR, SUE, FrequencyOracle, HashReports, PureOracle
+from ldp.registry import register
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 
@@ -364,6 +365,7 @@ def _frequent_pairs_top_k(
 
 
 # -------------------------------------------------------------------------------- SPM
+@register(color="#ece133", order=110)
 @dataclass(frozen=True, kw_only=True)
 class SPM(BaselineParameters):
     """The Segment Pairs Method of Fanti et al. ([PEM] Sec. III-C), original or improved.

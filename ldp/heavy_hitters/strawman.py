@@ -41,6 +41,7 @@ from ldp.heavy_hitters.baseline import (
     variant_presets,
 )
 from ldp.oracles import OLH
+from ldp.registry import register
 
 __all__ = ["Strawman", "cap_product"]
 
@@ -59,6 +60,7 @@ def cap_product(kept: list[np.ndarray], scores: list[np.ndarray], limit: int) ->
     return kept
 
 
+@register(order=130)
 @dataclass(frozen=True, kw_only=True)
 class Strawman(BaselineParameters):
     """The strawman heavy-hitter protocol of [PEM] Sec. III-B.

@@ -1,4 +1,9 @@
-"""The frequency oracles of USENIX'17 Table 1, each with a reports and a sampled engine.
+"""The frequency oracles, each with a reports and a sampled engine.
+
+USENIX'17 Table 1's seven are imported by name below; every module of this package is
+imported too, so a protocol added as one new module (registered with
+:func:`ldp.registry.register`) is available as ``ldp.oracles.<Name>`` and by name in the
+harness without touching this file.
 
 >>> import numpy as np
 >>> from ldp.oracles import OLH
@@ -8,27 +13,30 @@
 (1024,)
 """
 
+from ldp import registry as _registry
 from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import GRR
 from ldp.oracles.histogram import SHE, THE
 from ldp.oracles.local_hashing import BLH, OLH, HashReports
 from ldp.oracles.unary import OUE, SUE
 
-#: Every oracle by its paper acronym (the names used in configs and result tables).
-ORACLES: dict[str, type[FrequencyOracle]] = {
-    cls.name: cls for cls in (GRR, SUE, OUE, SHE, THE, BLH, OLH)
-}
+_registry.discover(__name__)
+
+#: Every oracle of this package by its registered name (plug-ins: :mod:`ldp.registry`).
+ORACLES: dict[str, type[FrequencyOracle]] = _registry.defined_in(__name__)
+globals().update(ORACLES)
 
 __all__ = [
     "BLH",
     "GRR",
     "OLH",
-    "ORACLES",
     "OUE",
     "SHE",
     "SUE",
     "THE",
     "FrequencyOracle",
     "HashReports",
+    "ORACLES",
     "PureOracle",
 ]
+__all__ += [name for name in ORACLES if name not in __all__]  # new modules

@@ -13,11 +13,13 @@ import numpy as np
 from ldp import theory
 from ldp._validation import check_generator, check_values
 from ldp.oracles.base import PureOracle
+from ldp.registry import register
 
 #: GRR's reports are int64 values, so its domain stops at 2^62.
 MAX_GRR_DOMAIN = 2**62
 
 
+@register(color="#0173b2", order=10)
 @dataclass(frozen=True, kw_only=True)
 class GRR(PureOracle):
     """Generalised randomised response (direct encoding, DE).

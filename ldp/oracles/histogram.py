@@ -18,6 +18,7 @@ import numpy as np
 from ldp import theory
 from ldp._validation import check_generator, check_values
 from ldp.oracles.base import FrequencyOracle, PureOracle, check_variance_input
+from ldp.registry import register
 
 CHUNK = 1 << 22
 
@@ -69,6 +70,7 @@ class _HistogramEncoding:
         return int(np.shape(reports)[0])
 
 
+@register(color="#d55e00", order=40)
 @dataclass(frozen=True, kw_only=True)
 class SHE(_HistogramEncoding, FrequencyOracle):
     """Summation with histogram encoding: not pure; Var = 8n/ε² whatever the counts."""
@@ -102,6 +104,7 @@ class SHE(_HistogramEncoding, FrequencyOracle):
         return counts + noise
 
 
+@register(color="#ca9161", order=50)
 @dataclass(frozen=True, kw_only=True)
 class THE(_HistogramEncoding, PureOracle):
     """Thresholding with histogram encoding: report x, support v when x[v] > θ.

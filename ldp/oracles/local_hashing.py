@@ -22,6 +22,7 @@ import numpy as np
 from ldp import hashing, theory
 from ldp._validation import check_generator, check_int, check_values
 from ldp.oracles.base import PureOracle
+from ldp.registry import register
 
 
 class HashReports(NamedTuple):
@@ -94,6 +95,7 @@ class _LocalHashing(PureOracle):
         return hashing.support_counts(seeds, values, candidates, self.g)
 
 
+@register(color="#949494", order=60)
 @dataclass(frozen=True, kw_only=True)
 class BLH(_LocalHashing):
     """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
@@ -105,6 +107,7 @@ class BLH(_LocalHashing):
         return 2
 
 
+@register(color="#cc78bc", order=70)
 @dataclass(frozen=True, kw_only=True)
 class OLH(_LocalHashing):
     """Optimised local hashing: p* = e^ε/(e^ε+g-1), q* = 1/g.

@@ -18,6 +18,7 @@ import numpy as np
 from ldp import theory
 from ldp._validation import check_generator, check_values
 from ldp.oracles.base import PureOracle
+from ldp.registry import register
 
 #: Random draws per chunk of users (bounds the temporary memory to ~ 8 x this bytes).
 CHUNK = 1 << 22
@@ -79,6 +80,7 @@ class _UnaryEncoding(PureOracle):
         return column_sums(reports, self.domain_size)[candidates]
 
 
+@register(color="#de8f05", order=20)
 @dataclass(frozen=True, kw_only=True)
 class SUE(_UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1 - p."""
@@ -94,6 +96,7 @@ class SUE(_UnaryEncoding):
         return theory.sue_pq(self.epsilon)[1]
 
 
+@register(color="#029e73", order=30)
 @dataclass(frozen=True, kw_only=True)
 class OUE(_UnaryEncoding):
     """Optimised unary encoding: p = 1/2, q = 1/(e^ε+1) (USENIX'17 Sec. 4.3)."""

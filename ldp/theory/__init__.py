@@ -9,6 +9,9 @@
   between prefixes.
 * :mod:`ldp.theory.mcm`: the same paper's MCM (Sec. III-D): the ceiling its per-bit
   majority votes put on F1.
+* :mod:`ldp.theory.shuffle`: privacy amplification by shuffling, the central (ε, δ) of n
+  shuffled ε0-LDP reports by Erlingsson et al. (SODA 2019), Feldman, McMillan, Talwar
+  (FOCS 2021) and Balle, Bell, Gascón, Nissim (CRYPTO 2019).
 """
 
 from ldp.theory.frequency import (
@@ -27,9 +30,32 @@ from ldp.theory.frequency import (
     the_pq,
 )
 from ldp.theory.mcm import mcm_f1_ceiling
+from ldp.theory.shuffle import (
+    BoundNotApplicable,
+    blanket_bennett_delta,
+    blanket_bennett_epsilon,
+    blanket_grr_epsilon,
+    blanket_hoeffding_delta,
+    blanket_hoeffding_epsilon,
+    efmrtt_epsilon,
+    fmt_closed_form_epsilon,
+    fmt_numerical_delta,
+    fmt_numerical_epsilon,
+    shuffle_epsilon,
+)
 
 __all__ = [
+    "BoundNotApplicable",
+    "blanket_bennett_delta",
+    "blanket_bennett_epsilon",
+    "blanket_grr_epsilon",
+    "blanket_hoeffding_delta",
+    "blanket_hoeffding_epsilon",
     "blh_pq",
+    "efmrtt_epsilon",
+    "fmt_closed_form_epsilon",
+    "fmt_numerical_delta",
+    "fmt_numerical_epsilon",
     "grr_pq",
     "mcm_f1_ceiling",
     "multiple_questions_variance",
@@ -39,6 +65,7 @@ __all__ = [
     "pure_estimate",
     "pure_variance",
     "she_variance",
+    "shuffle_epsilon",
     "sue_pq",
     "table1_variance",
     "the_optimal_theta",

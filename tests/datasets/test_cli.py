@@ -36,3 +36,15 @@ def test_parse_value() -> None:
     assert cli.parse_value("1.5") == 1.5 and cli.parse_value("none") is None
     assert cli.parse_value("true") is True and cli.parse_value("first") == "first"
     assert cli.parse_params(["--item_rule=first", "n=5"]) == {"item_rule": "first", "n": 5}
+
+
+def test_describe_aol_prints_the_prefix_table_beside_the_real_one(
+    capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LDP_DATA_DIR", raising=False)
+    assert cli.main(["describe", "aol", "n=20000", f"cache_dir={tmp_path}"]) == 0
+    out = capsys.readouterr().out
+    assert "prefix table" in out
+    # One surrogate line and one real line per prefix length; the real 15-bit row as published.
+    assert "  real  15      868  23.17%  46.9%  1.052%  0.652%   2  3  5  1  1  8 14" in out
+    assert sum(line.startswith("  real") for line in out.splitlines()) == 14

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ldp import bits
-from ldp.datasets import DataFileError, load
+from ldp.datasets import DataFallbackWarning, DataFileError, load
 
 ALPHA = 1e-4
 
@@ -203,6 +203,29 @@ def test_url_errors(tmp_path: Path) -> None:
         load("url", path=only_hidden)
 
 
+def test_url_header_recognised_by_content_not_by_failing(tmp_path: Path) -> None:
+    """A first data row that does not parse is a malformed row, never a silent header."""
+    path = _write(tmp_path / "na.tsv", b"google.com\tn/a\nyahoo.com\t500\nbing.com\t100\n")
+    with pytest.raises(DataFileError, match=r"na\.tsv, line 1"):
+        load("url", path=path, n=100)
+    data = load("url", path=path, n=100, on_bad_line="skip", cache=False)
+    assert any("skipped 1 malformed" in note and "line 1" in note for note in data.notes)
+    for header in (b"Rank\tSite", b"site,visitors", b"Domain\tCount", b"rank\turl\tpeople"):
+        rows = b"1\ta.com\t10\n2\tb.com\t5\n" if header.count(b"\t") == 2 else b"a.com\t10\n"
+        if header.startswith(b"Rank\tSite"):
+            rows = b"1\ta.com\n2\tb.com\n"
+        if b"," in header:
+            rows = b"a.com,10\nb.com,5\n"
+        file = _write(tmp_path / "h.txt", header + b"\n" + rows)
+        assert load("url", path=file, n=50, cache=False).n_distinct >= 1
+
+
+def test_url_loader_on_a_kosarak_file_names_line_one(tmp_path: Path) -> None:
+    path = _write(tmp_path / "kosarak.dat", b"1 2 3\n1\n4 5 6 7\n")
+    with pytest.raises(DataFileError, match=r"kosarak\.dat, line 1:"):
+        load("url", path=path)
+
+
 # --------------------------------------------------------------------------- resolution
 def test_missing_path_never_falls_back(tmp_path: Path) -> None:
     for name in ("kosarak", "aol", "url"):
@@ -219,9 +242,9 @@ def test_data_dir_lookup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("LDP_DATA_DIR", str(tmp_path))
     data = load("kosarak", item_rule="first")
     assert data.source == f"real:{(tmp_path / 'kosarak.dat').resolve()}"
-    surrogate = load("url", n=1000)  # no URL file there: the surrogate, with a note
-    assert surrogate.source == "surrogate"
-    assert any("LDP_DATA_DIR" in note for note in surrogate.notes)
+    with pytest.warns(DataFallbackWarning, match="url.txt"):
+        surrogate = load("url", n=1000)  # no URL file there: the surrogate, with a warning
+    assert surrogate.source == "surrogate" and "LDP_DATA_DIR" in surrogate.fallback
     monkeypatch.setenv("LDP_DATA_DIR", str(tmp_path / "missing"))
     with pytest.raises(FileNotFoundError, match="missing"):
         load("kosarak")

@@ -14,12 +14,15 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
+from experiments import schema
 from experiments.run import CONF_DIR
 from experiments.schema import register_configs
 from experiments.settings import Setting, expand
+from ldp import registry
 
 REPO = CONF_DIR.parent
 #: A population of 400 users on 8 values, errors of the 7 absent values: trials take ~1 ms.
@@ -36,6 +39,26 @@ TINY = (
 def _clear_hydra() -> Iterator[None]:
     yield
     GlobalHydra.instance().clear()
+
+
+@pytest.fixture
+def register_protocol(monkeypatch) -> Iterator[Callable[..., type]]:
+    """Register a protocol class for this test only (as its module's ``@register`` would)."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    schema._schema_of.cache_clear()
+    added: list[str] = []
+
+    def _register(cls: type, **display) -> type:
+        registry.register(cls, **display)
+        added.append(display.get("name") or getattr(cls, "name", None) or cls.__name__)
+        schema._schema_of.cache_clear()
+        register_configs()
+        return cls
+
+    yield _register
+    schema._schema_of.cache_clear()
+    for name in added:  # and its protocol=<name> choice
+        ConfigStore.instance().repo["protocol"].pop(f"{name.lower()}.yaml", None)
 
 
 @pytest.fixture

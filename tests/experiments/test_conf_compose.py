@@ -8,10 +8,13 @@ from experiments.run import CONF_DIR
 from experiments.schema import ConfigError, check_config
 from experiments.settings import make_setting
 from experiments.trials import preflight
+from ldp import registry
 
 from .conftest import run_cli
 
-PROTOCOLS = sorted(p.stem for p in (CONF_DIR / "protocol").glob("*.yaml"))
+#: protocol=<choice>: every registered protocol by its name in lower case, and the presets
+PRESETS = sorted(p.stem for p in (CONF_DIR / "protocol").glob("*.yaml"))
+PROTOCOLS = sorted({name.lower() for name in registry.protocols()} | set(PRESETS))
 DATASETS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 
@@ -42,17 +45,28 @@ def test_the_groups_are_complete():
     assert "oracle_variance" in EXPERIMENTS
 
 
+def test_the_groups_list_choices_only(compose_config):
+    compose_config()  # registers the schemas
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        protocols = loader.get_group_options("protocol")
+        datasets = loader.get_group_options("dataset")
+    assert sorted(protocols) == PROTOCOLS
+    assert sorted(datasets) == DATASETS
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_every_protocol_composes(compose_config, protocol):
-    dataset = (
-        "dataset=point"
-        if protocol not in ("pem", "spm", "mcm")
-        and not any(protocol.startswith(p) for p in ("pem_", "spm_", "mcm_"))
-        else "dataset=exponential"
-    )
-    config = check_config(compose_config(f"protocol={protocol}", dataset))
-    assert config["protocol"]["kind"] in ("oracle", "heavy_hitter")
+    config = check_config(compose_config(f"protocol={protocol}", "dataset=exponential"))
+    entry = registry.get(config["protocol"]["name"])
+    assert config["protocol"]["kind"] == entry.kind
     assert config["protocol"]["label"]
+    if protocol == entry.name.lower():  # the generated choice: the class's own parameters
+        own = {spec.name for spec in registry.parameters(entry.cls)}
+        assert set(config["protocol"]) == own | {"name", "kind", "label"}
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -112,10 +126,13 @@ BAD = [
     (("engine=fast",), r"^engine: must be one of sampled, reports"),
     (("format=xlsx",), r"^format: must be one of"),
     (("protocol=olh", "protocol.g=1"), r"^protocol\.g: must be >= 2"),
-    (("protocol=the", "protocol.theta=1.5"), r"^protocol\.theta: must be <= 1"),
-    (("protocol=pem", "protocol.eta=70"), r"^protocol\.eta: must be <= m - gamma"),
-    (("protocol=pem", "dataset=aol", "protocol.eta=47"), r"^protocol\.eta: .*dataset\.m = 48"),
-    (("protocol=pem", "protocol.etas=[6,6]"), r"^protocol\.etas: gamma \+ sum\(etas\)"),
+    (("protocol=the", "protocol.theta=1.5"), r"^protocol\.theta: must lie in \(0, 1\]"),
+    (("protocol=pem", "protocol.eta=70"), r"^protocol\.eta: must be <= .*m = 64\)$"),
+    (("protocol=pem", "dataset=aol", "protocol.eta=47"), r"^protocol\.eta: .*m = 48\)$"),
+    (
+        ("protocol=pem", "protocol.etas=[6,6]"),
+        r"^protocol: PEM rejects this setting: gamma \+ sum\(etas\)",
+    ),
     (("protocol=pem", "k=0"), r"^k: must be >= 1"),
     (("protocol=mcm", "protocol.channels=lots"), r"^protocol\.channels: must be an integer"),
     (("protocol=spm", "protocol.budget=half"), r"^protocol\.budget: must be one of"),
@@ -130,8 +147,8 @@ BAD = [
 
 @pytest.mark.parametrize(("overrides", "message"), BAD, ids=[" ".join(o) for o, _ in BAD])
 def test_bad_values_fail_with_one_line_naming_the_field(settings_of, overrides, message):
-    with pytest.raises(ConfigError, match=message) as caught:
-        settings_of(*overrides)
+    with pytest.raises(ConfigError, match=message) as caught:  # as the app checks: then preflight
+        preflight([setting.config for setting in settings_of(*overrides)])
     assert "\n" not in str(caught.value)
 
 
@@ -153,8 +170,17 @@ def test_the_library_checks_run_before_any_trial(compose_config):
     cfg = compose_config(
         "protocol=pem", "dataset=exponential", "protocol.eta=30", "protocol.query_limit=1000"
     )
-    with pytest.raises(ConfigError, match=r"^protocol: PEM rejects this setting: .*query_limit"):
+    with pytest.raises(ConfigError, match=r"^protocol\.query_limit: 1000 is below"):
         preflight([make_setting(cfg).config])
+
+
+def test_a_malformed_data_file_stops_preflight_with_its_line(compose_config, tmp_path):
+    bad = tmp_path / "kosarak.dat"
+    bad.write_bytes(b"1 2 3\n4 x 5\n")
+    cfg = compose_config("protocol=pem", "dataset=kosarak", f"dataset.path={bad}")
+    with pytest.raises(ConfigError, match=rf"^dataset\.path: {bad}, line 2: not a list of") as e:
+        preflight([make_setting(cfg).config])
+    assert "\n" not in str(e.value)
 
 
 def test_the_app_refuses_a_bad_value_before_running(results_dir):

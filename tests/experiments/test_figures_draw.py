@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import matplotlib.colors as mcolors
 import matplotlib.image as mpimg
+import seaborn as sns
 
 from experiments.figures import FIGURES, style
 from experiments.figures.fig_oracle_variance import FIGURE
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.run import run_settings
+from ldp import registry
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -54,5 +57,9 @@ def test_the_oracle_variance_figure_draws_from_a_tiny_table(settings_of, tmp_pat
 
 
 def test_protocol_colours_are_fixed_and_distinct():
-    assert style.color("olh") == style.COLORS["OLH"]
-    assert len(set(style.COLORS.values())) == len(style.COLORS)
+    names = list(registry.protocols())
+    assert style.color("olh") == style.color("OLH") == mcolors.to_rgb(registry.get("OLH").color)
+    colours = [style.color(name) for name in names]
+    assert len(set(colours)) == len(colours)
+    # the built-in ones are seaborn's colour-blind palette, as every committed figure shows
+    assert set(colours) >= set(sns.color_palette("colorblind", 10))

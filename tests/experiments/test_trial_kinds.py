@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
-from experiments import trials
 from experiments.settings import make_setting
 from experiments.trials import run_trial
 from ldp.heavy_hitters.base import HeavyHitterResult
@@ -34,11 +35,13 @@ def test_per_value_rows_name_their_value(compose_config):
     assert [m.item for m in rows] == list(range(2, 9))  # values 1..7 (absent), 1-based ranks
 
 
+@dataclass(frozen=True, kw_only=True)
 class StandIn:
     """A heavy-hitter protocol with a known answer: finds the 2nd and 5th values, and junk."""
 
-    def __init__(self, *, epsilon, k, m, **params):
-        self.k, self.params = k, params
+    epsilon: float
+    k: int
+    m: int
 
     def run(self, dataset, rng, engine="sampled"):
         top, counts = dataset.top_k(5, with_counts=True)
@@ -48,11 +51,11 @@ class StandIn:
         return HeavyHitterResult(found, estimates, {"groups": 3, "note": "text is skipped"})
 
 
-def test_a_heavy_hitter_trial_records_f1_ncr_and_squared_error(compose_config, monkeypatch):
-    monkeypatch.setattr(trials, "_heavy_hitter_class", lambda name: StandIn)
+def test_a_heavy_hitter_trial_records_f1_ncr_and_squared_error(compose_config, register_protocol):
+    register_protocol(StandIn)
     config = make_setting(
         compose_config(
-            "protocol=pem",
+            "protocol=standin",
             "dataset=zipf",
             "dataset.n=3000",
             "dataset.m=12",

@@ -179,6 +179,9 @@ BAD_COUNTS = [
     (np.ones((D, 1), dtype=np.int64), ValueError, "true_counts must have shape"),
     (np.r_[np.ones(D - 1, dtype=np.int64), -1], ValueError, "true_counts must be non-negative"),
     (np.ones(D) * 1.0, TypeError, "true_counts must be an array of integers"),
+    # Counts whose total overflows int64 (issue 9: n came out negative): refused.
+    (np.full(D, 2**62, dtype=np.int64), ValueError, "more than int64 can count"),
+    (np.r_[np.zeros(D - 1, dtype=np.uint64), 2**64 - 1], ValueError, "more than int64 can count"),
 ]
 
 

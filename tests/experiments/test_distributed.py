@@ -1,0 +1,87 @@
+"""Distributed runs for real: a Dask cluster and Hydra's submitit launcher give the loky table.
+
+Both run on this machine, with real separate processes: a ``distributed.LocalCluster``
+(a scheduler and two worker processes, reached over TCP like a remote cluster) through
+``backend=dask``, and Hydra's submitit launcher in its local mode
+(``hydra/launcher=submitit_local``: every grid point a submitit job in its own process).
+The trials' numbers depend only on (setting, trial), so both tables must equal the table of
+a plain loky run exactly, value for value.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from distributed import LocalCluster  # the dev extra's dask[distributed]
+
+from experiments.run import run_settings
+from experiments.store import ROW_KEY, ResultsStore
+
+from .conftest import TINY, run_cli
+
+POINTS = [("grr", 1.0), ("grr", 2.0), ("olh", 1.0), ("olh", 2.0)]
+#: Columns that legitimately differ between runs of the same trials.
+VOLATILE = ("wall_time",)
+
+
+def _settings(settings_of, *extra: str):
+    found = []
+    for protocol, epsilon in POINTS:
+        found += settings_of(
+            f"protocol={protocol}", f"epsilon={epsilon}", *TINY, "n_trials=3", "name=dist", *extra
+        )
+    return found
+
+
+def _comparable(table: pd.DataFrame) -> pd.DataFrame:
+    keep = [c for c in table.columns if c not in VOLATILE]
+    return table[keep].sort_values(ROW_KEY).reset_index(drop=True)
+
+
+@pytest.fixture
+def loky_table(settings_of, results_dir) -> pd.DataFrame:
+    run_settings(_settings(settings_of, "backend=loky", "n_jobs=2"))
+    table, corrupt = ResultsStore(results_dir, "dist").load()
+    assert not corrupt and table["config_hash"].nunique() == 4
+    return _comparable(table)
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_loky_table(settings_of, results_dir, tmp_path, loky_table):
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        other = tmp_path / "dask-results"
+        settings = _settings(
+            settings_of,
+            "backend=dask",
+            f"dask_scheduler={cluster.scheduler_address}",
+            f"results_dir={other}",
+        )
+        report, _ = run_settings(settings)
+    assert report.ran == 12
+    table, corrupt = ResultsStore(other, "dist").load()
+    assert not corrupt
+    pd.testing.assert_frame_equal(_comparable(table), loky_table)
+
+
+@pytest.mark.slow
+def test_the_submitit_launcher_gives_the_loky_table(results_dir, tmp_path, loky_table):
+    other = tmp_path / "submitit-results"
+    done = run_cli(
+        "-m",
+        "hydra/launcher=submitit_local",
+        "hydra.launcher.timeout_min=10",
+        "protocol=grr,olh",
+        "epsilon=1,2",
+        *TINY,
+        "n_trials=3",
+        "n_jobs=1",
+        "name=dist",
+        f"results_dir={other}",
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    table, corrupt = ResultsStore(other, "dist").load()
+    assert not corrupt
+    pd.testing.assert_frame_equal(_comparable(table), loky_table)
