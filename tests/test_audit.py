@@ -23,7 +23,7 @@ import pytest
 
 from ldp import audit, bits, hashing
 from ldp.audit import Event, FeatureSearch
-from ldp.heavy_hitters.strawman import segment
+from ldp.heavy_hitters.baseline import segment
 from ldp.oracles import GRR, OLH, ORACLES, OUE, SUE, UnaryReports
 from ldp.privacy import max_privacy_loss
 

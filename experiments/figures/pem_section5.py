@@ -26,6 +26,7 @@ import seaborn as sns
 from experiments.figures.pem_section6 import protocol_json
 from experiments.trials import build_heavy_hitter
 from ldp.theory import pem as theory
+from ldp.theory.pem_refined import refined_identification
 
 #: Colour per data set (colour-blind palette; PEM's own colour is not used because every
 #: series is PEM): zipf blue, zipf(-20) orange, in Fig. 3 and 4.
@@ -89,6 +90,53 @@ def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
     return theory.utility(
         frequencies[:k], n_users(row), float(row["epsilon"]), pem_config(row), k, goal
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
+    from ldp import datasets
+
+    data = datasets.load(name, **json.loads(params))
+    return np.unique(data.values, return_counts=True)
+
+
+def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and counts of a setting's (synthetic) data set, rebuilt from its
+    ``dataset.*`` columns."""
+    params = {}
+    for column, value in row.items():
+        name = str(column).removeprefix("dataset.")
+        if not str(column).startswith("dataset.") or name in ("name", "label"):
+            continue
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        value = value.item() if isinstance(value, np.generic) else value
+        params[name] = int(value) if float(value).is_integer() else float(value)
+    return _histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _refined(key: str, row_json: str) -> np.ndarray:
+    row = pd.Series(json.loads(row_json))
+    values, counts = dataset_histogram(row)
+    k = int(row["k"])
+    return refined_identification(
+        values, counts, int(row["dataset.m"]), float(row["epsilon"]), pem_config(row), top=k
+    )
+
+
+def refined_utility(row: pd.Series, goal: str) -> float:
+    """The refined model (:mod:`ldp.theory.pem_refined`): Eq. (4) with identification
+    probabilities that let the step's other candidates be the data's own prefixes."""
+    cells = {
+        str(c): (v.item() if isinstance(v, np.generic) else v)
+        for c, v in row.items()
+        if str(c).startswith(("protocol.", "dataset.")) or c in ("epsilon", "k", "n")
+    }
+    cells = {c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in cells.items()}
+    probabilities = _refined(str(row.name), json.dumps(cells, sort_keys=True, default=str))
+    k = int(row["k"])
+    return float(theory.utility_weights(k, goal) @ probabilities)
 
 
 def metric_stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from experiments.figures import style
 from experiments.trials import build_heavy_hitter, protocol_from_row
 from ldp import theory
 from ldp.theory import pem as pem_theory
+from ldp.theory import pem_refined
 
 #: The data sets of Sec. VI, in the paper's column order.
 DATASETS = ("url", "aol", "exponential")
@@ -61,10 +62,11 @@ def summary(table: pd.DataFrame, metric: str, by: Sequence[str]) -> pd.DataFrame
 
 
 def budget(rows: pd.DataFrame) -> pd.Series:
-    """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default."""
+    """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default
+    (``"partitioned"``: the users; ``"original"`` and ``"improved"``: ε split)."""
     explicit = rows["protocol.budget"] if "protocol.budget" in rows else None
     variant = rows.get("protocol.variant", pd.Series("improved", index=rows.index))
-    default = variant.map({"original": "split"}).fillna("partition")
+    default = variant.map({"partitioned": "partition"}).fillna("split")
     return default if explicit is None else explicit.fillna(default)
 
 
@@ -189,6 +191,37 @@ def pem_model(
     epsilon = float(row["epsilon"] if epsilon is None else epsilon)
     f = exponential_frequencies(row)
     return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
+
+
+@functools.lru_cache(maxsize=4)
+def _exponential_histogram(params: str) -> tuple[np.ndarray, np.ndarray]:
+    from ldp import datasets
+
+    data = datasets.load("exponential", **json.loads(params))
+    return np.unique(data.values, return_counts=True)
+
+
+def pem_refined_model(
+    row: pd.Series, goal: str = "f1", epsilon: float | None = None, k: int | None = None
+) -> float:
+    """The refined model (:func:`ldp.theory.pem_refined.refined_utility`) for a PEM setting
+    on the exponential data, with the data set's own histogram as the distribution."""
+    protocol = built(row, epsilon, k)
+    params = {}
+    for name in ("n", "m", "scale", "support", "seed"):
+        value = row.get(f"dataset.{name}")
+        if value is not None and not pd.isna(value):
+            params[name] = float(value) if name == "scale" else int(value)
+    values, counts = _exponential_histogram(json.dumps(params, sort_keys=True))
+    return pem_refined.refined_utility(
+        values,
+        counts,
+        int(row["dataset.m"]),
+        float(row["epsilon"] if epsilon is None else epsilon),
+        protocol.config,
+        int(row["k"] if k is None else k),
+        goal,
+    )
 
 
 def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:

@@ -1,9 +1,11 @@
 """Heavy-hitter identification on large domains ([PEM] Sections III-IV).
 
 Every protocol is built with ``epsilon=``, ``k=``, ``m=`` and its own parameters, takes
-its frequency oracle as a parameter (OLH by default), and offers
-``run(dataset, rng, engine="sampled" | "reports")`` returning a
-:class:`HeavyHitterResult` (``.identified``, ``.estimates``, ``.diagnostics``).
+its frequency oracle as a parameter (a class or its name; OLH by default), and offers
+``perturb(values, rng)``, the client side (what the users send, :class:`ClientReports`),
+and ``run(dataset, rng, engine="sampled" | "reports")`` returning a
+:class:`HeavyHitterResult` (``.identified``, ``.estimates``, ``.diagnostics``); the
+reports engine aggregates ``perturb``'s output.
 
 Every module of this package is imported, so a protocol added as one new module
 (registered with :func:`ldp.registry.register`) is available as
@@ -11,7 +13,7 @@ Every module of this package is imported, so a protocol added as one new module
 """
 
 from ldp import registry as _registry
-from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.heavy_hitters.base import ClientReports, HeavyHitterResult
 from ldp.heavy_hitters.mcm import MCM
 from ldp.heavy_hitters.pem import PEM
 from ldp.heavy_hitters.spm import SPM, joint_estimate, pair_estimate
@@ -29,6 +31,7 @@ __all__ = [
     "SPM",
     "Strawman",
     "PROTOCOLS",
+    "ClientReports",
     "HeavyHitterResult",
     "joint_estimate",
     "pair_estimate",

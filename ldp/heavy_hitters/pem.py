@@ -5,7 +5,8 @@ frequency oracle (OLH by default).  The aggregator queries D_1 = {0,1}^{γ+η[1]
 first group's reports and keeps the |C_1| best prefixes, then D_i = C_{i-1} x {0,1}^{η[i]}
 with group i's reports, and so on; C_g holds the heavy hitters.  Without explicit
 parameters the configuration comes from the optimizer of Sec. IV-C
-(:func:`ldp.theory.pem.optimize`).
+(:func:`ldp.theory.pem.optimize`), or from the authors' rule (``shape="paper"``,
+:func:`ldp.theory.pem.paper_config`).
 """
 
 from __future__ import annotations
@@ -19,26 +20,26 @@ import numpy as np
 from ldp import bits
 from ldp._validation import check_epsilon, check_generator, check_int
 from ldp.heavy_hitters.base import (
+    ClientReports,
     HeavyHitterResult,
     aggregate,
     assign_groups,
+    build_oracle,
+    check_dataset,
     check_engine,
+    check_m,
     lookup,
+    resolve_oracle,
     split_counts,
     top,
 )
+from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_report_size
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as theory
 
-
-def check_fraction(value: object, name: str) -> float:
-    """A real number strictly between 0 and 1."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not 0 < float(value) < 1:
-        raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return float(value)
+#: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
+SHAPES = ("optimizer", "paper")
 
 
 @register(color="#56b4e9", order=100)
@@ -49,16 +50,24 @@ class PEM:
     Parameters
     ----------
     epsilon, k, m :
-        Privacy budget, number of heavy hitters wanted, bits per value.
-    oracle :
-        The frequency-oracle class each group reports through (OLH).
+        Privacy budget, number of heavy hitters wanted, bits per value (m <= 64, or a
+        multiple of 8 up to 4096 for byte strings: :func:`~ldp.heavy_hitters.base.check_m`).
+    oracle : type or str
+        The frequency-oracle class each group reports through, or its name (OLH).
+    shape : {"optimizer", "paper"}
+        Where the configuration comes from when ``etas`` is None.  ``"optimizer"``
+        (default): the numerical optimisation of Sec. IV-C (:func:`ldp.theory.pem.optimize`)
+        unless ``eta`` is given.  ``"paper"``: the authors' public code
+        (:func:`ldp.theory.pem.paper_config`): group 1 reports ⌊log2 k⌋ + 1 bits, each later
+        group η more, g = 1 + ⌈(m - ⌊log2 k⌋ - 1)/η⌉, with ``eta`` or else the largest η the
+        query limit allows (6 groups at m = 64, k = 16: Sec. VI-B6's "one sixth of users").
     eta, gamma :
         Uniform η and γ (Sec. IV-A); g = ⌈(m-γ)/η⌉ and the last step takes what is left.
         γ defaults to ⌈log2 k⌉.  Leave ``eta`` None to let the optimizer choose.
     etas, fractions, candidate_sizes :
         Per-step η[i], n[i]/n and |C_i| (Sec. IV-C): override the uniform shape.
     query_limit, assumed, goal :
-        The optimizer's query limit (2^20), assumed distribution ("zipf") and goal
+        The query limit (2^20), and the optimizer's assumed distribution ("zipf") and goal
         ("f1" or "ncr") (Sec. IV-C); used when ``eta`` and ``etas`` are None.
     n_hint :
         The number of users the optimizer plans for (10^6); the run itself uses the data.
@@ -71,6 +80,7 @@ class PEM:
     k: int
     m: int
     oracle: type[FrequencyOracle] = OLH
+    shape: str = "optimizer"
     eta: int | None = None
     gamma: int | None = None
     etas: tuple[int, ...] | None = None
@@ -84,10 +94,14 @@ class PEM:
     config: theory.PEMConfig = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        m = check_int(self.m, "m", minimum=1, maximum=4096)
-        k = check_int(self.k, "k", minimum=1, maximum=2**m if m < 63 else None)
+        epsilon = check_epsilon(self.epsilon)
+        object.__setattr__(self, "epsilon", epsilon)
+        m = check_m(self.m)
+        k = check_int(self.k, "k", minimum=1, maximum=2**m)
+        object.__setattr__(self, "oracle", resolve_oracle(self.oracle))
+        check_choice(self.shape, "shape", SHAPES)
         check_int(self.query_limit, "query_limit", minimum=2)
+        build_oracle(self.oracle, epsilon, 2, "prefix")  # an unsupported ε fails first
         if self.threshold is not None:
             check_fraction(self.threshold, "threshold")
         if self.gamma is not None:
@@ -100,8 +114,17 @@ class PEM:
                 f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
                 "queries this configuration needs (a smaller eta or candidate size fits)"
             )
+        for ell in self.config.lengths:
+            build_oracle(self.oracle, epsilon, 2**ell, "prefix")
 
     def _configure(self, k: int, m: int) -> theory.PEMConfig:
+        if self.shape == "paper":
+            if any(x is not None for x in (self.etas, self.gamma)):
+                raise ValueError("shape='paper' fixes gamma and the etas; give eta at most")
+            shape = theory.paper_config(k, m, self.query_limit, self.eta)
+            fractions = self.fractions if self.fractions is not None else shape.fractions
+            sizes = self.candidate_sizes or shape.candidate_sizes
+            return theory.PEMConfig(m, shape.gamma, shape.etas, tuple(fractions), tuple(sizes))
         if self.etas is None and self.eta is None:
             if any(x is not None for x in (self.fractions, self.candidate_sizes, self.gamma)):
                 raise ValueError("give eta or etas together with gamma/fractions/candidate_sizes")
@@ -120,25 +143,47 @@ class PEM:
         sizes = self.candidate_sizes if self.candidate_sizes is not None else (k,) * g
         return theory.PEMConfig(m, gamma, etas, tuple(fractions), tuple(sizes))
 
+    def step_oracle(self, step: int) -> FrequencyOracle:
+        """The oracle group ``step`` reports through: over its 2^{γ+η[1]+...+η[i]} prefixes."""
+        return self.oracle(epsilon=self.epsilon, domain_size=2 ** self.config.lengths[step])
+
+    # --- client ----------------------------------------------------------------------
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:
+        """What each user sends: a random group i and π(v[0:γ+η[1]+...+η[i]]) ([PEM] Sec. IV-A).
+
+        ``values`` are m-bit values in the data set's representation; ``parts[i]`` holds
+        the oracle reports of group i's users, in user order.
+        """
+        rng = check_generator(rng)
+        values = np.asarray(values)
+        groups = assign_groups(len(values), np.asarray(self.config.fractions), rng)
+        parts = tuple(
+            self.step_oracle(i).perturb(bits.prefix(values[groups == i], self.m, ell), rng)
+            for i, ell in enumerate(self.config.lengths)
+        )
+        return ClientReports(groups, parts)
+
     # --- the protocol ------------------------------------------------------------------
     def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled"):
         """Identify the heavy hitters of ``dataset`` (a :class:`ldp.datasets.Dataset`).
 
-        ``engine="reports"`` runs the real per-user protocol; ``"sampled"`` draws every
-        step's estimates from their exact distribution given the data's histogram.
+        ``engine="reports"`` aggregates :meth:`perturb`'s reports of the data set's users;
+        ``"sampled"`` draws every step's estimates from their exact distribution given the
+        data's histogram.
         """
         engine = check_engine(engine)
         rng = check_generator(rng)
-        if dataset.m != self.m:
-            raise ValueError(f"dataset has m = {dataset.m} bits, the protocol m = {self.m}")
+        check_dataset(dataset, self.m)
         config = self.config
         if engine == "sampled":
             distinct, counts = dataset.histogram()
             per_group = split_counts(counts, np.asarray(config.fractions), rng)
             sizes = per_group.sum(axis=1)
         else:
-            groups = assign_groups(dataset.n, np.asarray(config.fractions), rng)
-            sizes = np.bincount(groups, minlength=config.g)
+            for step, fraction in enumerate(config.fractions):  # refuse before any work
+                check_report_size(self.step_oracle(step), dataset.n * fraction)
+            reports = self.perturb(dataset.values, rng)
+            sizes = np.bincount(reports.groups, minlength=config.g)
         n = int(sizes.sum())
         steps, kept = [], None
         for i, (ell, eta, keep) in enumerate(
@@ -148,15 +193,14 @@ class PEM:
                 domain = bits.extend(np.zeros(1, dtype=np.uint64), 0, ell)
             else:
                 domain = bits.extend(kept, ell - eta, eta)
-            oracle = self.oracle(epsilon=self.epsilon, domain_size=2**ell)
+            oracle = self.step_oracle(i)
             if engine == "sampled":
                 keys, group_counts = aggregate(bits.prefix(distinct, self.m, ell), per_group[i])
                 estimates = oracle.simulate_candidates(
                     lookup(keys, group_counts, domain), int(sizes[i]), rng
                 )
             else:
-                values = bits.prefix(dataset.values[groups == i], self.m, ell)
-                estimates = oracle.estimate(oracle.perturb(values, rng), candidates=domain)
+                estimates = oracle.estimate(reports.parts[i], candidates=domain)
             best = top(estimates, keep)
             kept, kept_estimates = domain[best], estimates[best]
             steps.append({"queries": len(domain), "kept": kept})

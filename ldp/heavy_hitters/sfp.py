@@ -34,8 +34,9 @@ Apple's count-mean sketch as the oracle).  ``budget="partition"`` gives ``final_
 (10%) of the users the whole value at full ε and the others one fragment at full ε: the
 variance of a pure oracle's estimate grows like 1/ε², so halving ε costs a factor ~4 in
 variance while halving the users costs 2 ([PEM] Sec. VI-B4, Proposition 1); this is the
-``"improved"`` variant, the same change [PEM] applies to SPM and MCM, and the one drawn
-beside them in the Section VI figures.  Either way each user's reports are ε-LDP in all
+``"partitioned"`` variant, the same "further" change [PEM] applies to SPM and MCM in
+Fig. 8a.  ``"improved"`` is OLH with the budget split, as SPM and MCM are drawn in the
+Section VI figures (Sec. VI-A, VI-B6).  Either way each user's reports are ε-LDP in all
 (sequential composition for split; one report per user for partition).
 
 Sampled engine.  Each round's estimates are drawn by the oracle's
@@ -47,21 +48,25 @@ sketches the final round passes the other values' counts too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ldp import hashing
+from ldp import bits, hashing
 from ldp._validation import check_generator, check_int
-from ldp.heavy_hitters.base import HeavyHitterResult, lookup, row_keys, top
-from ldp.heavy_hitters.strawman import (
+from ldp.heavy_hitters.base import (
+    HeavyHitterResult,
+    assign_groups,
+    check_engine,
+    lookup,
+    row_keys,
+    split_counts,
+    top,
+)
+from ldp.heavy_hitters.baseline import (
     BaselineParameters,
-    Population,
-    apply_variant,
-    check_common,
-    check_oracle,
-    check_output,
     check_report_size,
     choose_segment_bits,
     join_segments,
@@ -70,8 +75,8 @@ from ldp.heavy_hitters.strawman import (
     segment_bounds,
     stage_bar,
     to_dataset_values,
+    variant_presets,
 )
-from ldp.oracles import OLH
 from ldp.oracles.count_mean_sketch import CMS, HCMS
 from ldp.registry import register
 
@@ -79,6 +84,64 @@ __all__ = ["SFP"]
 
 #: The largest short hash: keys H(v) ‖ v[α] must fit the oracles' 64-bit values.
 MAX_HASH_BITS = 24
+
+
+class Users:
+    """The users of one SFP run, as the chosen engine sees them.
+
+    Parameters
+    ----------
+    dataset :
+        A :class:`ldp.datasets.Dataset` (``values``, ``m``, ``n``, ``histogram()``).
+    m : int
+        The protocol's bits per value (checked against the data set).
+    fractions : array_like
+        The probability of each group; every user picks one independently.
+    engine : {"sampled", "reports"}
+        ``"reports"`` materialises every user and assigns groups with
+        :func:`~ldp.heavy_hitters.base.assign_groups`; ``"sampled"`` keeps the histogram of
+        distinct values and splits each value's count over the groups with a multinomial
+        (:func:`~ldp.heavy_hitters.base.split_counts`), the same law.
+    rng : numpy.random.Generator
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        m: int,
+        fractions: Sequence[float],
+        engine: str,
+        rng: np.random.Generator,
+    ) -> None:
+        self.engine = check_engine(engine)
+        rng = check_generator(rng)
+        if dataset.m != m:
+            raise ValueError(f"dataset has m = {dataset.m} bits, the protocol m = {m}")
+        self.m = m
+        fractions = np.asarray(fractions, dtype=float)
+        if self.engine == "sampled":
+            distinct, counts = dataset.histogram()
+            self.words = bits.to_words(distinct, m)
+            self.split = split_counts(counts, fractions, rng)
+            self.sizes = self.split.sum(axis=1)
+        else:
+            self.words = bits.to_words(dataset.values, m)
+            self.groups = assign_groups(dataset.n, fractions, rng)
+            self.sizes = np.bincount(self.groups, minlength=len(fractions))
+        self.n = int(self.sizes.sum())
+
+    # --- who is where --------------------------------------------------------------
+    def n_users(self, groups: Sequence[int]) -> int:
+        """The number of users in the given groups."""
+        return int(self.sizes[list(groups)].sum())
+
+    def weights(self, groups: Sequence[int]) -> np.ndarray:
+        """Sampled engine: how many users of the given groups hold each distinct value."""
+        return self.split[list(groups)].sum(axis=0)
+
+    def members(self, groups: Sequence[int]) -> np.ndarray:
+        """Reports engine: the indices of the users in the given groups."""
+        return np.flatnonzero(np.isin(self.groups, list(groups)))
 
 
 @register(label="SFP", color="#e7298a", order=125)
@@ -90,15 +153,17 @@ class SFP(BaselineParameters):
     ----------
     epsilon, k, m :
         Privacy budget ε > 0, heavy hitters wanted (1 <= k <= 2^m), bits per value.
-    variant : {"improved", "original"}
+    variant : {"improved", "original", "partitioned"}
         Sets every knob left at None (each stays overridable):
 
         * ``"original"`` ([Apple] as described): ``oracle=CMS`` (the count-mean sketch),
           ``budget="split"`` (ε/2 on the fragment, ε/2 on the whole value),
           ``output="top_k"``, ``segment_bits="auto"``.
-        * ``"improved"``: ``oracle=OLH``, ``budget="partition"`` (10% of the users report
-          the whole value), ``output="top_k"``, ``segment_bits="auto"``: the [PEM]
-          Sec. VI-A conventions that SPM and MCM are compared under.
+        * ``"improved"``: ``oracle=OLH``, ``budget="split"``, ``output="top_k"``,
+          ``segment_bits="auto"``: the [PEM] Sec. VI-A conventions SPM and MCM are
+          compared under in Figs. 5-7 and 9.
+        * ``"partitioned"``: improved with ``budget="partition"`` (10% of the users report
+          the whole value), as Fig. 8a's baselines.
     hash_bits : int
         b, the bits of the short hash (8: 256 hash values).
     segment_bits : int or "auto"
@@ -115,26 +180,13 @@ class SFP(BaselineParameters):
     hash_bits: int = 8
     fragment_keep: int | None = None
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "original": {
-            "oracle": CMS,
-            "segment_bits": "auto",
-            "budget": "split",
-            "output": "top_k",
-        },
-        "improved": {
-            "oracle": OLH,
-            "segment_bits": "auto",
-            "budget": "partition",
-            "output": "top_k",
-        },
-    }
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = variant_presets(
+        original={"oracle": CMS, "segment_bits": "auto", "output": "top_k"},
+        improved={"segment_bits": "auto"},
+    )
 
     def __post_init__(self) -> None:
-        _, m, k = check_common(self)
-        apply_variant(self, self.PRESETS)
-        check_oracle(self.oracle)
-        check_output(self)
+        _, m, k = self._check_parameters()
         check_int(self.hash_bits, "hash_bits", minimum=1, maximum=MAX_HASH_BITS)
         if self.fragment_keep is None:
             object.__setattr__(self, "fragment_keep", 2 * k)
@@ -231,7 +283,7 @@ class SFP(BaselineParameters):
         if engine == "reports":
             check_report_size(self.oracle(epsilon=eps["value"], domain_size=2**self.m), dataset.n)
         seed = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)  # the public H
-        population = Population(dataset, self.m, fractions, engine, rng)
+        population = Users(dataset, self.m, fractions, engine, rng)
         hashes = self.short_hash(population.words, seed)
         fragment_groups = [[alpha + int(partition)] for alpha in range(g)]
         value_groups = [0] if partition else list(range(g))
@@ -310,4 +362,12 @@ class SFP(BaselineParameters):
             )
         if len(candidates) == 0 and population.engine == "sampled":
             return np.zeros(0)
-        return population.value_estimates(oracle, groups, candidates, rng)
+        if population.engine == "sampled":
+            counts = lookup(population.words, population.weights(groups), candidates)
+            return oracle.simulate_candidates(counts, population.n_users(groups), rng)
+        users = population.members(groups)
+        check_report_size(oracle, len(users))
+        reports = oracle.perturb(population.words[users], rng)
+        if len(candidates) == 0:
+            return np.zeros(0)
+        return oracle.estimate(reports, candidates=candidates)

@@ -38,27 +38,30 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ldp import hashing
-from ldp._validation import check_generator, check_int
-from ldp.heavy_hitters.base import HeavyHitterResult, top
-from ldp.heavy_hitters.strawman import (
+from ldp import bits, hashing
+from ldp._validation import check_generator
+from ldp.heavy_hitters.base import (
+    ClientReports,
+    HeavyHitterResult,
+    assign_groups,
+    build_oracle,
+    check_dataset,
+    check_engine,
+    top,
+)
+from ldp.heavy_hitters.baseline import (
     BaselineParameters,
     Population,
-    apply_variant,
-    check_common,
-    check_oracle,
-    check_output,
-    check_report_size,
-    choose_segment_bits,
     join_segments,
     paper_segment_bits,
-    release,
+    resolve_segment_bits,
     segment,
     segment_bounds,
     stage_bar,
     to_dataset_values,
+    variant_presets,
 )
-from ldp.oracles import GRR, OLH, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
+from ldp.oracles import GRR, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
 from ldp.registry import register
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
@@ -367,27 +370,27 @@ class SPM(BaselineParameters):
 
     Parameters
     ----------
-    epsilon, k, m :
-        Privacy budget ε > 0, heavy hitters wanted (1 <= k <= 2^m), bits per value.
-    variant : {"improved", "original"}
-        Sets every knob left at None at once ([PEM] Sec. VI-A); each stays overridable,
-        so e.g. ``SPM(..., variant="improved", budget="split")`` changes one thing:
+    variant : {"improved", "original", "partitioned"}
+        Sets every knob left at None at once
+        (:func:`~ldp.heavy_hitters.baseline.variant_presets`); each stays overridable:
 
         * ``"original"``: ``oracle=SUE`` (basic one-time RAPPOR, SPM's primitive, step 1),
           ``segment_bits=16`` (two bytes, as Fanti et al. for URLs, step 2; ⌈m/2⌉ when
           m <= 16), ``budget="split"`` (ε/3 each for π(v), π(v[α]), π(v[β]), Sec. III-C),
           ``output="threshold"`` (segments, pairs and values kept when they pass the
           threshold test, step 3).
-        * ``"improved"``: ``oracle=OLH`` (step 1), ``segment_bits="auto"`` (as long as
-          the query limit allows, step 2 and Observation 1), ``budget="partition"``
-          (10% of users for the final test, Sec. VI-B4), ``output="top_k"`` (k patterns
-          per segment, pairs added until more than k candidates, top k released, step 3).
-    oracle : type
+        * ``"improved"`` (Sec. VI-A, Figs. 5, 6, 7, 9): ``oracle=OLH`` (step 1),
+          ``segment_bits="auto"`` (as long as the query limit allows, step 2 and
+          Observation 1), ``output="top_k"`` (k patterns per segment, pairs added until
+          more than k candidates, top k released, step 3), ``budget="split"`` (the final
+          test "uses one third" of ε, Sec. VI-B6).
+        * ``"partitioned"`` (Sec. VI-B4, Fig. 8a): improved with ``budget="partition"``.
+    oracle : type or str
         A pure frequency-oracle class whose support indicators are independent across
         values (SUE, OUE, THE, BLH, OLH): the joint estimation needs p* and q*.
     segment_bits : int or "auto"
         s, with g = ⌈m/s⌉ >= 2 segments.  ``"auto"``: the fewest segments whose run fits
-        ``query_limit`` (:func:`~ldp.heavy_hitters.strawman.choose_segment_bits`).
+        ``query_limit`` (:func:`~ldp.heavy_hitters.baseline.choose_segment_bits`).
     budget : {"split", "partition"}
         ``"split"``: each user reports π(v) with ``value_share`` x ε (1/3) and each of its
         two segments with half of the rest.  ``"partition"``: ``final_fraction`` of the
@@ -398,73 +401,45 @@ class SPM(BaselineParameters):
         final test ("we allocate 10% of users for the final testing").
     output : {"top_k", "threshold"}
         See ``variant``.  The threshold test of every stage is
-        :func:`~ldp.heavy_hitters.strawman.stage_bar`: estimated frequency >= θ among the
-        stage's users when ``threshold`` is given (Sec. VI-B3, Figure 7), else a
-        Bonferroni-corrected significance test (level ``significance``).  [PEM] only says
-        that patterns and pairs are kept when "estimated above a threshold" (Sec. VI-A
-        step 3); the significance test is our reading of RAPPOR-style decoding, which
+        :func:`~ldp.heavy_hitters.baseline.stage_bar`.  [PEM] only says that patterns and
+        pairs are kept when "estimated above a threshold" (Sec. VI-A step 3); the
+        significance test (no θ given) is our reading of RAPPOR-style decoding, which
         keeps estimates significantly above zero -- an assumption, not checked against
         Fanti et al.'s text.  For pairs the zero-count standard deviation is
         √n_ij q(1-q)/(p-q)^2, since ñ_a^b = Σ_u (X_u-q)(Y_u-q)/(p-q)^2.
-    threshold : float, optional
-        θ in (0, 1) as a frequency; giving it selects ``output="threshold"``.
-    significance : float
-        Level of the significance test (0.05).
-    final_fraction : float
-        Share of users for the final test under ``budget="partition"`` (0.1).
-    value_share : float
-        Share of ε for π(v) under ``budget="split"`` (1/3).
     query_limit : int
         Oracle queries of one run (2^20): Σ_i 2^{s_i} for the segments, |C_i||C_j| pairs
         plus |C_i| + |C_j| group-local segment estimates per pair group, and the final
         candidates.  Threshold stages are capped to fit; the final candidates are cut to
         the best (by weakest pair) if they exceed what is left.
+
+    The other parameters (ε, k, m, ``threshold``, ``significance``, ``final_fraction``,
+    ``value_share`` = 1/3) are those of
+    :class:`~ldp.heavy_hitters.baseline.BaselineParameters`.
     """
 
     segment_bits: int | str | None = None
     value_share: float = 1 / 3
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "original": {
-            "oracle": SUE,
-            "segment_bits": paper_segment_bits,
-            "budget": "split",
-            "output": "threshold",
-        },
-        "improved": {
-            "oracle": OLH,
-            "segment_bits": "auto",
-            "budget": "partition",
-            "output": "top_k",
-        },
-    }
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = variant_presets(
+        original={"oracle": SUE, "segment_bits": paper_segment_bits, "output": "threshold"},
+        improved={"segment_bits": "auto"},
+    )
 
     def __post_init__(self) -> None:
-        _, m, k = check_common(self)
+        _, m, _ = self._check_parameters()
         if m < 2:
             raise ValueError(f"m must be >= 2 for SPM (two segments at least), got {m}")
-        apply_variant(self, self.PRESETS)
-        oracle = check_oracle(self.oracle)
+        oracle = self.oracle
         if not issubclass(oracle, PureOracle) or issubclass(oracle, GRR):
             raise TypeError(
                 "oracle must be a pure oracle with independent per-value support (SUE, OUE, "
                 f"THE, BLH, OLH) for SPM's joint estimation, got {oracle.__name__}"
             )
-        check_output(self)
-        if self.segment_bits == "auto":
-            s = choose_segment_bits(m, self.queries, self.query_limit, 2)
-            object.__setattr__(self, "segment_bits", s)
-        elif isinstance(self.segment_bits, str):
-            raise ValueError(
-                f"segment_bits must be 'auto' or an integer, got {self.segment_bits!r}"
-            )
-        s = check_int(self.segment_bits, "segment_bits", minimum=1, maximum=min(m - 1, 64))
-        needed = self.queries(segment_bounds(m, s))
-        if needed > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below the {needed} oracle queries of one "
-                f"run with segment_bits={s} and k={k}"
-            )
+        s = resolve_segment_bits(self, 2, min(m - 1, 64))
+        eps = self.epsilon_per_part
+        build_oracle(oracle, eps["value"], 2**m, "whole-value")
+        build_oracle(oracle, eps["segment"], 2**s, "segment")
 
     # --- shape ---------------------------------------------------------------------
     def queries(self, bounds: Sequence[tuple[int, int]]) -> int:
@@ -480,10 +455,38 @@ class SPM(BaselineParameters):
     @property
     def epsilon_per_part(self) -> dict[str, float]:
         """ε of a user's whole-value report and of each of its two segment reports."""
-        if self.budget == "partition":
-            return {"value": self.epsilon, "segment": self.epsilon / 2}
-        value = self.value_share * self.epsilon
-        return {"value": value, "segment": (self.epsilon - value) / 2}
+        value = self.value_epsilon()
+        rest = self.epsilon if self.partitioned else self.epsilon - value
+        return {"value": value, "segment": rest / 2}
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """The segment pairs (α, β), α < β; pair group n is group n (+1 under partition)."""
+        return list(combinations(range(len(self.bounds)), 2))
+
+    def covering(self, alpha: int) -> list[int]:
+        """The groups whose users report segment α (the pair groups containing α)."""
+        offset = int(self.partitioned)
+        return [n + offset for n, pair in enumerate(self.pairs) if alpha in pair]
+
+    # --- client ----------------------------------------------------------------------
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:
+        """What each user sends: a random pair (α, β) with π(v[α]), π(v[β]), and/or π(v).
+
+        ``values`` are m-bit values in the data set's representation.  ``parts[α]`` holds
+        the reports of segment α by every user whose pair contains α, in user order.
+        """
+        rng = check_generator(rng)
+        words = bits.to_words(values, self.m)
+        pairs = self.pairs
+        groups = assign_groups(len(words), self.group_fractions(len(pairs)), rng)
+        parts = []
+        for alpha, (start, length) in enumerate(self.bounds):
+            oracle = self.oracle(epsilon=self.epsilon_per_part["segment"], domain_size=2**length)
+            users = np.flatnonzero(np.isin(groups, self.covering(alpha)))
+            parts.append(oracle.perturb(segment(words[users], self.m, start, length), rng))
+        value = self.value_reports(words, groups, len(pairs), rng)
+        return ClientReports(groups, tuple(parts), value)
 
     # --- the protocol ----------------------------------------------------------------
     def run(
@@ -491,31 +494,28 @@ class SPM(BaselineParameters):
     ) -> HeavyHitterResult:
         """Identify the heavy hitters of ``dataset`` (see :class:`SPM`).
 
-        ``engine="reports"`` runs the real per-user protocol; ``"sampled"`` draws every
-        step from its exact law given the histogram (module docstring).
+        ``engine="reports"`` aggregates :meth:`perturb`'s reports of the data set's users;
+        ``"sampled"`` draws every step from its exact law given the histogram (module
+        docstring).
         """
-        rng = check_generator(rng)
+        engine, rng = check_engine(engine), check_generator(rng)
+        check_dataset(dataset, self.m)
         bounds, g = self.bounds, len(self.bounds)
-        pairs = list(combinations(range(g), 2))
-        partition = self.budget == "partition"
-        offset = int(partition)  # group 0 is the final-test group under partition
-        fractions = [1 / len(pairs)] * len(pairs)
-        if partition:
-            share = (1 - self.final_fraction) / len(pairs)
-            fractions = [self.final_fraction] + [share] * len(pairs)
+        pairs = self.pairs
+        group_of = {pair: n + int(self.partitioned) for n, pair in enumerate(pairs)}
+        covering = [self.covering(alpha) for alpha in range(g)]
         eps = self.epsilon_per_part
-        if engine == "reports":  # refuse infeasible report sizes before any work
-            check_report_size(self.oracle(epsilon=eps["value"], domain_size=2**self.m), dataset.n)
-            check_report_size(
-                self.oracle(epsilon=eps["segment"], domain_size=2 ** max(self.segment_bits, 1)),
-                dataset.n,
-            )
-        population = Population(dataset, self.m, fractions, engine, rng)
-        group_of = {pair: n + offset for n, pair in enumerate(pairs)}
-        covering = [[group_of[pair] for pair in pairs if alpha in pair] for alpha in range(g)]
         oracles = [
             self.oracle(epsilon=eps["segment"], domain_size=2**length) for _, length in bounds
         ]
+        if engine == "reports":
+            self.check_reports_engine(dataset.n, oracles)
+            population = Population.reported(
+                self.perturb(dataset.values, rng), len(pairs) + int(self.partitioned)
+            )
+        else:
+            fractions = self.group_fractions(len(pairs))
+            population = Population.sampled(dataset, self.m, fractions, rng)
         p, q = oracles[0].p_star, oracles[0].q_star
         threshold = self.output == "threshold"
         sampled = population.engine == "sampled"
@@ -537,12 +537,9 @@ class SPM(BaselineParameters):
                 estimates = (from_holders + from_others - n_alpha * q) / (p - q)
                 state = (keys, from_holders, from_others)
             else:
-                users = population.members(covering[alpha])
-                check_report_size(oracle, len(users))
-                values = segment(population.words[users], self.m, start, length)
-                reports = oracle.perturb(values, rng)
+                reports = population.reports.parts[alpha]
                 estimates = oracle.estimate(reports, np.arange(2**length, dtype=np.uint64))
-                state = (users, reports)
+                state = (np.isin(population.groups, covering[alpha]), reports)
             step_queries.append(2**length)
             if threshold:
                 order = top(estimates, len(estimates))
@@ -571,9 +568,11 @@ class SPM(BaselineParameters):
                     )
                 )
             else:
-                users, reports = segment_state[alpha]
+                covers, reports = segment_state[alpha]
                 support_of.append(
-                    _ReportedSupport(oracles[alpha], reports, kept[alpha], population.groups[users])
+                    _ReportedSupport(
+                        oracles[alpha], reports, kept[alpha], population.groups[covers]
+                    )
                 )
         frequencies, estimates_ab, pair_queries = {}, {}, 0
         for i, j in pairs:
@@ -621,29 +620,16 @@ class SPM(BaselineParameters):
             tuples = np.zeros((0, g), dtype=np.int64)
         patterns = [kept[alpha][tuples[:, alpha]] for alpha in range(g)]
         candidates = join_segments(patterns, bounds, self.m)
-        value_groups = [0] if partition else list(range(len(pairs)))
-        value_oracle = self.oracle(epsilon=eps["value"], domain_size=2**self.m)
-        n_value = population.n_users(value_groups)
-        estimates = population.value_estimates(value_oracle, value_groups, candidates, rng)
         step_queries.append(len(candidates))
-        bar = (
-            stage_bar(value_oracle, n_value, self.threshold, self.significance, len(candidates))
-            if threshold
-            else None
-        )
-        identified, found = release(candidates, estimates, self.k, bar)
         diagnostics = {
-            "groups": [int(size) for size in population.sizes],
-            "group_roles": (["value"] if partition else [])
+            "group_roles": (["value"] if self.partitioned else [])
             + [f"segments {i}+{j}" for i, j in pairs],
             "segments": [length for _, length in bounds],
             "candidates_per_step": step_queries,
-            "kept_per_step": sizes + [int(sum(a.sum() for a in allowed.values())), len(identified)],
+            "kept_per_step": sizes + [int(sum(a.sum() for a in allowed.values()))],
             "segment_patterns": kept,
             "pair_estimates": estimates_ab,
             "candidates": to_dataset_values(candidates, self.m),
             "oracle_queries": int(sum(step_queries)),
-            "epsilon_per_part": eps,
         }
-        scale = population.n / max(n_value, 1)
-        return HeavyHitterResult(to_dataset_values(identified, self.m), found * scale, diagnostics)
+        return self.final_test(population, len(pairs), candidates, rng, diagnostics)

@@ -3,6 +3,12 @@
 * :mod:`ldp.theory.frequency`: Wang, Blocki, Li, Jha, *Locally Differentially Private
   Protocols for Frequency Estimation* (USENIX Security 2017): the pure framework,
   Table 1, THE's optimal threshold and the "answering multiple questions" comparison.
+* :mod:`ldp.theory.pem`: Wang, Li, Jha, *Locally Differentially Private Heavy Hitter
+  Identification*: PEM's identification probability (Eq. (5)), utility (Eq. (4)), the
+  Sec. IV-C optimizer, the authors' group rule, and a refined model of the competition
+  between prefixes.
+* :mod:`ldp.theory.mcm`: the same paper's MCM (Sec. III-D): the ceiling its per-bit
+  majority votes put on F1.
 * :mod:`ldp.theory.shuffle`: privacy amplification by shuffling, the central (ε, δ) of n
   shuffled ε0-LDP reports by Erlingsson et al. (SODA 2019), Feldman, McMillan, Talwar
   (FOCS 2021) and Balle, Bell, Gascón, Nissim (CRYPTO 2019).
@@ -25,6 +31,7 @@ from ldp.theory.frequency import (
     the_optimal_theta,
     the_pq,
 )
+from ldp.theory.mcm import mcm_f1_ceiling
 from ldp.theory.shuffle import (
     BoundNotApplicable,
     blanket_bennett_delta,
@@ -53,6 +60,7 @@ __all__ = [
     "fmt_numerical_delta",
     "fmt_numerical_epsilon",
     "grr_pq",
+    "mcm_f1_ceiling",
     "multiple_questions_variance",
     "olh_default_g",
     "olh_pq",

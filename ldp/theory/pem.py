@@ -124,6 +124,47 @@ class PEMConfig:
         return cls(m, gamma, etas, (1 / g,) * g, (k,) * g)
 
 
+def paper_config(
+    k: int, m: int, query_limit: int = DEFAULT_QUERY_LIMIT, eta: int | None = None
+) -> PEMConfig:
+    """PEM's shape as the authors' public code sets it (the rule behind [PEM] Sec. VI-B6).
+
+    Group 1 reports the first ⌊log2 k⌋ + 1 bits (all 2^{⌊log2 k⌋+1} > k of them queried),
+    and each later group η more, the last one what is left:
+    g = 1 + ⌈(m - ⌊log2 k⌋ - 1)/η⌉ groups of n/g users, |C_i| = k.  Without ``eta``, η is
+    the largest whose queries 2^{⌊log2 k⌋+1} + Σ_{i>1} k 2^{η[i]} fit ``query_limit``.  At
+    m = 64, k = 16 and 2^20 queries this gives η = 13 and g = 6, Sec. VI-B6's "last group,
+    which is one sixth of users".  In :class:`PEMConfig` terms γ = 0 and
+    η[1] = ⌊log2 k⌋ + 1.
+    """
+    k = check_int(k, "k", minimum=1)
+    m = check_int(m, "m", minimum=1)
+    query_limit = check_int(query_limit, "query_limit", minimum=2)
+    first = min(m, int(math.floor(math.log2(k))) + 1)
+
+    def shape(step: int) -> PEMConfig:
+        rest = m - first
+        g = 1 + -(-rest // step)
+        etas = (first,) + (step,) * (g - 2) + ((rest - (g - 2) * step,) if g > 1 else ())
+        return PEMConfig(m, 0, etas, (1 / g,) * g, (k,) * g)
+
+    if first == m:
+        config = PEMConfig(m, 0, (m,), (1.0,), (k,))
+    elif eta is not None:
+        config = shape(check_int(eta, "eta", minimum=1, maximum=m - first))
+    else:
+        fitting = [e for e in range(1, m - first + 1) if shape(e).queries <= query_limit]
+        if not fitting:
+            raise ValueError(f"query_limit {query_limit} is below every paper-rule PEM shape")
+        config = shape(max(fitting))
+    if config.queries > query_limit:
+        raise ValueError(
+            f"query_limit {query_limit} is below the {config.queries} queries of the "
+            f"paper-rule shape with eta = {eta}"
+        )
+    return config
+
+
 def olh_pq(epsilon: float) -> tuple[float, float]:
     """OLH's (p*, q*) with g = ⌈e^ε + 1⌉, as PEM uses it ([PEM] Sec. II)."""
     from ldp.theory.frequency import olh_default_g

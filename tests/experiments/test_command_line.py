@@ -22,7 +22,7 @@ def error_of(*argv: str) -> str:
 def test_an_unknown_protocol_lists_the_registered_ones_and_the_presets():
     text = error_of("protocol=foo")
     assert text.startswith("protocol: no protocol 'foo'; choose one of: grr,")
-    assert "presets: mcm_improved" in text and "base_" not in text
+    assert "; presets: " in text and "mcm_improved," in text and "base_" not in text
     assert error_of("-m", "protocol=grr,bar").startswith("protocol: no protocol 'bar'")
 
 

@@ -38,6 +38,14 @@ def test_the_groups_are_complete():
         "pem_threshold",
         "spm_threshold",
         "mcm_threshold",
+        "mcm_partitioned",
+        "spm_partitioned",
+        "mcm_partitioned_threshold",
+        "spm_partitioned_threshold",
+        "mcm_block",
+        "mcm_block_partitioned",
+        "mcm_sqrt_n",
+        "pem_paper",
     ):
         assert name in PROTOCOLS
     for name in ("zipf", "zipf20", "exponential", "kosarak", "aol", "url", "point"):

@@ -35,10 +35,10 @@ GRID_SIZES = {
     "pem_fig6_spm_url": 4,
     "pem_fig7_eps": 3 * 9,
     "pem_fig7_theta": 3 * 5 * 2,
-    "pem_fig8_budget": 4 * 8,
+    "pem_fig8_budget": 7 * 8,  # split/partitioned MCM, SPM, block MCM both ways, √n MCM
     "pem_fig8_eta": 5 * 8,
     "pem_fig8_assumed": 4 * 8,
-    "pem_fig9": 2 * 9,
+    "pem_fig9": 3 * 9,  # MCM, SPM split and PEM with the paper shape
 }
 #: Tiny runs: 1 trial, 20,000 users, the grid cut to a point or two (the command line
 #: wins over the grid).  SPM on URL only at k = 4 (its runs are slow at k = 16).
@@ -155,7 +155,14 @@ def test_fig9_series_cover_the_same_epsilons():
             ):
                 continue
             series.setdefault(c["protocol"]["label"], set()).add(round(c["epsilon"], 6))
-    assert set(series) == {"PEM", "MCM", "SPM", "MCM (split ε)", "SPM (split ε)"}
+    assert set(series) == {
+        "PEM",
+        "PEM (paper shape)",
+        "MCM",
+        "SPM",
+        "MCM (split ε)",
+        "SPM (split ε)",
+    }
     assert len({frozenset(v) for v in series.values()}) == 1
 
 
@@ -186,10 +193,14 @@ def test_the_final_tests_behind_fig9s_variance_lines(tiny_table):
 
     assert sec6.final_test(first("MCM (split ε)"), 3.0) == (1.0, 1.5)
     assert sec6.final_test(first("SPM (split ε)"), 3.0) == pytest.approx((1.0, 1.0))
-    assert sec6.final_test(first("MCM"), 3.0) == (0.1, 3.0)
+    # improved = the budget split (Sec. VI-B6); partitioned: a tenth of the users at ε
+    assert sec6.final_test(first("MCM"), 3.0) == (1.0, 1.5)
+    assert sec6.final_test(first("MCM (partitioned)"), 3.0) == (0.1, 3.0)
     rho, epsilon = sec6.final_test(first("PEM"), 3.0)
     assert epsilon == 3.0 and 0 < rho < 1
+    rho, epsilon = sec6.final_test(first("PEM (paper shape)"), 3.0)
+    assert (rho, epsilon) == (pytest.approx(1 / 6), 3.0)  # m = 64, k = 16: g = 6
     # Eq. (3) falls with ε, and a tenth of the users at ε costs more than all at ε/2
-    mcm, split = first("MCM"), first("MCM (split ε)")
+    mcm, split = first("MCM (partitioned)"), first("MCM (split ε)")
     assert sec6.squared_error_model(mcm, 2.0) > sec6.squared_error_model(mcm, 4.0)
     assert sec6.squared_error_model(mcm, 3.0) > sec6.squared_error_model(split, 3.0)

@@ -219,3 +219,32 @@ def test_bad_engine_and_mismatched_data():
         PEM(epsilon=1.0, k=4, m=16, eta=4).run(data, np.random.default_rng(0), engine="fast")
     with pytest.raises(ValueError, match="m"):
         PEM(epsilon=1.0, k=4, m=32, eta=4).run(data, np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------- the paper's group rule
+def test_paper_rule_gives_six_groups_at_m64_k16():
+    """The authors' rule: ⌊log2 16⌋ + 1 = 5 bits first, then the largest η under 2^20
+    queries (13), g = 1 + ⌈59/13⌉ = 6 -- Sec. VI-B6's "one sixth of users"."""
+    pem = PEM(epsilon=2.0, k=16, m=64, shape="paper")
+    config = pem.config
+    assert (config.g, config.gamma, config.etas) == (6, 0, (5, 13, 13, 13, 13, 7))
+    assert config.lengths == (5, 18, 31, 44, 57, 64) and config.fractions[-1] == 1 / 6
+    assert config.queries == 32 + 4 * 16 * 2**13 + 16 * 2**7 <= 2**20
+    assert 16 * 2**14 * 4 + 32 > 2**20  # η = 14 would not fit
+    assert PEM(epsilon=2.0, k=16, m=64).config.g == 5  # the optimizer: γ = 4, η = 12
+    assert PEM(epsilon=2.0, k=16, m=64, shape="paper", eta=6).config.g == 1 + 10
+    assert theory.paper_config(16, 4).etas == (4,)  # ⌊log2 k⌋ + 1 >= m: one step
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"shape": "authors"}, "shape"),
+        ({"shape": "paper", "etas": (5, 59)}, "shape"),
+        ({"shape": "paper", "eta": 17}, "query_limit"),
+        ({"shape": "paper", "query_limit": 40}, "query_limit"),
+    ],
+)
+def test_paper_rule_parameters(params, name):
+    with pytest.raises(ValueError, match=name):
+        PEM(epsilon=1.0, k=16, m=64, **params)

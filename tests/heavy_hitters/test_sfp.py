@@ -16,8 +16,8 @@ from scipy import stats
 
 from ldp import metrics
 from ldp.datasets import Dataset
-from ldp.heavy_hitters.sfp import SFP
-from ldp.heavy_hitters.strawman import Population, join_segments, segment
+from ldp.heavy_hitters.baseline import join_segments, segment
+from ldp.heavy_hitters.sfp import SFP, Users
 from ldp.oracles import CMS, GRR, OLH
 from tests.heavy_hitters.synthetic import ranked_dataset
 from tests.heavy_hitters.test_strawman import chi2_same_law
@@ -54,14 +54,18 @@ def test_bad_parameters_fail_at_construction(kwargs, error, name):
 
 
 def test_variants_and_budget_split():
-    """original = Apple (CMS, ε/2 + ε/2 per user); improved = [PEM]'s conventions."""
+    """original = Apple (CMS, ε/2 + ε/2 per user); improved = [PEM]'s conventions (OLH,
+    budget split); partitioned = 10% of the users for the whole value."""
     original = SFP(epsilon=2.0, k=16, m=48, variant="original")
     improved = SFP(epsilon=2.0, k=16, m=48)
     assert (original.oracle, original.budget) == (CMS, "split")
     assert original.epsilon_per_part == {"value": 1.0, "fragment": 1.0}
     assert sum(original.epsilon_per_part.values()) == pytest.approx(2.0)  # composition
-    assert (improved.oracle, improved.budget, improved.fragment_keep) == (OLH, "partition", 32)
-    assert improved.epsilon_per_part == {"value": 2.0, "fragment": 2.0}  # one report each
+    assert (improved.oracle, improved.budget, improved.fragment_keep) == (OLH, "split", 32)
+    assert improved.epsilon_per_part == {"value": 1.0, "fragment": 1.0}
+    partitioned = SFP(epsilon=2.0, k=16, m=48, variant="partitioned")
+    assert (partitioned.oracle, partitioned.budget) == (OLH, "partition")
+    assert partitioned.epsilon_per_part == {"value": 2.0, "fragment": 2.0}  # one report each
     # auto: the fewest fragments whose Σ 2^{b+s} + k queries fit 2^20 (m = 48: 6 x 8 bits)
     assert improved.segment_bits == 8 and improved.queries(improved.bounds) <= 2**20
 
@@ -122,7 +126,7 @@ def test_fragment_estimates_are_unbiased(engine):
     rng = np.random.default_rng(11)
     total, truth_sum = np.zeros(2**7), np.zeros(2**7)
     for _ in range(reps):
-        population = Population(data, 16, [0.5, 0.5], engine, rng)
+        population = Users(data, 16, [0.5, 0.5], engine, rng)
         hashes = protocol.short_hash(population.words, seed)
         estimates = protocol._fragment_estimates(population, oracle, [1], hashes, bound, rng)
         keys = protocol.puzzle_keys(population.words, hashes, bound).astype(np.int64)
@@ -156,7 +160,7 @@ def test_engines_agree_on_what_is_found():
     assert chi2_same_law(found["sampled"], found["reports"]) > ALPHA
 
 
-@pytest.mark.parametrize("variant", ["improved", "original"])
+@pytest.mark.parametrize("variant", ["improved", "original", "partitioned"])
 @pytest.mark.parametrize("engine", ["sampled", "reports"])
 def test_finds_planted_heavy_hitters(engine, variant):
     """Four values with 20% of the users each are found, with a margin of > z(1e-4).
