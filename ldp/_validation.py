@@ -15,6 +15,8 @@ import numpy as np
 MAX_EPSILON = 700.0
 #: Below this, p* - q* is lost to rounding (e^epsilon - 1 ~ epsilon) and estimates divide by ~0.
 MIN_EPSILON = 1e-6
+#: The most users a count vector may describe: its sum must fit an int64.
+MAX_USERS = 2**63 - 1
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -106,4 +108,23 @@ def check_counts(counts: object, length: int | None, name: str = "true_counts") 
         raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
     if array.size and array.min() < 0:
         raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+    if array.size and int(array.max()) > MAX_USERS:
+        raise ValueError(f"{name} must fit int64, found {int(array.max())}")
     return array.astype(np.int64, copy=False)
+
+
+def check_total(counts: np.ndarray, name: str = "true_counts") -> int:
+    """The number of users Σ counts, as a Python int, refused if it exceeds int64.
+
+    ``counts.sum()`` wraps around silently in int64; the sum is taken exactly (in Python
+    integers) whenever the worst case could overflow.
+    """
+    if counts.size == 0:
+        return 0
+    largest = int(counts.max())
+    if largest <= MAX_USERS // counts.size:
+        return int(counts.sum())
+    total = sum(int(c) for c in counts.tolist())
+    if total > MAX_USERS:
+        raise ValueError(f"{name} sum to {total} users, more than 2^63 - 1 (int64)")
+    return total

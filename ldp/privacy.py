@@ -1,8 +1,7 @@
 """Audit ε-LDP from a protocol's own likelihood: the largest privacy loss over input pairs.
 
 Citations ``[FO]`` are to Wang, Blocki, Li, Jha, *Locally Differentially Private Protocols
-for Frequency Estimation* (USENIX Security 2017), as given in
-``shared/papers/frequency-oracles-slides.txt``.  A protocol P is ε-LDP when for every pair
+for Frequency Estimation* (USENIX Security 2017).  A protocol P is ε-LDP when for every pair
 of inputs v, v' and every report y ([FO] "The Warner Model", "Direct Encoding"),
 
     Pr[P(v) = y] <= e^ε Pr[P(v') = y],
@@ -16,11 +15,12 @@ Four report models cover the protocols of [FO] Table 1:
 ``"categorical"`` (GRR)
     ``report_probabilities(v)`` is the vector Pr[y | v] over every report y.  The loss of
     (v, v') is max_y log Pr[y | v]/Pr[y | v']; for GRR it is log(p/q) = ε.
-``"bits"`` (SUE, OUE)
+``"bits"`` (SUE, OUE, THE)
     ``report_probabilities(v)`` is Pr[bit i = 1 | v] for each bit, the bits independent.
     The ratio of two product distributions is a product of per-bit ratios, each maximised
     separately, so the loss is Σ_i max(log p_i(v)/p_i(v'), log (1-p_i(v))/(1-p_i(v'))):
-    p(1-q)/((1-p)q) = e^ε for both unary encodings ([FO] "Unary Encoding", "Optimized UE").
+    p(1-q)/((1-p)q) = e^ε for both unary encodings ([FO] "Unary Encoding", "Optimized UE"),
+    less for THE's client-side thresholded bits (post-processing of an ε-LDP histogram).
 ``"hashed"`` (BLH, OLH)
     ``report_probabilities(v, seeds)`` is Pr[y | v, seed] (rows: seeds, columns: y).  The
     seed is drawn independently of v, so Pr[seed] cancels from the ratio and the loss is
@@ -29,15 +29,18 @@ Four report models cover the protocols of [FO] Table 1:
     set of seeds this is a lower bound of the supremum over all 2^64 seeds, and equal to it
     as soon as one enumerated seed separates the pair (for OLH the bound p/q holds for every
     hash function, so no seed can do worse).
-``"density"`` (SHE, THE)
-    ``log_density(points, v)`` is log f(x | v) of a continuous report.  The loss is the
-    maximum of log f(x|v) - log f(x|v') over the given points.  By default the points are
-    the vectors with coordinates in {0, 1} and at most two ones: for Laplace noise around a
-    one-hot encoding the log-ratio is piecewise linear in (x_v, x_v') with kinks only at 0
-    and 1 and constant beyond them (the other coordinates cancel), so its supremum is
-    attained at one of these points and the default is exact.  For another continuous
-    mechanism, pass the points.  :func:`laplace_histogram_sup` gives the analytic supremum
-    to compare with.
+``"product"`` (SHE)
+    ``report_probabilities(v)`` is a (d, K) array: row j is the pmf of coordinate j of the
+    report over K values, the coordinates independent.  As for bits, the loss of a product
+    is the sum over coordinates of each coordinate's worst log-ratio; SHE's integer
+    reports make it exact: ln(max own/other) + ln(max other/own) of its two tables.
+
+These checks read the *declared* probabilities; they are exact for the oracles here
+because every oracle declares the probabilities its ``perturb`` realises (integer
+thresholds on a 53-bit grid, integer noise tables: see ``docs/privacy.md``).  Continuous
+(float) densities are deliberately not a model: a float mechanism's bytes do not follow
+its density (Mironov, CCS 2012), so only :mod:`ldp.audit`, which runs ``perturb``, can
+judge one.
 
 A protocol outside :mod:`ldp.oracles` declares its model with a class attribute
 ``report_model`` (one of the four names above) or through the ``model`` argument.
@@ -49,14 +52,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp._validation import check_int, check_values
+from ldp._validation import check_values
 from ldp.oracles import BLH, GRR, OLH, OUE, SHE, SUE, THE
 
-Model = Literal["categorical", "bits", "hashed", "density"]
-MODELS: tuple[str, ...] = ("categorical", "bits", "hashed", "density")
+Model = Literal["categorical", "bits", "hashed", "product"]
+MODELS: tuple[str, ...] = ("categorical", "bits", "hashed", "product")
 
 #: Inputs compared by default (all of the domain) only up to this domain size.
 MAX_AUDIT_DOMAIN = 256
+#: The "product" model holds inputs x coordinates x values probabilities: at most this many.
+MAX_PRODUCT_TABLE = 2**25
 
 #: The hash seeds enumerated by default: 0..127 (small, structured seeds) and 128 seeds
 #: spread over the whole 64-bit range, fixed once and for all.
@@ -80,7 +85,7 @@ def report_model(oracle: Any) -> Model:
     Returns
     -------
     str
-        One of ``"categorical"``, ``"bits"``, ``"hashed"``, ``"density"``.
+        One of ``"categorical"``, ``"bits"``, ``"hashed"``, ``"product"``.
     """
     declared = getattr(oracle, "report_model", None)
     if declared is not None:
@@ -89,9 +94,9 @@ def report_model(oracle: Any) -> Model:
         return declared
     for classes, model in (
         ((GRR,), "categorical"),
-        ((SUE, OUE), "bits"),
+        ((SUE, OUE, THE), "bits"),
         ((BLH, OLH), "hashed"),
-        ((SHE, THE), "density"),
+        ((SHE,), "product"),
     ):
         if isinstance(oracle, classes):
             return model  # type: ignore[return-value]
@@ -130,33 +135,11 @@ def _log(probabilities: np.ndarray) -> np.ndarray:
         return np.log(probabilities)
 
 
-def default_points(domain_size: int) -> np.ndarray:
-    """The points {0} ∪ {e_u} ∪ {e_u + e_w}: where a Laplace histogram's log-ratio peaks.
-
-    Parameters
-    ----------
-    domain_size : int
-        The number d of coordinates.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (1 + d + d(d-1)/2, d), float64.
-    """
-    d = check_int(domain_size, "domain_size", minimum=1)
-    upper, lower = np.triu_indices(d, k=1)
-    pairs = np.zeros((upper.shape[0], d))
-    pairs[np.arange(upper.shape[0]), upper] = 1.0
-    pairs[np.arange(upper.shape[0]), lower] = 1.0
-    return np.vstack([np.zeros((1, d)), np.eye(d), pairs])
-
-
 def privacy_loss_matrix(
     oracle: Any,
     *,
     values: np.ndarray | None = None,
     seeds: np.ndarray | None = None,
-    points: np.ndarray | None = None,
     model: Model | None = None,
 ) -> np.ndarray:
     """The privacy loss of every ordered pair of inputs: M[a, b] = sup_y log Pr[y|a]/Pr[y|b].
@@ -170,10 +153,7 @@ def privacy_loss_matrix(
         2^64 values); all of the domain by default (at most ``MAX_AUDIT_DOMAIN`` values).
     seeds : array_like of uint64, optional
         ``"hashed"`` model only: the hash seeds to enumerate (default ``DEFAULT_SEEDS``).
-    points : array_like of float, shape (P, d), optional
-        ``"density"`` model only: where to evaluate the log-density ratio (default
-        :func:`default_points`, exact for Laplace noise around a one-hot encoding).
-    model : {"categorical", "bits", "hashed", "density"}, optional
+    model : {"categorical", "bits", "hashed", "product"}, optional
         The report model; inferred from the oracle by default (:func:`report_model`).
 
     Returns
@@ -200,21 +180,14 @@ def privacy_loss_matrix(
     values = [row if checked.ndim == 2 else int(row) for row in checked]
     if seeds is not None and model != "hashed":
         raise ValueError(f"seeds apply to the 'hashed' model only, not {model!r}")
-    if points is not None and model != "density":
-        raise ValueError(f"points apply to the 'density' model only, not {model!r}")
 
     if model == "categorical":
         table = np.stack([_log(oracle.report_probabilities(v)) for v in values])
         return _pairwise_log_ratio(table)
     if model == "bits":
-        # product distribution: sum over bits of each bit's own worst-case log-ratio
+        # Pr[bit = 1] per bit: a product of two-valued coordinates
         ones = np.stack([np.asarray(oracle.report_probabilities(v), dtype=float) for v in values])
-        loss = np.zeros((len(values), len(values)))
-        log_one, log_zero = _log(ones), _log(1.0 - ones)
-        for bit in range(ones.shape[1]):
-            table = np.column_stack([log_zero[:, bit], log_one[:, bit]])
-            loss += _pairwise_log_ratio(table)
-        return loss
+        return _product_loss(np.stack([1.0 - ones, ones], axis=-1))
     if model == "hashed":
         seeds = DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
         if seeds.size == 0:
@@ -222,12 +195,34 @@ def privacy_loss_matrix(
         # one column per report (seed, y); Pr[seed] is the same under every input and cancels
         table = np.stack([_log(oracle.report_probabilities(v, seeds)).ravel() for v in values])
         return _pairwise_log_ratio(table)
-    # density
-    points = default_points(domain_size) if points is None else np.asarray(points, dtype=float)
-    if points.ndim != 2 or points.shape[0] == 0:
-        raise ValueError(f"points must have shape (P, {domain_size}), got {points.shape}")
-    table = np.stack([np.asarray(oracle.log_density(points, v), dtype=float) for v in values])
-    return _pairwise_log_ratio(table)
+    # product: (inputs, coordinates, values per coordinate)
+    first = np.asarray(oracle.report_probabilities(values[0]), dtype=float)
+    if first.ndim != 2:
+        raise ValueError(f"product report_probabilities must be (d, K), got {first.shape}")
+    if len(values) * first.size > MAX_PRODUCT_TABLE:
+        raise ValueError(
+            f"{len(values)} inputs x {first.shape} coordinate pmfs exceed {MAX_PRODUCT_TABLE} "
+            "numbers; pass fewer values"
+        )
+    rest = [np.asarray(oracle.report_probabilities(v), dtype=float) for v in values[1:]]
+    return _product_loss(np.stack([first, *rest]))
+
+
+def _product_loss(probabilities: np.ndarray) -> np.ndarray:
+    """Σ_j M_j[a, b] over coordinates j, M_j the pairwise loss of coordinate j alone.
+
+    ``probabilities[a, j]`` is the pmf of coordinate j under input a.  The ratio of two
+    product distributions is the product of the coordinates' ratios, each maximised on its
+    own.  Inputs with identical pmfs at j (most of them: SHE and the unary encodings differ
+    only at the inputs' own coordinates) are grouped first.
+    """
+    inputs, coordinates = probabilities.shape[:2]
+    loss = np.zeros((inputs, inputs))
+    for j in range(coordinates):
+        distinct, which = np.unique(probabilities[:, j], axis=0, return_inverse=True)
+        if distinct.shape[0] > 1:
+            loss += _pairwise_log_ratio(_log(distinct))[np.ix_(which.ravel(), which.ravel())]
+    return loss
 
 
 def max_privacy_loss(
@@ -235,7 +230,6 @@ def max_privacy_loss(
     *,
     values: np.ndarray | None = None,
     seeds: np.ndarray | None = None,
-    points: np.ndarray | None = None,
     model: Model | None = None,
 ) -> float:
     """The largest log Pr[report | v] / Pr[report | v'] over pairs of distinct inputs.
@@ -255,38 +249,5 @@ def max_privacy_loss(
     >>> round(max_privacy_loss(OUE(epsilon=1.0, domain_size=4)), 12)
     1.0
     """
-    matrix = privacy_loss_matrix(oracle, values=values, seeds=seeds, points=points, model=model)
+    matrix = privacy_loss_matrix(oracle, values=values, seeds=seeds, model=model)
     return float(matrix.max())
-
-
-def laplace_histogram_sup(oracle: Any, *, probe: float = 1.0) -> float:
-    """The analytic supremum of the privacy loss of a Laplace histogram encoding (SHE, THE).
-
-    Histogram encoding adds independent Laplace(b) noise to each coordinate of the one-hot
-    vector e_v, so log f(x | v) - log f(x | v') = (|x - e_v'|_1 - |x - e_v|_1) / b, whose
-    supremum is |e_v - e_v'|_1 / b = 2/b by the triangle inequality ([FO] "Comparison", THE
-    and SHE; b = 2/ε gives ε).  The scale b is read off the oracle's own ``log_density``
-    (moving one coordinate of the mode by ``probe`` lowers the log-density by probe/b), so
-    this is an independent check of the likelihood, not a restatement of ε.
-
-    Parameters
-    ----------
-    oracle : SHE or THE
-        An oracle with ``log_density(points, value)`` and ``domain_size``.
-    probe : float, default 1.0
-        The step used to read off the Laplace scale.
-
-    Returns
-    -------
-    float
-        2/b.
-    """
-    d = int(oracle.domain_size)
-    mode = np.zeros((2, d))
-    mode[:, 0] = 1.0
-    mode[1, -1] += probe  # move a coordinate that is not the value's own
-    log_f = np.asarray(oracle.log_density(mode, 0), dtype=float)
-    inverse_scale = (log_f[0] - log_f[1]) / probe
-    if not inverse_scale > 0:
-        raise ValueError("log_density does not decrease away from the mode: not a Laplace model")
-    return 2.0 * inverse_scale

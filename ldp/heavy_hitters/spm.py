@@ -58,7 +58,7 @@ from ldp.heavy_hitters.strawman import (
     stage_bar,
     to_dataset_values,
 )
-from ldp.oracles import GRR, OLH, SUE, FrequencyOracle, HashReports, PureOracle
+from ldp.oracles import GRR, OLH, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
 from ldp.registry import register
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
@@ -144,9 +144,9 @@ def support_indicators(oracle: FrequencyOracle, reports: Any, candidates: np.nda
     """Which of the given candidates each report supports: a bool (users, candidates) matrix.
 
     The pair support of SPM is the AND of two such matrices' columns (I_a^b = X^T Y):
-    for SUE/OUE (RAPPOR) the AND of the two unary reports' bits, for BLH/OLH the AND of
-    H_s(a) = y and H_s'(b) = y', for GRR the two reports equal a and b, for THE both
-    coordinates above θ.
+    for SUE/OUE (RAPPOR) and THE (client-side thresholded) the AND of the two unary
+    reports' bits, for BLH/OLH the AND of H_s(a) = y and H_s'(b) = y', for GRR the two
+    reports equal a and b.
 
     Parameters
     ----------
@@ -166,13 +166,11 @@ def support_indicators(oracle: FrequencyOracle, reports: Any, candidates: np.nda
             keys = np.full(len(seeds), candidate, dtype=np.uint64)
             out[:, column] = hashing.hash_values(keys, seeds, oracle.g) == values
         return out
-    array = np.asarray(reports)
     columns = candidates.astype(np.int64)
-    if array.ndim == 2 and array.dtype == np.uint8:  # packed unary bits, bit v at v // 8
+    if isinstance(reports, UnaryReports):  # SUE, OUE, THE: packed bits, bit v at v // 8
         shifts = (7 - (columns & 7)).astype(np.uint8)
-        return ((array[:, columns >> 3] >> shifts) & 1).astype(bool)
-    if array.ndim == 2 and array.dtype.kind == "f":  # histogram encoding: THE
-        return array[:, columns] > oracle.theta
+        return ((reports.bits[:, columns >> 3] >> shifts) & 1).astype(bool)
+    array = np.asarray(reports)
     if array.ndim == 1:  # GRR: the report is the value
         return array[:, None] == columns[None, :]
     raise TypeError(f"cannot read per-user support from {type(reports).__name__} reports")

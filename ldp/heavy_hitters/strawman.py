@@ -41,6 +41,7 @@ from ldp.heavy_hitters.base import (
     top,
 )
 from ldp.oracles import OLH, FrequencyOracle
+from ldp.oracles.base import MAX_REPORT_BYTES
 from ldp.registry import register
 
 __all__ = [
@@ -61,8 +62,6 @@ DEFAULT_QUERY_LIMIT = 2**20
 VARIANTS = ("original", "improved")
 BUDGETS = ("split", "partition")
 OUTPUTS = ("top_k", "threshold")
-#: Reports engine: refuse oracles whose reports would exceed this many bytes in all.
-MAX_REPORT_BYTES = 2**32
 
 
 # ------------------------------------------------------------------------- validation
@@ -361,14 +360,12 @@ class Population:
 def check_report_size(oracle: FrequencyOracle, n_users: int) -> None:
     """Refuse a reports-engine round whose reports cannot be held in memory.
 
-    Unary encodings (SUE = basic RAPPOR, OUE) send d bits per user and the histogram
-    encodings (SHE, THE) d floats: over a 2^64 domain no deployment can do that, only the
-    sampled engine (which needs p* and q* alone) can simulate it.
+    The oracle knows its report size (:meth:`FrequencyOracle.report_bytes`: d bits a user
+    for the unary encodings SUE = basic RAPPOR, OUE and THE, d int32 for SHE): over a 2^64
+    domain no deployment can send that, only the sampled engine (which needs p* and q*
+    alone) can simulate it.
     """
-    per_user = {"SUE": 1 / 8, "OUE": 1 / 8, "SHE": 8, "THE": 8}.get(oracle.name)
-    if per_user is None:
-        return
-    total = per_user * float(oracle.domain_size) * n_users
+    total = oracle.report_bytes(n_users)
     if total > MAX_REPORT_BYTES:
         raise ValueError(
             f"the reports engine of {oracle.name} over a domain of {oracle.domain_size} values "

@@ -18,7 +18,7 @@ from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import GRR
 from ldp.oracles.histogram import SHE, THE
 from ldp.oracles.local_hashing import BLH, OLH, HashReports
-from ldp.oracles.unary import OUE, SUE
+from ldp.oracles.unary import OUE, SUE, UnaryReports
 
 _registry.discover(__name__)
 
@@ -38,5 +38,6 @@ __all__ = [
     "HashReports",
     "ORACLES",
     "PureOracle",
+    "UnaryReports",
 ]
 __all__ += [name for name in ORACLES if name not in __all__]  # new modules

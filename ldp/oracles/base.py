@@ -18,15 +18,20 @@ import numpy as np
 
 from ldp import theory
 from ldp._validation import (
+    MAX_USERS,
     check_counts,
     check_epsilon,
     check_generator,
     check_int,
+    check_total,
     check_values,
 )
 
 #: Full-domain estimates are refused above this size: pass ``candidates`` instead.
 MAX_FULL_DOMAIN = 2**26
+#: ``perturb`` refuses to build reports larger than this many bytes (4 GiB): an n x d
+#: encoding (SUE, OUE, THE, SHE) over a large domain is for the sampled engine only.
+MAX_REPORT_BYTES = 2**32
 
 
 def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
@@ -68,6 +73,21 @@ class FrequencyOracle(ABC):
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         """Each user's ε-LDP report of their value (the client side), for all users at once."""
 
+    def report_bytes(self, n_users: int) -> int:
+        """The memory the reports of ``n_users`` users take (seed and value: 16 bytes each)."""
+        return 16 * n_users
+
+    def check_report_size(self, n_users: int) -> None:
+        """Refuse, before drawing anything, reports beyond ``MAX_REPORT_BYTES``."""
+        size = self.report_bytes(n_users)
+        if size > MAX_REPORT_BYTES:
+            raise ValueError(
+                f"{self.name} reports of n = {n_users} users over domain_size = "
+                f"{self.domain_size} would take {size:.3g} bytes, more than the "
+                f"{MAX_REPORT_BYTES:.3g} allowed; use simulate() (the sampled engine), fewer "
+                "users per call or a smaller domain"
+            )
+
     # --- aggregator --------------------------------------------------------------------
     @abstractmethod
     def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
@@ -100,11 +120,12 @@ class FrequencyOracle(ABC):
         engine, at O(|candidates|) cost instead of O(n x |candidates|).
         """
         counts = check_counts(true_counts, self.domain_size)
+        n_users = check_total(counts)
         rng = check_generator(rng)
         chosen = self.candidates(candidates)
         if candidates is not None and np.unique(chosen).size != chosen.size:
             raise ValueError("candidates must be distinct for simulate()")
-        return self.simulate_candidates(counts[chosen], int(counts.sum()), rng)
+        return self.simulate_candidates(counts[chosen], n_users, rng)
 
     # --- analysis ----------------------------------------------------------------------
     @abstractmethod
@@ -127,11 +148,10 @@ class FrequencyOracle(ABC):
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> tuple[np.ndarray, int, np.random.Generator]:
         counts = check_counts(candidate_counts, None, name="candidate_counts")
-        n_users = check_int(n_users, "n_users", minimum=0)
-        if counts.sum() > n_users:
-            raise ValueError(
-                f"candidate_counts sum to {int(counts.sum())}, more than n_users = {n_users}"
-            )
+        n_users = check_int(n_users, "n_users", minimum=0, maximum=MAX_USERS)
+        total = check_total(counts, "candidate_counts")
+        if total > n_users:
+            raise ValueError(f"candidate_counts sum to {total}, more than n_users = {n_users}")
         return counts, n_users, check_generator(rng)
 
 

@@ -2,16 +2,23 @@
 
 Each user reports the true value with probability p = e^ε/(e^ε+d-1) and each other value
 with probability q = 1/(e^ε+d-1); a report supports exactly the value it names.
+
+The keep coin is drawn on the 53-bit grid of :mod:`ldp.oracles.exact` (p rounded down, so
+the realised ratio p(d-1)/(1-p) stays <= e^ε) and the other value uniformly among the d-1
+others with ``rng.integers`` (exact); p* is the realised keep probability and
+q* = (1-p*)/(d-1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ldp import theory
 from ldp._validation import check_generator, check_values
+from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
 
@@ -24,23 +31,30 @@ MAX_GRR_DOMAIN = 2**62
 class GRR(PureOracle):
     """Generalised randomised response (direct encoding, DE).
 
-    Reports are the reported values (int64).  p* = p, q* = q ([FO] "Direct Encoding").
+    Reports are the reported values (int64).  p* = p, q* = q ([FO] "Direct Encoding"),
+    as realised on the 53-bit grid: ε must lie in [ln(d-1) - 36.7, ln(d-1) + 36.7]
+    (the lower end only matters above 2^53 values), or a report probability would round
+    to 0 or 1.
     """
 
     name = "GRR"
+    _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.domain_size > MAX_GRR_DOMAIN:
             raise ValueError(f"domain_size must be <= 2^62 for GRR, got {self.domain_size}")
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.domain_size))
 
     @property
     def p_star(self) -> float:
-        return theory.grr_pq(self.epsilon, self.domain_size)[0]
+        """The realised keep probability, <= e^ε/(e^ε+d-1)."""
+        return exact.realised(self._keep)
 
     @property
     def q_star(self) -> float:
-        return theory.grr_pq(self.epsilon, self.domain_size)[1]
+        """(1 - p*)/(d - 1): the other values share the rest uniformly."""
+        return (1.0 - self.p_star) / (self.domain_size - 1)
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[report = y | value] for every y in the domain (for privacy checks)."""
@@ -52,7 +66,7 @@ class GRR(PureOracle):
         """Keep each value with probability p, else report one of the d-1 others uniformly."""
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
-        keep = rng.random(values.shape[0]) < self.p_star
+        keep = exact.bernoulli(rng, self._keep, values.shape[0])
         shift = rng.integers(1, self.domain_size, size=values.shape[0])
         return np.where(keep, values, (values + shift) % self.domain_size)
 
@@ -91,3 +105,21 @@ class GRR(PureOracle):
         cells[-1] = max(0.0, 1.0 - counts.shape[0] / d)
         spread = rng.multinomial(uniform, cells / cells.sum())[:-1]
         return theory.pure_estimate(kept + spread, n, self.p_star, self.q_star)
+
+
+def keep_threshold(name: str, epsilon: float, cells: int) -> int:
+    """Randomised response over ``cells`` outcomes: the keep coin e^ε/(e^ε+c-1), rounded down.
+
+    Shared by GRR (c = d) and local hashing (c = g).  The coin is representable when both
+    p and 1 - p are at least one grid step: ln(c-1) - LOG_GRID <= ε <= ln(c-1) + LOG_GRID.
+    """
+    e, others = math.exp(epsilon), float(cells - 1)
+    keep, flip = e / (e + others), others / (e + others)
+    exact.check_representable(
+        name,
+        epsilon,
+        min(keep, flip),
+        largest_safe=math.log(others) + exact.LOG_GRID,
+        smallest_safe=math.log(others) - exact.LOG_GRID,
+    )
+    return exact.threshold(keep, flip, round_down=True)

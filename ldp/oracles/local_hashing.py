@@ -5,7 +5,9 @@ drawing its 64-bit seed), hashes the value into {0, ..., g-1}, and applies rando
 response over those g cells: keep H(v) with probability p = e^ε/(e^ε+g-1), else report
 one of the g-1 other cells uniformly.  The report (seed, y) supports every v with
 H(v) = y, so p* = p and q* = 1/g.  The privacy ratio is p/q = e^ε for every hash
-function; the hash's quality only matters for q*, hence for unbiasedness.
+function; the hash's quality only matters for q*, hence for unbiasedness.  The keep coin is
+drawn on the exact 53-bit grid of :mod:`ldp.oracles.exact` (p rounded down) and the other
+cell with ``rng.integers`` (exact), so p* is the realised keep probability.
 
 BLH is g = 2; OLH takes g = ⌈e^ε + 1⌉ by default (the PEM paper's choice).
 Values may be wider than 64 bits (``domain_size > 2**64``): then they, and candidates,
@@ -14,14 +16,16 @@ are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from ldp import hashing, theory
 from ldp._validation import check_generator, check_int, check_values
-from ldp.oracles.base import PureOracle
+from ldp.oracles import exact
+from ldp.oracles.base import FrequencyOracle, PureOracle
+from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
 
 
@@ -36,16 +40,25 @@ class HashReports(NamedTuple):
 class _LocalHashing(PureOracle):
     """Shared client and aggregator of BLH and OLH.
 
-    Subclasses provide ``g``, the hash range: a constant 2 for BLH, a field for OLH.
+    Subclasses provide ``g``, the hash range: a constant 2 for BLH, a field for OLH.  The
+    keep coin e^ε/(e^ε+g-1) must be representable: ε <= ln(g-1) + 36.7.
     """
+
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))
 
     @property
     def p_star(self) -> float:
-        return theory.olh_pq(self.epsilon, self.g)[0]
+        """The realised keep probability, <= e^ε/(e^ε+g-1)."""
+        return exact.realised(self._keep)
 
     @property
     def q_star(self) -> float:
-        return theory.olh_pq(self.epsilon, self.g)[1]
+        """1/g: another value hashes to the report's cell with probability 1/g."""
+        return 1.0 / self.g
 
     def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
         """Pr[y | value, seed] for each given seed (rows) and y in [0, g) (columns).
@@ -67,7 +80,7 @@ class _LocalHashing(PureOracle):
         n = values.shape[0]
         seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
         hashed = hashing.hash_values(values, seeds, self.g)
-        keep = rng.random(n) < self.p_star
+        keep = exact.bernoulli(rng, self._keep, n)
         shift = rng.integers(1, self.g, size=n)
         return HashReports(seeds, np.where(keep, hashed, (hashed + shift) % self.g))
 
@@ -119,7 +132,7 @@ class OLH(_LocalHashing):
     name = "OLH"
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        FrequencyOracle.__post_init__(self)  # epsilon first: g may derive from it
         if self.g is None:
             g = theory.olh_default_g(self.epsilon)
             if g > hashing.MAX_RANGE:
@@ -130,3 +143,4 @@ class OLH(_LocalHashing):
         else:
             g = self.g
         object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))

@@ -10,6 +10,7 @@
 
 from ldp.theory.frequency import (
     blh_pq,
+    discrete_laplace_variance,
     grr_pq,
     multiple_questions_variance,
     olh_default_g,
@@ -45,6 +46,7 @@ __all__ = [
     "blanket_hoeffding_delta",
     "blanket_hoeffding_epsilon",
     "blh_pq",
+    "discrete_laplace_variance",
     "efmrtt_epsilon",
     "fmt_closed_form_epsilon",
     "fmt_numerical_delta",

@@ -89,6 +89,17 @@ def she_variance(epsilon: ArrayLike) -> ArrayLike:
     return 8 / np.asarray(epsilon, dtype=float) ** 2
 
 
+def discrete_laplace_variance(alpha: ArrayLike, grid: ArrayLike = 1) -> ArrayLike:
+    """Var(Z)/s² = 2α/((1-α)² s²) for P(Z = z) ∝ α^|z| on the integers.
+
+    SHE on an integer grid s with α = e^{-ε/(2s)} ([FO] Sec. 4.2 with discrete noise, see
+    :mod:`ldp.oracles.discrete_laplace`): with λ = ε/(2s) this is
+    8/ε² · (λ/2)²/sinh²(λ/2) = 8/ε² (1 - λ²/12 + O(λ⁴)), Table 1's 8/ε² as s grows.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    return 2 * alpha / ((1 - alpha) ** 2 * np.asarray(grid, dtype=float) ** 2)
+
+
 def the_optimal_theta(epsilon: float) -> float:
     """The threshold θ in [1/2, 1] that minimises THE's variance q*(1-q*)/(p*-q*)^2.
 

@@ -95,7 +95,8 @@ def excess_kurtosis(oracle: FrequencyOracle, counts: np.ndarray) -> np.ndarray:
 
     Pure protocols: I_v is a sum of independent Bernoulli(p*) (n_v users) and Bernoulli(q*)
     (the others), whose fourth cumulant is p(1-p)(1-6p(1-p)); c(v) is affine in I_v.
-    SHE: c(v) - n_v is a sum of n Laplace variables, each of excess kurtosis 3.
+    SHE: c(v) is affine in a sum of n independent draws from its two noise tables; the
+    fourth cumulant μ4 - 3σ⁴ of each table is computed from its exact masses.
     """
     n = int(counts.sum())
     if isinstance(oracle, PureOracle):
@@ -111,7 +112,17 @@ def excess_kurtosis(oracle: FrequencyOracle, counts: np.ndarray) -> np.ndarray:
         fourth = counts * k4(p) + (n - counts) * k4(q)
         return fourth / second**2
     if isinstance(oracle, SHE):
-        return np.full(counts.shape[0], 3.0 / n)
+        noise = oracle.noise
+        cumulants = []
+        for table in (noise.own, noise.other):
+            weights = np.array(table.masses, dtype=float) / 2.0**128
+            centred = noise.values - weights @ noise.values
+            var = weights @ centred**2
+            cumulants.append((weights @ centred**4 - 3 * var**2, var))
+        (k4_own, var_own), (k4_other, var_other) = cumulants
+        second = counts * var_own + (n - counts) * var_other
+        fourth = counts * k4_own + (n - counts) * k4_other
+        return fourth / second**2
     raise TypeError(type(oracle).__name__)
 
 

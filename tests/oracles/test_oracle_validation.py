@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from oracle_testing import PROTOCOLS, make_oracle
 
-from ldp.oracles import BLH, GRR, OLH, ORACLES, OUE, SHE, SUE, THE, HashReports
+from ldp.oracles import BLH, GRR, OLH, ORACLES, OUE, SHE, SUE, THE, HashReports, UnaryReports
 
 D = 8
 
@@ -225,20 +225,27 @@ WRONG_REPORTS = {
     ],
     **{
         name: [
-            (np.zeros((4, 2), dtype=np.uint8), ValueError, r"packed bits of shape \(n, 1\)"),
-            (np.zeros((4, D), dtype=bool), ValueError, "packed bits"),
-            (np.zeros(4, dtype=np.uint8), ValueError, "packed bits"),
+            (np.zeros((4, 1), dtype=np.uint8), TypeError, r"must be UnaryReports\(bits, "),
+            (
+                UnaryReports(np.zeros((4, 2), dtype=np.uint8), D),
+                ValueError,
+                r"packed bits of shape \(n, 1\)",
+            ),
+            (UnaryReports(np.zeros((4, D), dtype=bool), D), ValueError, "packed bits"),
+            (UnaryReports(np.zeros(4, dtype=np.uint8), D), ValueError, "packed bits"),
+            (
+                UnaryReports(np.zeros((4, 1), dtype=np.uint8), D - 1),
+                ValueError,
+                rf"encode a domain of {D - 1} values, not domain_size = {D}",
+            ),
         ]
-        for name in ("SUE", "OUE")
+        for name in ("SUE", "OUE", "THE")
     },
-    **{
-        name: [
-            (np.zeros((4, D - 1)), ValueError, rf"real arrays of shape \(n, {D}\)"),
-            (np.zeros((4, D), dtype=np.int64), ValueError, "real arrays"),
-            (np.zeros(D), ValueError, "real arrays"),
-        ]
-        for name in ("SHE", "THE")
-    },
+    "SHE": [
+        (np.zeros((4, D - 1), dtype=np.int32), ValueError, rf"integer arrays of shape \(n, {D}\)"),
+        (np.zeros((4, D)), ValueError, "integer arrays"),
+        (np.zeros(D, dtype=np.int32), ValueError, "integer arrays"),
+    ],
     **{
         name: [
             (np.zeros((2, 4), dtype=np.int64), TypeError, "reports must be HashReports"),
