@@ -1,10 +1,12 @@
-"""Hadamard response (Acharya, Sun, Zhang, AISTATS 2019): estimator, variance, engines, privacy.
+"""Hadamard response (Acharya, Sun, Zhang, AISTATS 2019) and the Hadamard mechanism
+(Cormode, Maddock, Maple, VLDB 2021): estimator, variance, engines, privacy.
 
 The workload, the draws and the statistics are those of ``oracle_testing`` (d = 16,
 n = 4000, REPS = 2000 estimates per case); every statistical assertion is a test at level
 ALPHA = 1e-4, Bonferroni-corrected over the values it checks.  HR is pure with q* = 1/2,
 and one user's support indicators are functions of one index y, so ``excess_kurtosis``'s
-pure-protocol formula (independent users) applies to each value's estimate.
+pure-protocol formula (independent users) applies to each value's estimate.  The same
+holds for HM (q* = 1/2, one coefficient and one sign per user).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from oracle_testing import (
 from scipy import stats
 from scipy.linalg import hadamard
 
-from ldp.oracles import HR
-from ldp.oracles.hadamard import fwht, hadamard_order, parity
+from ldp.oracles import HM, HR
+from ldp.oracles.hadamard import Coefficients, fwht, hadamard_order, parity
 from ldp.privacy import max_privacy_loss
 
 EPSILONS = (0.5, 4.0)
@@ -77,10 +79,11 @@ def test_support_counts_transform_equals_direct_count() -> None:
 # --- unbiased, exact variance, both engines ----------------------------------------------------
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("epsilon", EPSILONS)
-def test_unbiased_with_the_exact_variance(epsilon: float, engine: str) -> None:
+@pytest.mark.parametrize("cls", [HR, HM])
+def test_unbiased_with_the_exact_variance(cls, epsilon: float, engine: str) -> None:
     """z-test of the mean and χ² test of S²/Var, per value (α/d each)."""
-    oracle = HR(epsilon=epsilon, domain_size=D)
-    estimates = workload_estimates("HR", epsilon, engine)
+    oracle = cls(epsilon=epsilon, domain_size=D)
+    estimates = workload_estimates(cls.name, epsilon, engine)
     variances = exact_variances(oracle, COUNTS)
     z = mean_z_scores(estimates, COUNTS, variances)
     assert np.abs(z).max() <= z_critical(ALPHA, m=D), z
@@ -89,9 +92,10 @@ def test_unbiased_with_the_exact_variance(epsilon: float, engine: str) -> None:
     assert ((ratio >= lo) & (ratio <= hi)).all(), (ratio, lo, hi)
 
 
-def test_variance_is_the_closed_form() -> None:
-    """Var = n/(4(p-1/2)^2) - n_v with p = e^ε/(e^ε+1) ([CMM] Sec. 3.3, q* = 1/2)."""
-    oracle = HR(epsilon=2.0, domain_size=100)
+@pytest.mark.parametrize("cls", [HR, HM])
+def test_variance_is_the_closed_form(cls) -> None:
+    """Var = n/(4(p-1/2)^2) - n_v with p = e^ε/(e^ε+1) ([CMM] Sec. 4, q* = 1/2)."""
+    oracle = cls(epsilon=2.0, domain_size=100)
     p = math.exp(2.0) / (math.exp(2.0) + 1)
     assert oracle.variance(5000, 300) == pytest.approx(5000 / (4 * (p - 0.5) ** 2) - 300, 1e-12)
 
@@ -127,10 +131,11 @@ def test_estimates_are_correlated_as_the_hadamard_code_says(epsilon: float, engi
 
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
-def test_engines_agree_in_distribution(epsilon: float) -> None:
+@pytest.mark.parametrize("name", ["HR", "HM"])
+def test_engines_agree_in_distribution(name: str, epsilon: float) -> None:
     """KS two-sample test on three values' estimates, reports vs sampled (α/3 each)."""
-    reports = workload_estimates("HR", epsilon, "reports")
-    sampled = workload_estimates("HR", epsilon, "sampled")
+    reports = workload_estimates(name, epsilon, "reports")
+    sampled = workload_estimates(name, epsilon, "sampled")
     for value in (LARGE, int(np.flatnonzero(COUNTS == 20)[0]), D - 1):
         assert stats.ks_2samp(reports[:, value], sampled[:, value]).pvalue >= ALPHA / 3
 
@@ -155,11 +160,33 @@ def test_simulate_candidates_has_the_exact_marginals() -> None:
     assert ((ratio >= lo) & (ratio <= hi)).all(), ratio
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hm_estimates_are_pairwise_uncorrelated(engine: str) -> None:
+    """For HM every pair's covariance is 0 (H[u⊕x, j] and H[v⊕x, j] are independent signs
+    for u != v, whatever the user's x): Fisher z of two pairs against 0 (α/2 each)."""
+    estimates = workload_estimates("HM", 4.0, engine)
+    for u, v in (TIED, (LARGE, 0)):
+        r = np.corrcoef(estimates[:, u], estimates[:, v])[0, 1]
+        assert abs(np.arctanh(r)) * math.sqrt(REPS - 3) <= z_critical(ALPHA, m=2), (u, v, r)
+
+
+def test_hm_support_counts_are_the_transform_of_the_sums() -> None:
+    oracle = HM(epsilon=1.0, domain_size=12)
+    assert oracle.order == 16 and oracle.report_bits() == 5
+    reports = oracle.perturb(np.repeat(np.arange(12), 30), np.random.default_rng(2))
+    sign = 2 * reports.bits.astype(int) - 1
+    direct = [np.count_nonzero((1 - 2 * parity(v & reports.index)) * sign == 1) for v in range(12)]
+    assert np.array_equal(oracle.support_counts(reports, np.arange(12)), direct)
+
+
 # --- privacy -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("domain_size", [2, 3, 8, 17])
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 2.0, 6.0, 20.0])
-def test_declared_likelihood_is_epsilon_ldp_and_tight(epsilon: float, domain_size: int) -> None:
-    oracle = HR(epsilon=epsilon, domain_size=domain_size)
+@pytest.mark.parametrize("cls", [HR, HM])
+def test_declared_likelihood_is_epsilon_ldp_and_tight(
+    cls, epsilon: float, domain_size: int
+) -> None:
+    oracle = cls(epsilon=epsilon, domain_size=domain_size)
     loss = max_privacy_loss(oracle)
     assert loss <= epsilon * (1 + 1e-12)
     assert loss >= epsilon * (1 - 1e-8)  # the grid rounds p down by <= 2^-53/(1-p)
@@ -175,6 +202,17 @@ def test_reports_follow_the_declared_probabilities(epsilon: float) -> None:
         reports = oracle.perturb(np.full(n, value), rng)
         expected = n * oracle.report_probabilities(value)
         observed = np.bincount(reports, minlength=oracle.order)
+        assert stats.chisquare(observed, expected).pvalue >= ALPHA / 5
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 6.0])
+def test_hm_reports_follow_the_declared_probabilities(epsilon: float) -> None:
+    oracle = HM(epsilon=epsilon, domain_size=5)
+    rng, n = seed_for("HM", "gof", epsilon), 40_000
+    for value in range(5):
+        reports = oracle.perturb(np.full(n, value), rng)
+        observed = np.bincount(2 * reports.index + reports.bits, minlength=2 * oracle.order)
+        expected = n * oracle.report_probabilities(value)
         assert stats.chisquare(observed, expected).pvalue >= ALPHA / 5
 
 
@@ -201,3 +239,15 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         oracle.perturb(np.array([5]), np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         oracle.perturb(np.array([1]), 0)
+
+
+def test_hm_bad_parameters_and_reports_are_refused() -> None:
+    with pytest.raises(ValueError, match="epsilon = 36.8 is too large for HM"):
+        HM(epsilon=36.8, domain_size=4)
+    oracle = HM(epsilon=1.0, domain_size=5)
+    with pytest.raises(TypeError, match="reports must be Coefficients"):
+        oracle.estimate(np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"report index must lie in \[0, 8\)"):
+        oracle.estimate(Coefficients(np.array([8]), np.array([1], dtype=np.uint8)))
+    with pytest.raises(ValueError, match=r"report bits must lie in \[0, 2\)"):
+        oracle.estimate(Coefficients(np.array([1]), np.array([2], dtype=np.uint8)))
