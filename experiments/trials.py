@@ -44,7 +44,7 @@ import numpy as np
 
 from experiments.schema import protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
-from ldp import registry
+from ldp import postprocess, registry
 
 NAN = float("nan")
 
@@ -140,12 +140,16 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     tracked = tracked_values(counts, options["track"], config["k"])
+    post = options.get("postprocess")  # needs the full domain's estimates
+    chosen = None if post else tracked
     if config["engine"] == "sampled":
-        estimates = oracle.simulate(counts, streams.mechanism, candidates=tracked)
+        estimates = oracle.simulate(counts, streams.mechanism, candidates=chosen)
     else:
         values = np.repeat(np.arange(d, dtype=np.int64), counts)
         reports = oracle.perturb(values, streams.mechanism)
-        estimates = oracle.estimate(reports, candidates=tracked)
+        estimates = oracle.estimate(reports, candidates=chosen)
+    if post:
+        estimates = postprocess.apply(post, estimates, n, oracle.variance(n))[tracked]
     truth = counts[tracked].astype(float)
     errors = np.asarray(estimates, dtype=float) - truth
     variances = _variances(oracle, n, truth) / n
