@@ -43,6 +43,8 @@ from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
 from ldp.registry import register
 
+#: The sampled engine draws the users' own subsets when n d is at most this.
+REPORTS_SHORTCUT = 1 << 22
 #: ``report_probabilities`` enumerates every ω-subset: at most this many.
 MAX_ENUMERATED = 1 << 20
 
@@ -236,7 +238,9 @@ class SS(PureOracle):
         Which values the other users hold does not matter: for a user whose value is not a
         candidate, S restricted to the candidates has the same law whatever that value.
         So the candidates are taken as values 0..m-1, the others lumped at value m, and
-        the values are visited up to m - 1 only: cost O(m ω), independent of n.
+        the values are visited up to m - 1 only: cost O(m ω), independent of n.  When
+        n d <= ``REPORTS_SHORTCUT``, drawing that population's subsets one by one
+        (:meth:`perturb`, O(n ω)) is cheaper and just as exact, and is used instead.
         """
         counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
         m = counts.shape[0]
@@ -246,6 +250,11 @@ class SS(PureOracle):
         if rest and m == self.domain_size:
             raise ValueError("candidate_counts cover the domain but sum to less than n_users")
         population = np.append(counts, rest)
+        if n * self.domain_size <= REPORTS_SHORTCUT:  # few users: their own subsets are cheaper
+            values = np.repeat(np.arange(population.shape[0]), population)
+            bits = self.perturb(values[values < self.domain_size], rng).bits
+            support = column_sums(bits, self.domain_size)[:m]
+            return theory.pure_estimate(support, n, self.p_star, self.q_star)
         own = rng.binomial(population, self.p_star)
         support = subset_support(own, population - own, self.domain_size, self.omega, m, rng)
         return theory.pure_estimate(support, n, self.p_star, self.q_star)

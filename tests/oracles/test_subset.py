@@ -10,6 +10,7 @@ are negatively correlated within a user, which the correlation test checks in bo
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from oracle_testing import (
     LARGE,
     REPS,
     D,
+    draw,
     exact_variances,
     excess_kurtosis,
     mean_z_scores,
@@ -29,12 +31,33 @@ from oracle_testing import (
 )
 from scipy import stats
 
-from ldp.oracles import SS, UnaryReports
+from ldp.oracles import SS, UnaryReports, subset
 from ldp.oracles.subset import default_omega
 from ldp.privacy import max_privacy_loss
 
 EPSILONS = (0.5, 4.0)
-ENGINES = ("reports", "sampled")
+ENGINES = ("reports", "sampled", "shortcut")
+
+
+@cache
+def ss_estimates(epsilon: float, engine: str) -> np.ndarray:
+    """The workload's estimates: real reports, the O(d ω) group process ("sampled", with the
+    per-user shortcut turned off), or the sampled engine's per-user shortcut."""
+    if engine == "shortcut":
+        return workload_estimates("SS", epsilon, "sampled")  # n d = 64,000: the shortcut
+    if engine == "reports":
+        return workload_estimates("SS", epsilon, "reports")
+    saved, subset.REPORTS_SHORTCUT = subset.REPORTS_SHORTCUT, 0
+    try:
+        return draw(
+            SS(epsilon=epsilon, domain_size=D),
+            COUNTS,
+            "sampled",
+            REPS,
+            seed_for("SS", epsilon, "group"),
+        )
+    finally:
+        subset.REPORTS_SHORTCUT = saved
 
 
 # --- ω and the closed forms --------------------------------------------------------------------
@@ -76,7 +99,7 @@ def test_every_report_has_omega_members() -> None:
 def test_unbiased_with_the_exact_variance(epsilon: float, engine: str) -> None:
     """z-test of the mean and χ² test of S²/Var, per value (α/d each)."""
     oracle = SS(epsilon=epsilon, domain_size=D)
-    estimates = workload_estimates("SS", epsilon, engine)
+    estimates = ss_estimates(epsilon, engine)
     variances = exact_variances(oracle, COUNTS)
     z = mean_z_scores(estimates, COUNTS, variances)
     assert np.abs(z).max() <= z_critical(ALPHA, m=D), z
@@ -106,7 +129,7 @@ def exact_correlation(oracle: SS, counts: np.ndarray, u: int, v: int) -> float:
 def test_estimates_are_negatively_correlated_as_computed(epsilon: float, engine: str) -> None:
     """Fisher z of two pairs' sample correlations against the exact ones (α/2 each)."""
     oracle = SS(epsilon=epsilon, domain_size=D)
-    estimates = workload_estimates("SS", epsilon, engine)
+    estimates = ss_estimates(epsilon, engine)
     for u, v in ((LARGE, (LARGE + 1) % D), (0, 1)):
         rho = exact_correlation(oracle, COUNTS, u, v)
         r = np.corrcoef(estimates[:, u], estimates[:, v])[0, 1]
@@ -122,19 +145,21 @@ def test_correlation_design_is_informative() -> None:
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_engines_agree_in_distribution(epsilon: float) -> None:
-    reports = workload_estimates("SS", epsilon, "reports")
-    sampled = workload_estimates("SS", epsilon, "sampled")
-    for value in (LARGE, int(np.flatnonzero(COUNTS == 20)[0]), D - 1):
-        assert stats.ks_2samp(reports[:, value], sampled[:, value]).pvalue >= ALPHA / 3
+    reports = ss_estimates(epsilon, "reports")
+    for engine in ("sampled", "shortcut"):
+        sampled = ss_estimates(epsilon, engine)
+        for value in (LARGE, int(np.flatnonzero(COUNTS == 20)[0]), D - 1):
+            assert stats.ks_2samp(reports[:, value], sampled[:, value]).pvalue >= ALPHA / 6
 
 
-def test_simulate_candidates_equals_the_full_law_of_those_values() -> None:
-    """Candidates drawn alone (the others lumped) vs the full-domain draws: KS per candidate,
-    and the exact correlation of a pair."""
+def test_simulate_candidates_equals_the_full_law_of_those_values(monkeypatch) -> None:
+    """Candidates drawn alone (the others lumped, the group process stopped after them) vs
+    the full-domain draws: KS per candidate, and the exact correlation of a pair."""
+    monkeypatch.setattr(subset, "REPORTS_SHORTCUT", 0)
     oracle, rng = SS(epsilon=0.5, domain_size=D), seed_for("SS", "candidates")
     chosen = np.array([LARGE, 0, 9])
     alone = np.array([oracle.simulate(COUNTS, rng, candidates=chosen) for _ in range(REPS)])
-    full = workload_estimates("SS", 0.5, "sampled")[:, chosen]
+    full = ss_estimates(0.5, "sampled")[:, chosen]
     for j in range(3):
         assert stats.ks_2samp(alone[:, j], full[:, j]).pvalue >= ALPHA / 4
     rho = exact_correlation(oracle, COUNTS, LARGE, 0)
