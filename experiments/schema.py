@@ -231,6 +231,8 @@ class TrialOptions:
     per_value: bool = False
     #: oracle trials: a consistency post-processing of ldp.postprocess (None: unbiased)
     postprocess: str | None = choice(None, POSTPROCESS_METHODS)
+    #: oracle trials with engine=reports: also record the aggregator's seconds (server_seconds)
+    time_server: bool = False
 
 
 @dataclass

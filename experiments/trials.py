@@ -147,7 +147,9 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     else:
         values = np.repeat(np.arange(d, dtype=np.int64), counts)
         reports = oracle.perturb(values, streams.mechanism)
+        start = time.perf_counter()
         estimates = oracle.estimate(reports, candidates=chosen)
+        server_seconds = time.perf_counter() - start
     if post:
         estimates = postprocess.apply(post, estimates, n, oracle.variance(n))[tracked]
     truth = counts[tracked].astype(float)
@@ -157,6 +159,8 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         Measurement("sq_error_n", float(np.mean(errors**2)) / n, float(np.mean(variances))),
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
     ]
+    if options.get("time_server") and config["engine"] == "reports":
+        rows.append(Measurement("server_seconds", server_seconds, NAN))
     if options["per_value"]:
         for value, error, variance in zip(tracked, errors, variances, strict=True):
             rows.append(

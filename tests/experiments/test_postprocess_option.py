@@ -1,4 +1,5 @@
-"""The harness's ``options.postprocess``: applied to the full domain's estimates, keyed."""
+"""The harness options of the new oracles: ``postprocess`` (applied to the full domain's
+estimates, keyed) and ``time_server`` (the aggregator's seconds, real reports only)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,13 @@ def test_the_harness_applies_it_to_the_full_domain(compose_config) -> None:
     assert sum(m.value for m in rows) == pytest.approx(1.0)
     raw = [m for m in run_trial(plain, 0).measurements if m.metric == "estimate_n"]
     assert sum(m.value for m in raw) != pytest.approx(1.0) or min(m.value for m in raw) < 0
+
+
+def test_time_server_records_the_aggregators_seconds(compose_config) -> None:
+    overrides = ("protocol=hr", "dataset=point", "dataset.n=400", "options.domain_size=8")
+    overrides += ("options.track=absent", "progress=false", "options.time_server=true")
+    real = make_setting(compose_config(*overrides, "engine=reports")).config
+    timed = [m for m in run_trial(real, 0).measurements if m.metric == "server_seconds"]
+    assert len(timed) == 1 and 0 < timed[0].value < 60
+    sampled = make_setting(compose_config(*overrides, "engine=sampled")).config
+    assert not [m for m in run_trial(sampled, 0).measurements if m.metric == "server_seconds"]
