@@ -159,6 +159,9 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         Measurement("sq_error_n", float(np.mean(errors**2)) / n, float(np.mean(variances))),
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
     ]
+    if options["track"] == "all" and config["k"] < d:  # the k most frequent values alone
+        top = slice(0, config["k"])
+        rows.append(Measurement("sq_error_top_n", float(np.mean(errors[top] ** 2)) / n, NAN))
     if options.get("time_server") and config["engine"] == "reports":
         rows.append(Measurement("server_seconds", server_seconds, NAN))
     if options["per_value"]:
