@@ -123,6 +123,17 @@ def hash_values(keys: np.ndarray, seeds: np.ndarray, g: int) -> np.ndarray:
     return (_top32(a, b, digests) * np.uint64(g) >> S32).astype(np.int64)
 
 
+def hash_matrix(keys: np.ndarray, seeds: np.ndarray, g: int) -> np.ndarray:
+    """H_s(x) for every key (rows) and every seed (columns): int64 in [0, g), shape (|x|, |s|).
+
+    The same function as :func:`hash_values`, with each key's digest and each seed's (a, b)
+    computed once (a fixed pool of hash functions applied to many keys, as FLH does).
+    """
+    digests = digest(keys)
+    a, b = user_functions(seeds)
+    return (_top32(a[None, :], b[None, :], digests[:, None]) * np.uint64(g) >> S32).astype(np.int64)
+
+
 def cell_bounds(reports: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
     """For each report y, the 32-bit hashes h with ⌊h g / 2^32⌋ = y: [low, low + width).
 

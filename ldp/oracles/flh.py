@@ -179,14 +179,11 @@ class FLH(PureOracle):
         """I_v = Σ_j T[j, h_j(v)] for each candidate: k' |C| hash evaluations, in blocks."""
         k = self.k_prime
         support = np.zeros(candidates.shape[0], dtype=np.int64)
-        rows = np.arange(k)
+        rows = np.arange(k)[None, :]
         step = max(1, LOOKUP_BLOCK // k)
         for start in range(0, candidates.shape[0], step):
-            block = candidates[start : start + step]
-            keys = np.repeat(block, k, axis=0)
-            cells = hashing.hash_values(keys, np.tile(pool, block.shape[0]), self.g)
-            picked = table[np.tile(rows, block.shape[0]), cells].reshape(block.shape[0], k)
-            support[start : start + step] = picked.sum(axis=1)
+            cells = hashing.hash_matrix(candidates[start : start + step], pool, self.g)
+            support[start : start + step] = table[rows, cells].sum(axis=1)
         return support
 
     def support_counts(self, reports: PoolReports, candidates: np.ndarray) -> np.ndarray:
@@ -318,14 +315,9 @@ class FLH(PureOracle):
         counts = check_counts(counts, self.domain_size, name="counts")
         chosen = check_values(candidates, self.domain_size, name="candidates")
         held = np.flatnonzero(counts)
-        k, p, g = self.k_prime, self.p_star, self.g
+        p, g = self.p_star, self.g
         b = p - (1.0 - p) / (g - 1)
-
-        def hashes(keys: np.ndarray) -> np.ndarray:
-            cells = hashing.hash_values(np.repeat(keys, k), np.tile(pool, keys.shape[0]), g)
-            return cells.reshape(keys.shape[0], k)
-
-        h_held, h_chosen = hashes(held), hashes(chosen)
+        h_held, h_chosen = hashing.hash_matrix(held, pool, g), hashing.hash_matrix(chosen, pool, g)
         n = int(counts.sum())
         collide = (h_chosen[:, None, :] == h_held[None, :, :]).mean(axis=2)  # |C| x held
         r = (1.0 - p) / (g - 1) + b * collide
