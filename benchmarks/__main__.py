@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, oracles
+from benchmarks import harness, heavy_hitters, new_oracles, oracles
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -29,6 +29,7 @@ def _harness(quick: bool, peers: bool) -> None:
 #: name -> run(quick, peers); each prints its own tables.
 BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {"oracles": _oracles, "harness": _harness}
 BENCHMARKS["heavy_hitters"] = heavy_hitters.bench
+BENCHMARKS["new_oracles"] = new_oracles.bench  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
 
 
 def main(argv: Sequence[str] | None = None) -> None:
