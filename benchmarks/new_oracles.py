@@ -13,9 +13,10 @@ mean over values of its empirical mean squared error (its unbiased estimates aga
 true counts) divided by the mean of our exact variance (``variance(n, n_v)``; FLH:
 ``variance_given_counts``, the pool's draw included, while pure-ldp's pool is fixed, so
 that is a comparison of the average over values) should be 1 within sampling error:
-about ±2 sqrt(2/reps) for independent normal estimates (values are correlated, so the
-band is indicative).  SS uses multi-freq-ldpy's ω = rint(d/(e^ε+1)) on both sides; FLH
-pure-ldp's g = round(e^ε) + 1 and k' = 1000.
+±2 sqrt(2/(reps d)) for independent normal estimates (HR's and SS's values are
+correlated and FLH's pool is one draw, so the band is indicative).  SS uses
+multi-freq-ldpy's ω = rint(d/(e^ε+1)) on both sides; FLH pure-ldp's g = round(e^ε) + 1 and
+k' = 1000.
 
 ``python -m benchmarks --only new_oracles [--quick]``; ``make bench`` runs it with the rest.
 This file is also the peer driver (``<peer python> new_oracles.py --drive JSON``), so its
@@ -237,8 +238,8 @@ def run(quick: bool = False, install: bool = True) -> str:
         ours_small = _ours(protocol, small_d, epsilon, **info)
         mse = ((peer_estimates - counts) ** 2).mean(axis=0)
         ratio = mse.mean() / _exact_variances(ours_small, counts).mean()
-        band = 2 * math.sqrt(2 / reps)
-        check = f"{ratio:.3f} (±{band:.2f} indicative; {reps} runs, d = {small_d}, n = {small_n})"
+        band = 2 * math.sqrt(2 / (reps * small_d))  # 2 SE for independent normal values
+        check = f"{ratio:.3f} (±{band:.3f}; {reps} runs x {small_d} values, n = {small_n})"
         for n in sizes:
             oracle = _ours(protocol, d, epsilon, **info)
             ours_s = sum(_time_ours(oracle, big[:n]))
