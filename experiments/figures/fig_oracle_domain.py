@@ -148,7 +148,7 @@ FIGURE = FigureSpec(
         "ε = 1 with log d bits and near-linear aggregation; local hashing's aggregation is "
         "the slowest at large d."
     ),
-    quick=("n_trials=1",),
+    quick=("n_trials=1", "dataset.n=2000"),
     order=66.0,
     claims=claims,
 )

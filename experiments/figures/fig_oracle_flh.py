@@ -129,7 +129,7 @@ FIGURE = FigureSpec(
         "makes local hashing's aggregation O(n + k' d) at the price of collisions shared by "
         "the users of a pool function, which vanish as k' grows."
     ),
-    quick=("n_trials=1",),
+    quick=("n_trials=1", "dataset.n=10000"),
     order=67.0,
     claims=claims,
 )

@@ -145,7 +145,7 @@ FIGURE = FigureSpec(
         "orders of magnitude (Norm-Sub, PowerNS), while the frequent values are best left "
         "nearly unbiased (Norm, Base-Pos)."
     ),
-    quick=("n_trials=1",),
+    quick=("n_trials=1", "options.domain_size=512"),
     order=64.0,
     claims=claims,
 )
