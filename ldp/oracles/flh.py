@@ -48,8 +48,6 @@ from ldp.registry import register
 
 #: The largest pool (the k' x g table and the k' x |C| lookups must fit).
 MAX_POOL = 1 << 20
-#: Hash evaluations per block of the table lookups.
-LOOKUP_BLOCK = 1 << 22
 
 
 class PoolReports(NamedTuple):
@@ -176,15 +174,9 @@ class FLH(PureOracle):
         return flat.reshape(self.k_prime, self.g).astype(np.int64)
 
     def lookup(self, table: np.ndarray, pool: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-        """I_v = Σ_j T[j, h_j(v)] for each candidate: k' |C| hash evaluations, in blocks."""
-        k = self.k_prime
-        support = np.zeros(candidates.shape[0], dtype=np.int64)
-        rows = np.arange(k)[None, :]
-        step = max(1, LOOKUP_BLOCK // k)
-        for start in range(0, candidates.shape[0], step):
-            cells = hashing.hash_matrix(candidates[start : start + step], pool, self.g)
-            support[start : start + step] = table[rows, cells].sum(axis=1)
-        return support
+        """I_v = Σ_j T[j, h_j(v)] for each candidate: k' |C| hash evaluations
+        (:func:`ldp.hashing.table_lookup`, a numba kernel parallel over the candidates)."""
+        return hashing.table_lookup(table, pool, candidates)
 
     def support_counts(self, reports: PoolReports, candidates: np.ndarray) -> np.ndarray:
         return self.lookup(self.table(reports), reports.pool, candidates)

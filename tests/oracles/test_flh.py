@@ -120,6 +120,9 @@ def test_table_lookup_equals_counting_each_user() -> None:
     candidates = np.arange(D)
     direct = hashing.support_counts(reports.seeds, reports.values, candidates, oracle.g)
     assert np.array_equal(oracle.support_counts(reports, candidates), direct)
+    table = oracle.table(reports)  # the numba kernel and the numpy path agree
+    numpy_path = hashing.table_lookup(table, reports.pool, candidates, use_numba=False)
+    assert np.array_equal(numpy_path, direct)
 
 
 def test_simulate_candidates_spreads_the_others() -> None:
