@@ -321,7 +321,7 @@ def simulate_coefficient_sums(
     return sums + 2 * rng.binomial(fair, 0.5) - fair
 
 
-@register(label="HM", color="#7f7f7f", order=82)
+@register(label="HM", color="#7570b3", order=82)
 @dataclass(frozen=True, kw_only=True)
 class HM(PureOracle):
     """The Hadamard mechanism ([CMM] Sec. 4.3 with t = 1): one randomised coefficient.
