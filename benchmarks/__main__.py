@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, oracles, sketches
+from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "harness": _harness,
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
+    "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
 }
 
 

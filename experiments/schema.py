@@ -26,6 +26,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ldp import registry
+from ldp.postprocess import METHODS as POSTPROCESS_METHODS
 
 ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
@@ -228,6 +229,10 @@ class TrialOptions:
     track: str = choice("top", TRACKS)
     #: record one row per tracked value (oracle) or per true top-k value (heavy hitter)
     per_value: bool = False
+    #: oracle trials: a consistency post-processing of ldp.postprocess (None: unbiased)
+    postprocess: str | None = choice(None, POSTPROCESS_METHODS)
+    #: oracle trials with engine=reports: also record the aggregator's seconds (server_seconds)
+    time_server: bool = False
 
 
 @dataclass

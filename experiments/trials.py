@@ -51,7 +51,7 @@ import numpy as np
 
 from experiments.schema import ORACLE_KINDS, protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
-from ldp import registry
+from ldp import postprocess, registry
 
 NAN = float("nan")
 
@@ -147,12 +147,18 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     tracked = tracked_values(counts, options["track"], config["k"])
+    post = options.get("postprocess")  # needs the full domain's estimates
+    chosen = None if post else tracked
     if config["engine"] == "sampled":
-        estimates = oracle.simulate(counts, streams.mechanism, candidates=tracked)
+        estimates = oracle.simulate(counts, streams.mechanism, candidates=chosen)
     else:
         values = np.repeat(np.arange(d, dtype=np.int64), counts)
         reports = oracle.perturb(values, streams.mechanism)
-        estimates = oracle.estimate(reports, candidates=tracked)
+        start = time.perf_counter()
+        estimates = oracle.estimate(reports, candidates=chosen)
+        server_seconds = time.perf_counter() - start
+    if post:
+        estimates = postprocess.apply(post, estimates, n, oracle.variance(n))[tracked]
     truth = counts[tracked].astype(float)
     errors = np.asarray(estimates, dtype=float) - truth
     variances = _variances(oracle, n, truth) / n
@@ -161,6 +167,11 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
         Measurement("shuffle_epsilon", _shuffle_epsilon(oracle, n), oracle.epsilon),
     ]
+    if options["track"] == "all" and config["k"] < d:  # the k most frequent values alone
+        top = slice(0, config["k"])
+        rows.append(Measurement("sq_error_top_n", float(np.mean(errors[top] ** 2)) / n, NAN))
+    if options.get("time_server") and config["engine"] == "reports":
+        rows.append(Measurement("server_seconds", server_seconds, NAN))
     if options["per_value"]:
         for value, error, variance in zip(tracked, errors, variances, strict=True):
             rows.append(

@@ -165,6 +165,57 @@ def _check_range(g, minimum: int) -> int:
     return int(g)
 
 
+def hash_matrix(keys: np.ndarray, seeds: np.ndarray, g: int) -> np.ndarray:
+    """H_s(x) for every key (rows) and every seed (columns): int64 in [0, g), shape (|x|, |s|).
+
+    The same function as :func:`hash_values`, with each key's digest and each seed's (a, b)
+    computed once (a fixed pool of hash functions applied to many keys, as FLH does).
+    """
+    digests = digest(keys)
+    a, b = user_functions(seeds)
+    return (_top32(a[None, :], b[None, :], digests[:, None]) * np.uint64(g) >> S32).astype(np.int64)
+
+
+if HAVE_NUMBA:
+
+    @numba.njit(parallel=True, cache=True, nogil=True)
+    def _lookup_kernel(table, a, b, digests, g):
+        out = np.zeros(digests.shape[0], dtype=np.int64)
+        for c in numba.prange(digests.shape[0]):
+            total = 0
+            for j in range(a.shape[0]):
+                h = (a[j] * digests[c] + b[j]) >> np.uint64(32)
+                total += table[j, (h * g) >> np.uint64(32)]
+            out[c] = total
+        return out
+
+
+def table_lookup(
+    table: np.ndarray, seeds: np.ndarray, keys: np.ndarray, *, use_numba: bool = True
+) -> np.ndarray:
+    """Σ_j table[j, H_{s_j}(x)] for each key x: a pool of |s| functions, a |s| x g table.
+
+    The aggregation of a fixed hash pool (FLH): one hash and one read per (function, key),
+    with numba a kernel parallel over the keys, else :func:`hash_matrix` in blocks.
+    """
+    table = np.ascontiguousarray(table, dtype=np.int64)
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    if table.ndim != 2 or table.shape[0] != seeds.shape[0]:
+        raise ValueError(f"table must have one row per seed, got {table.shape} for {seeds.shape}")
+    g = table.shape[1]
+    words = as_words(keys)
+    if HAVE_NUMBA and use_numba and words.shape[0] and seeds.shape[0]:
+        a, b = user_functions(seeds)
+        return _lookup_kernel(table, a, b, digest(words), np.uint64(g))
+    out = np.zeros(words.shape[0], dtype=np.int64)
+    rows = np.arange(seeds.shape[0])[None, :]
+    step = max(1, (1 << 22) // max(seeds.shape[0], 1))
+    for start in range(0, words.shape[0], step):
+        cells = hash_matrix(words[start : start + step], seeds, g)
+        out[start : start + step] = table[rows, cells].sum(axis=1)
+    return out
+
+
 def cell_bounds(reports: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
     """For each report y, the 32-bit hashes h with ⌊h g / 2^32⌋ = y: [low, low + width).
 
@@ -282,6 +333,17 @@ def _support_numba(seeds, reports, words, g):
     block += block % 2
     with numba.parallel_chunksize(1):
         return _support_parallel(a, offset, bound, words, block)
+
+    @numba.njit(parallel=True, cache=True, nogil=True)
+    def _lookup_kernel(table, a, b, digests, g):
+        out = np.zeros(digests.shape[0], dtype=np.int64)
+        for c in numba.prange(digests.shape[0]):
+            total = 0
+            for j in range(a.shape[0]):
+                h = (a[j] * digests[c] + b[j]) >> np.uint64(32)
+                total += table[j, (h * g) >> np.uint64(32)]
+            out[c] = total
+        return out
 
 
 def support_counts(

@@ -202,6 +202,9 @@ def float_events(columns: Sequence[int] | None) -> list[Event]:
 def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Event | Finder]:
     """The fixed events that fit ``sample``'s report type, plus the generic search.
 
+    ``mechanism.audit_events(v, v')`` (optional) adds the mechanism's own events (a new
+    oracle's optimal ones) in front.
+
     ``mechanism.oracle_input(value)`` (optional) maps an input to what the client feeds its
     frequency oracle (a heavy hitter's client: a PEM prefix, an SPM segment); by default
     the input itself.  The fixed events are built on those two oracle inputs.
@@ -211,6 +214,9 @@ def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Ev
     if hasattr(mechanism, "oracle_input"):
         v, v_prime = mechanism.oracle_input(v), mechanism.oracle_input(v_prime)
     scalar = np.ndim(v) == 0 and np.ndim(v_prime) == 0
+    own_events = getattr(mechanism, "audit_events", None)  # a mechanism's own optimal events
+    if callable(own_events) and scalar:
+        events += list(own_events(int(v), int(v_prime)))
     if isinstance(sample, UnaryReports) and scalar:
         events += unary_events(int(v), int(v_prime))
     elif isinstance(sample, tuple) and hasattr(sample, "seeds") and hasattr(mechanism, "g"):
@@ -234,8 +240,12 @@ def optimal_event_probabilities(oracle: Any) -> tuple[float, float]:
 
     GRR: (p*, q*); unary encodings and THE: (p*(1-q*), q*(1-p*)); local hashing under an
     ideal hash: (p*(1-1/g), (1-p*)(1-1/g)/(g-1)); SHE: from its tables.  Feed them to
-    :func:`ldp.audit.expected_lower_bound` to size an audit.
+    :func:`ldp.audit.expected_lower_bound` to size an audit.  Another oracle declares them
+    with an ``audit_event_probabilities()`` method (and its events with ``audit_events``).
     """
+    own = getattr(oracle, "audit_event_probabilities", None)  # declared by a new oracle
+    if callable(own):
+        return own()
     if isinstance(oracle, SHE):
         noise, s = oracle.noise, oracle.grid
         values = noise.values

@@ -98,9 +98,9 @@ def test_every_experiment_expands(settings_of, experiment):
 
 def test_oracle_variance_grid(settings_of):
     settings = settings_of("experiment=oracle_variance")
-    assert len(settings) == 7 * 10 * 2 * 2
+    assert len(settings) == 10 * 10 * 2 * 2
     protocols = {s.config["protocol"]["name"] for s in settings}
-    assert protocols == {"GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH"}
+    assert protocols == {"GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH", "HR", "HM", "SS"}
     assert {s.config["options"]["domain_size"] for s in settings} == {2, 1024}
     assert {s.config["engine"] for s in settings} == {"sampled", "reports"}
     assert sorted({s.config["epsilon"] for s in settings})[::9] == [0.5, 5.0]

@@ -27,7 +27,7 @@ def test_one_and_two_workers_give_equal_tables(settings_of, tmp_path):
             *overrides, f"n_jobs={jobs}", f"results_dir={tmp_path / f'jobs{jobs}'}", "batch_size=1"
         )
         report, store = run_settings(settings)
-        assert report.ran == len(settings) * 3 == 7 * 2 * 3
+        assert report.ran == len(settings) * 3 == 10 * 2 * 3  # 10 oracles, 2 engines
         tables.append(store.load()[0].drop(columns=TIMING))
     pd.testing.assert_frame_equal(tables[0], tables[1])
 
