@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, oracles, sketches
+from benchmarks import harness, heavy_hitters, kernel, oracles, sketches, small_n
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -31,6 +31,7 @@ def _harness(quick: bool, peers: bool) -> None:
 BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "kernel": kernel.bench,
     "oracles": _oracles,
+    "small_n": small_n.bench,  # OLH at n = 10^4 against pure-ldp, repeated side by side
     "harness": _harness,
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
