@@ -1,10 +1,10 @@
 """``python -m benchmarks [--quick] [--only NAME] [--no-peers]``: run benchmarks, print tables.
 
 ``make bench`` runs this.  ``kernel`` times the support-counting kernel against the
-issue's reference loop, side by side.  ``harness`` measures the experiment harness's overhead per
-trial and its 1 -> 2 worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
-small n, peers only if their environments exist already, into
-``results/bench/oracles-quick.md``).
+issue's reference loop, side by side; ``small_n`` OLH at n = 10^4 against pure-ldp, three
+times.  ``harness`` measures the experiment harness's overhead per trial and its 1 -> 2
+worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``: small n,
+peers only if their environments exist already, into ``results/bench/oracles-quick.md``).
 """
 
 from __future__ import annotations
