@@ -1,10 +1,10 @@
 """``python -m benchmarks [--quick] [--only NAME] [--no-peers]``: run benchmarks, print tables.
 
 ``make bench`` runs this.  ``kernel`` times the support-counting kernel against the
-issue's reference loop, side by side.  ``harness`` measures the experiment harness's overhead per
-trial and its 1 -> 2 worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``:
-small n, peers only if their environments exist already, into
-``results/bench/oracles-quick.md``).
+issue's reference loop, side by side; ``small_n`` OLH at n = 10^4 against pure-ldp, three
+times.  ``harness`` measures the experiment harness's overhead per trial and its 1 -> 2
+worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``: small n,
+peers only if their environments exist already, into ``results/bench/oracles-quick.md``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches
+from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches, small_n
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -31,6 +31,7 @@ def _harness(quick: bool, peers: bool) -> None:
 BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "kernel": kernel.bench,
     "oracles": _oracles,
+    "small_n": small_n.bench,  # OLH at n = 10^4 against pure-ldp, repeated side by side
     "harness": _harness,
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's

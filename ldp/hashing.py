@@ -66,6 +66,13 @@ SERIAL_WORK = 1 << 19
 #: Users per tile of the kernel: their terms (24 bytes a user) stay in L1.
 TILE = 1024
 
+# OpenMP's idle workers (numba's default threading layer) spin for milliseconds after each
+# parallel call; on a busy machine they take the core the calling thread needs next, which
+# made OLH at n = 10^4 (a parallel estimate between serial perturbs) 2-4x slower.
+# Sleeping workers cost a few µs per parallel call instead.  An explicit setting wins; it
+# only matters if set before the first parallel call loads the OpenMP runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 try:  # numba is optional at run time; results do not depend on it
     if os.environ.get("LDP_NO_NUMBA"):
         raise ImportError("disabled by LDP_NO_NUMBA")

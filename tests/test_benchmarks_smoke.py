@@ -150,3 +150,16 @@ def test_predict_skip_extrapolates_linearly() -> None:
     big = _row(10**5, 1.0, peak_mb=1000.0, delta_mb=800.0)  # 200 MB + 800 MB x 10
     assert oracles.predict_skip(big, 10**6, limit, memory) == "skipped: would need ~8.0 GB"
     assert oracles.predict_skip(oracles.Row("peer", "OLH", 10**4), 10**5, limit, memory) is None
+
+
+def test_small_n_table_gives_each_ratio_and_the_median() -> None:
+    """small_n: pure-ldp ÷ ldp per repetition, medians, and the target verdict."""
+    from benchmarks import small_n
+
+    totals = [(0.004, 8.0), (0.002, 10.0), (0.010, 5.0)]  # ratios 2,000, 5,000 and 500
+    text = small_n.render(small_n.Workload(), totals, 1.0, (1.0, 1.0))
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if "|" in line}
+    assert "2,000" in rows["1"] and "5,000" in rows["2"] and "500" in rows["3"]
+    assert "4" in rows["median"] and "8" in rows["median"] and "2,000" in rows["median"]
+    assert "(median): met" in text
+    assert "NOT met" in small_n.render(small_n.Workload(), totals[2:], 1.0, (1.0, 1.0))

@@ -446,3 +446,17 @@ def test_numpy_path_without_numba_in_a_subprocess() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == expected
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "passive"), ("active", "active")])
+def test_openmp_workers_sleep_unless_told_otherwise(given: str | None, expected: str) -> None:
+    """Importing the module asks OpenMP for sleeping idle workers; an explicit choice wins."""
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    script = "import os, ldp.hashing; print(os.environ['OMP_WAIT_POLICY'])"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

@@ -427,7 +427,7 @@ def collision_pairs(true_counts: np.ndarray, candidates: np.ndarray) -> np.ndarr
     return total - own * (own - 1)
 
 
-@register(label="CMS", color="#8c564b", order=90)
+@register(label="CMS", color="#8c564b", order=94)
 @dataclass(frozen=True, kw_only=True)
 class CMS(_CountMeanSketch):
     """Apple's private count-mean sketch: m signs per user, each flipped w.p. 1/(1+e^{ε/2}).
@@ -557,7 +557,7 @@ class CMS(_CountMeanSketch):
         return self.m / (self.m - 1) * ((support - n * self.base) / self.gap - n / self.m)
 
 
-@register(label="HCMS", color="#17becf", order=92)
+@register(label="HCMS", color="#17becf", order=96)
 @dataclass(frozen=True, kw_only=True)
 class HCMS(_CountMeanSketch):
     """Apple's Hadamard count-mean sketch: one Hadamard coefficient, flipped w.p. 1/(1+e^ε).
