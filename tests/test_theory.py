@@ -1,4 +1,4 @@
-"""ldp.theory.frequency against USENIX'17 (``shared/papers/frequency-oracles-slides.txt``).
+"""ldp.theory.frequency against USENIX'17 (and its slides).
 
 Deterministic identities: Table 1's closed forms equal the pure framework's variance with
 each protocol's (p*, q*); THE's optimal threshold; the multiple-questions slide; and

@@ -130,7 +130,7 @@ FIGURE = FigureSpec(
         "it ran with, the exponential law as the truth (optimistic: it takes the values "
         "below the top k as absent, while the 17th is 0.95 times the 16th). SPM on URL is "
         "run at ε = 2 and 4 "
-        "only (one run takes ~6.5 s there) to fit the 20-minute budget of make figures."
+        "only (one run takes ~6.5 s there) to fit a short `make figures`."
     ),
     claim=(
         "PEM Sec. VI-B1: PEM performs best; at ε = 4 on URL PEM reaches F1 = 0.9 while MCM "

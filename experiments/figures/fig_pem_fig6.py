@@ -98,7 +98,7 @@ FIGURE = FigureSpec(
         "truth (optimistic: it takes the values below the top k as absent, and the "
         "exponential law's neighbours differ by only 5%). SPM is run at k <= 24 (URL: "
         "k <= 16): its candidate rebuilding from segment pairs takes 2-20 s a run beyond "
-        "that, which would not fit the 20-minute budget of make figures."
+        "that, which would not fit a short `make figures`."
     ),
     claim=(
         "PEM Sec. VI-B2: PEM outperforms MCM and SPM at every k; on the synthetic data it "

@@ -26,14 +26,29 @@ class Entry:
     overrides: tuple[str, ...]  #: overrides beyond ``experiment=<name>`` (quick mode, dirs)
 
 
+def _number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
 def _grid(settings: Sequence[Setting]) -> str:
-    axes: dict[str, list[str]] = {}
+    """Each swept field with the values the settings really take (2 and 2.0 are one value;
+    numbers in increasing order)."""
+    axes: dict[str, dict[str, None]] = {}
     for setting in settings:
         for text in setting.overrides:
             key, _, value = text.partition("=")
-            if value not in axes.setdefault(key, []):
-                axes[key].append(value)
-    return "; ".join(f"{key} ∈ {{{', '.join(values)}}}" for key, values in axes.items()) or "-"
+            number = _number(value)
+            axes.setdefault(key, {})[f"{number:g}" if number is not None else value] = None
+    parts = []
+    for key, values in axes.items():
+        shown = list(values)
+        if all(_number(value) is not None for value in shown):
+            shown.sort(key=float)
+        parts.append(f"{key} ∈ {{{', '.join(shown)}}}")
+    return "; ".join(parts) or "-"
 
 
 def render_entry(entry: Entry) -> str:
@@ -50,6 +65,8 @@ def render_entry(entry: Entry) -> str:
         )
         for experiment in spec.experiments
     )
+    directories = [o.partition("=")[2] for o in entry.overrides if o.startswith("results_dir=")]
+    results_dir = f" --results-dir {directories[0]}" if directories else ""
     configs = ", ".join(f"`conf/experiment/{experiment}.yaml`" for experiment in spec.experiments)
     sources = ", ".join(sorted(table["data_source"].astype(str).unique())) or "-"
     datasets = ", ".join(sorted(table["dataset.name"].astype(str).unique()))
@@ -65,7 +82,7 @@ def render_entry(entry: Entry) -> str:
             "",
             f"- **Paper claim checked:** {spec.claim}",
             f"- **Command:** `{command}`, then `python -m experiments.figures"
-            f"{' --quick' if '--quick' in entry.overrides else ''}`",
+            f"{' --quick' if '--quick' in entry.overrides else ''}{results_dir}`",
             f"- **Config:** {configs}; grid: {_grid(entry.settings)}",
             f"- **Data:** {datasets} (source: {sources})",
             f"- **Trials:** {len(trials)} settings, "

@@ -9,9 +9,8 @@ Sources of the figures
     * kosarak: the FIMI repository's ``kosarak.dat`` (990,002 transactions over 41,270
       items, average length 8.1). Supports of items 6, 3, 11 and 1, of the 16th and 32nd
       most common items and the count of items with support >= 0.5% (156): Apriori output
-      on the full file (``shared/data/kosarak-frequent-items-minsup0.005.dat``). Per-user
-      factors: measured on the first 36,682 transactions of the file
-      (``shared/data/kosarak-first-36682-transactions.dat``).
+      on the full file (frequent items at minimum support 0.005). Per-user
+      factors: measured on the first 36,682 transactions of the file.
     * aol: the authors' release of the AOL log as 6-byte first queries (657,427 users),
       as measured for issue 3: top-1 2.85% (the placeholder query ``-``), top-16 12.8%,
       16th 0.344%, 32nd 0.189%, Zipf slope 0.86 over the top 1,000, ~121,000 distinct;

@@ -271,7 +271,7 @@ class SFP(BaselineParameters):
         """Identify the heavy hitters of ``dataset``; see :class:`SFP`.
 
         ``engine="reports"`` runs the real per-user protocol; ``"sampled"`` draws every
-        round's estimates from their exact law given the histogram (DESIGN.md §2).
+        round's estimates from their exact law given the histogram.
         """
         rng = check_generator(rng)
         bounds, g = self.bounds, len(self.bounds)

@@ -15,7 +15,7 @@ C(g, 2) pair groups.  The aggregator
 3. rebuilds candidate values by the a-priori principle -- every pair of segments of a
    frequent value is a frequent pair -- and tests them with the whole-value reports π(v).
 
-Sampled engine (DESIGN.md §2-3).  Step 2 needs the pair supports I_a^b jointly with the
+Sampled engine.  Step 2 needs the pair supports I_a^b jointly with the
 segment supports of step 1, from the same users' reports.  It is drawn exactly, without
 materialising the whole population (see :class:`_SampledSupport`): step 1 draws, for
 every pattern a of segment i, the support among users holding a (H_a) and among the

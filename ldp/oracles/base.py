@@ -3,7 +3,7 @@
 Citations ``[FO]`` are to Wang, Blocki, Li, Jha, USENIX Security 2017 (see
 :mod:`ldp.theory.frequency`).  An oracle is a small frozen dataclass: its parameters
 are checked at construction, ``perturb`` is the client side (vectorised over users),
-``estimate`` the aggregator, ``simulate`` the sampled engine (DESIGN.md §2) and
+``estimate`` the aggregator, ``simulate`` the sampled engine and
 ``variance`` the closed form.  A ``numpy.random.Generator`` is always an argument and
 never stored.
 """
@@ -192,7 +192,7 @@ class PureOracle(FrequencyOracle):
     def simulate_candidates(
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> np.ndarray:
-        """I_v ~ Bin(n_v, p*) + Bin(n - n_v, q*), independently over v (DESIGN.md §2).
+        """I_v ~ Bin(n_v, p*) + Bin(n - n_v, q*), independently over v.
 
         Exact when a user's support indicators for distinct values are independent: true
         for the unary encodings and THE (independent noise per coordinate) and for local

@@ -1,4 +1,4 @@
-"""The reports engine and the sampled engine agree in distribution (DESIGN.md §2).
+"""The reports engine and the sampled engine agree in distribution.
 
 * Two-sample Kolmogorov-Smirnov tests on the estimates of a few values, for every
   protocol and ε (the samples are the workload draws of ``oracle_testing``).
