@@ -115,8 +115,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"(b) against m, ε = {epsilon:g}, k = 256")
     handles = [Line2D([], [], color=style.color(n), lw=1.5, label=n) for n in names]
     handles += [
-        Line2D([], [], color="0.3", marker="o", ls="", label="sampled engine"),
-        Line2D([], [], color="0.3", marker="s", mfc="white", ls="", label="reports engine"),
+        *style.engine_handles(rows["engine"].unique()),
         Line2D([], [], color="0.3", lw=1.0, label="exact variance"),
     ]
     figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))

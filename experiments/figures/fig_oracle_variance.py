@@ -96,8 +96,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         for n in protocols
     ]
     handles += [
-        Line2D([], [], color="0.3", marker="o", ls="", label="sampled engine"),
-        Line2D([], [], color="0.3", marker="s", mfc="white", ls="", label="reports engine"),
+        *style.engine_handles(rows["engine"].unique()),
         Line2D([], [], color="0.3", lw=1.0, label="Table 1 (analytical)"),
     ]
     figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))

@@ -322,8 +322,10 @@ def utility_grid(
         for col, dataset in enumerate(datasets):
             ax = axes[row_index][col]
             panel = stats[stats["dataset.name"] == dataset]
+            grid = np.sort(panel[x].unique())  # a protocol's missing points break its line
             for name in ordered(panel["protocol.name"]):
-                series = panel[panel["protocol.name"] == name].sort_values(x)
+                series = panel[panel["protocol.name"] == name].set_index(x).reindex(grid)
+                series = series.rename_axis(x).reset_index()
                 points(
                     ax,
                     series[x],

@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt  # headless machines get Agg; saved figures open no window
 import seaborn as sns
+from matplotlib.lines import Line2D
 
 from ldp import registry
 
@@ -71,3 +72,17 @@ def save(figure: plt.Figure, directory: str | Path, stem: str) -> list[Path]:
     figure.savefig(paths[1], metadata={"CreationDate": None, "Creator": None})
     plt.close(figure)
     return paths
+
+
+def engine_handles(engines: object) -> list[Line2D]:
+    """Legend entries for the engines whose rows a figure holds (filled: sampled, open:
+    reports), so a figure without reports-engine rows does not list that engine."""
+    present = set(map(str, engines))
+    handles = []
+    if "sampled" in present:
+        handles.append(Line2D([], [], color="0.3", marker="o", ls="", label="sampled engine"))
+    if "reports" in present:
+        handles.append(
+            Line2D([], [], color="0.3", marker="s", mfc="white", ls="", label="reports engine")
+        )
+    return handles

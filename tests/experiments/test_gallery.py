@@ -20,3 +20,43 @@ def test_grid_lists_each_value_once_in_numeric_order():
 
 def test_grid_of_no_sweep_is_a_dash():
     assert _grid([setting()]) == "-"
+
+
+def test_engine_legend_lists_only_the_engines_drawn():
+    from experiments.figures import style
+
+    labels = [h.get_label() for h in style.engine_handles(["sampled"])]
+    assert labels == ["sampled engine"]
+    both = [h.get_label() for h in style.engine_handles(["reports", "sampled"])]
+    assert both == ["sampled engine", "reports engine"]
+
+
+def test_a_protocol_with_missing_points_is_not_joined_across_them():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from experiments.figures.pem_section6 import utility_grid
+
+    rows = []
+    for protocol, epsilons in (("PEM", (1.0, 2.0, 3.0)), ("SPM", (1.0, 3.0))):
+        for epsilon in epsilons:
+            for metric in ("f1", "ncr"):
+                for trial in range(2):
+                    rows.append(
+                        {
+                            "dataset.name": "exponential",
+                            "dataset.label": "exponential",
+                            "protocol.name": protocol,
+                            "epsilon": epsilon,
+                            "metric": metric,
+                            "value": 0.5,
+                            "trial": trial,
+                            "item": None,
+                        }
+                    )
+    figure = utility_grid(pd.DataFrame(rows), "epsilon", "ε")
+    spm = [line for line in figure.axes[0].lines if line.get_color() != "none"]
+    ys = [line.get_ydata() for line in spm if len(line.get_xdata()) == 3]
+    assert any(pd.isna(list(y)).any() for y in ys)  # SPM's ε = 2 is a gap, not a segment
