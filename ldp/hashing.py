@@ -341,17 +341,6 @@ def _support_numba(seeds, reports, words, g):
     with numba.parallel_chunksize(1):
         return _support_parallel(a, offset, bound, words, block)
 
-    @numba.njit(parallel=True, cache=True, nogil=True)
-    def _lookup_kernel(table, a, b, digests, g):
-        out = np.zeros(digests.shape[0], dtype=np.int64)
-        for c in numba.prange(digests.shape[0]):
-            total = 0
-            for j in range(a.shape[0]):
-                h = (a[j] * digests[c] + b[j]) >> np.uint64(32)
-                total += table[j, (h * g) >> np.uint64(32)]
-            out[c] = total
-        return out
-
 
 def support_counts(
     seeds: np.ndarray, reports: np.ndarray, keys: np.ndarray, g: int, *, use_numba: bool = True
