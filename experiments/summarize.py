@@ -143,11 +143,16 @@ def compact(summary: pd.DataFrame, *, per_value: bool = False) -> pd.DataFrame:
     )
     order = list(dict.fromkeys(cells["metric"]))
     wide = cells.pivot_table(
-        index=index, columns="metric", values="cell", aggfunc="first", sort=False
+        index=index, columns="metric", values="cell", aggfunc="first", sort=False, dropna=False
     )
     trials = cells.groupby(index, dropna=False, sort=False)["trials"].max()
     analytic = cells.dropna(subset=["analytic"]).pivot_table(
-        index=index, columns="metric", values="analytic", aggfunc="first", sort=False
+        index=index,
+        columns="metric",
+        values="analytic",
+        aggfunc="first",
+        sort=False,
+        dropna=False,
     )
     shown = pd.DataFrame(index=wide.index)
     shown["trials"] = trials.reindex(wide.index).map(number)
