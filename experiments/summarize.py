@@ -135,6 +135,8 @@ def compact(summary: pd.DataFrame, *, per_value: bool = False) -> pd.DataFrame:
         if c not in ("config_hash", "metric", "item", "trials", "mean", "std", "analytic")
     ]
     index = ["config_hash", *params] + (["item"] if per_value else [])
+    # empty parameters (another protocol's field) become "-": pivots drop NaN keys
+    summary = summary.assign(**{c: summary[c].map(number) for c in index[1:]})
     cells = summary.assign(
         cell=[
             f"{number(m)} ± {number(s)}"
@@ -143,16 +145,11 @@ def compact(summary: pd.DataFrame, *, per_value: bool = False) -> pd.DataFrame:
     )
     order = list(dict.fromkeys(cells["metric"]))
     wide = cells.pivot_table(
-        index=index, columns="metric", values="cell", aggfunc="first", sort=False, dropna=False
+        index=index, columns="metric", values="cell", aggfunc="first", sort=False
     )
     trials = cells.groupby(index, dropna=False, sort=False)["trials"].max()
     analytic = cells.dropna(subset=["analytic"]).pivot_table(
-        index=index,
-        columns="metric",
-        values="analytic",
-        aggfunc="first",
-        sort=False,
-        dropna=False,
+        index=index, columns="metric", values="analytic", aggfunc="first", sort=False
     )
     shown = pd.DataFrame(index=wide.index)
     shown["trials"] = trials.reindex(wide.index).map(number)

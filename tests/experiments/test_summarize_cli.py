@@ -79,3 +79,23 @@ def test_piping_into_head_does_not_trace(settings_of, results_dir):
     )
     assert len(piped.stdout.splitlines()) == 2
     assert piped.stderr == "", piped.stderr
+
+
+def test_a_setting_without_another_protocols_parameter_keeps_its_row():
+    import pandas as pd
+
+    common = {"trial": 0, "metric": "m", "item": None, "analytic": 1.0, "data_source": "x"}
+    table = pd.DataFrame(
+        [
+            {
+                **common,
+                "config_hash": "a",
+                "value": 1.0,
+                "protocol.name": "GRR",
+                "protocol.g": None,
+            },
+            {**common, "config_hash": "b", "value": 2.0, "protocol.name": "OLH", "protocol.g": 4},
+        ]
+    )
+    lines = summarize.render(summarize.summarize(table)).splitlines()
+    assert [line.split()[:2] for line in lines[1:]] == [["GRR", "-"], ["OLH", "4"]]
