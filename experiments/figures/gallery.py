@@ -41,7 +41,9 @@ def _grid(settings: Sequence[Setting]) -> str:
         for text in setting.overrides:
             key, _, value = text.partition("=")
             number = _number(value)
-            axes.setdefault(key, {})[f"{number:g}" if number is not None else value] = None
+            if number is not None:
+                value = str(int(number)) if number.is_integer() else f"{number:g}"
+            axes.setdefault(key, {})[value] = None
     parts = []
     for key, values in axes.items():
         shown = list(values)

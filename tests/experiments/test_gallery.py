@@ -14,8 +14,10 @@ def test_grid_lists_each_value_once_in_numeric_order():
     # two experiments of one figure: one writes 2.0, the other 2 (Fig. 5's "{1.0, ..., 2, 4}")
     settings = [setting(f"epsilon={e}") for e in ("1.0", "2.0", "5.0")]
     settings += [setting("epsilon=2"), setting("epsilon=4"), setting("protocol=olh")]
-    settings += [setting("protocol=grr")]
-    assert _grid(settings) == "epsilon ∈ {1, 2, 4, 5}; protocol ∈ {olh, grr}"
+    settings += [setting("protocol=grr"), setting("dataset.n=1e+06"), setting("dataset.n=100000")]
+    assert _grid(settings) == (
+        "epsilon ∈ {1, 2, 4, 5}; protocol ∈ {olh, grr}; dataset.n ∈ {100000, 1000000}"
+    )
 
 
 def test_grid_of_no_sweep_is_a_dash():
