@@ -150,6 +150,15 @@ def simulate_histogram(
     return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
 
 
+def keep_threshold(name: str, epsilon: float) -> int:
+    """The exact 53-bit threshold of keeping with probability e^ε/(e^ε+1) (flip: 1/(e^ε+1)),
+    refused where either would round to 0 or 1 ([HR] Sec. 4; [CMM] Sec. 4)."""
+    e = math.exp(epsilon)
+    keep, flip = e / (e + 1), 1 / (e + 1)
+    exact.check_representable(name, epsilon, min(keep, flip), largest_safe=exact.LOG_GRID)
+    return exact.threshold(keep, flip, round_down=True)
+
+
 @register(label="HR", color="#d62728", order=80)
 @dataclass(frozen=True, kw_only=True)
 class HR(PureOracle):
@@ -169,12 +178,7 @@ class HR(PureOracle):
                 f"domain_size must be < {MAX_HADAMARD_ORDER} for HR (K = the next power of "
                 f"two holds its transform), got {self.domain_size}"
             )
-        e = math.exp(self.epsilon)
-        keep, flip = e / (e + 1), 1 / (e + 1)
-        exact.check_representable(
-            self.name, self.epsilon, min(keep, flip), largest_safe=exact.LOG_GRID
-        )
-        object.__setattr__(self, "_keep", exact.threshold(keep, flip, round_down=True))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon))
 
     @property
     def order(self) -> int:
@@ -347,12 +351,7 @@ class HM(PureOracle):
             raise ValueError(
                 f"domain_size must be <= {MAX_HADAMARD_ORDER} for HM, got {self.domain_size}"
             )
-        e = math.exp(self.epsilon)
-        keep, flip = e / (e + 1), 1 / (e + 1)
-        exact.check_representable(
-            self.name, self.epsilon, min(keep, flip), largest_safe=exact.LOG_GRID
-        )
-        object.__setattr__(self, "_keep", exact.threshold(keep, flip, round_down=True))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon))
 
     @property
     def order(self) -> int:
