@@ -34,7 +34,6 @@ placed one by one up to K/2 of them.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -44,6 +43,7 @@ from ldp import theory
 from ldp._validation import check_counts, check_generator, check_total, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
+from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
 
 #: K is at most this (the transform holds K int64): d <= 2^27 - 1.
@@ -150,15 +150,6 @@ def simulate_histogram(
     return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
 
 
-def keep_threshold(name: str, epsilon: float) -> int:
-    """The exact 53-bit threshold of keeping with probability e^ε/(e^ε+1) (flip: 1/(e^ε+1)),
-    refused where either would round to 0 or 1 ([HR] Sec. 4; [CMM] Sec. 4)."""
-    e = math.exp(epsilon)
-    keep, flip = e / (e + 1), 1 / (e + 1)
-    exact.check_representable(name, epsilon, min(keep, flip), largest_safe=exact.LOG_GRID)
-    return exact.threshold(keep, flip, round_down=True)
-
-
 @register(label="HR", color="#d62728", order=80)
 @dataclass(frozen=True, kw_only=True)
 class HR(PureOracle):
@@ -178,7 +169,7 @@ class HR(PureOracle):
                 f"domain_size must be < {MAX_HADAMARD_ORDER} for HR (K = the next power of "
                 f"two holds its transform), got {self.domain_size}"
             )
-        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property
     def order(self) -> int:
@@ -351,7 +342,7 @@ class HM(PureOracle):
             raise ValueError(
                 f"domain_size must be <= {MAX_HADAMARD_ORDER} for HM, got {self.domain_size}"
             )
-        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property
     def order(self) -> int:
