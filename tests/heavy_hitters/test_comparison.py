@@ -8,12 +8,12 @@ at ε = 4) rejects "not better" at α = 1e-3.  PEM's mean F1 must exceed 0.9 at 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from scipy import stats
 
-from ldp import datasets, metrics
+from ldp import datasets
 from ldp.heavy_hitters import MCM, PEM, SPM
+from tests.heavy_hitters.runs import f1_runs
 
 ALPHA = 1e-3
 RUNS = 10
@@ -25,13 +25,7 @@ def data():
 
 
 def _f1s(protocol, data, first_seed):
-    top = data.top_k(16)
-    return np.array(
-        [
-            metrics.f1(top, protocol.run(data, np.random.default_rng(first_seed + s)).identified)
-            for s in range(RUNS)
-        ]
-    )
+    return f1_runs(protocol, data, RUNS, first_seed=first_seed)
 
 
 @pytest.mark.slow
