@@ -34,35 +34,28 @@ ROOT = Path(__file__).resolve().parent.parent
 MARKER = "AUDIT-RESULT "
 D = 4
 
+
+def _pure_ldp(version: str, venv: str) -> Peer:
+    """A pure-ldp release in its own venv (xxhash < 4 and numpy < 2.3 are what it imports)."""
+    return Peer(
+        name=f"pure-ldp {version}",
+        venv=ROOT / venv,
+        requirements=(
+            f"pure-ldp=={version}",
+            "xxhash<4",
+            "scikit-learn",
+            "statsmodels",
+            "numpy<2.3",
+            "scipy",
+        ),
+        distribution="pure-ldp",
+        module="pure_ldp.frequency_oracles",
+    )
+
+
 AUDIT_PEERS: dict[str, Peer] = {
-    "pure-ldp 1.1.2": Peer(
-        name="pure-ldp 1.1.2",
-        venv=ROOT / ".bench-venv-audit-pure-ldp-1.1.2",
-        requirements=(
-            "pure-ldp==1.1.2",
-            "xxhash<4",
-            "scikit-learn",
-            "statsmodels",
-            "numpy<2.3",
-            "scipy",
-        ),
-        distribution="pure-ldp",
-        module="pure_ldp.frequency_oracles",
-    ),
-    "pure-ldp 1.2.0": Peer(
-        name="pure-ldp 1.2.0",
-        venv=ROOT / ".bench-venv-audit-pure-ldp",
-        requirements=(
-            "pure-ldp==1.2.0",
-            "xxhash<4",
-            "scikit-learn",
-            "statsmodels",
-            "numpy<2.3",
-            "scipy",
-        ),
-        distribution="pure-ldp",
-        module="pure_ldp.frequency_oracles",
-    ),
+    "pure-ldp 1.1.2": _pure_ldp("1.1.2", ".bench-venv-audit-pure-ldp-1.1.2"),
+    "pure-ldp 1.2.0": _pure_ldp("1.2.0", ".bench-venv-audit-pure-ldp"),
     "multi-freq-ldpy 0.2.5": Peer(
         name="multi-freq-ldpy 0.2.5",
         venv=ROOT / ".bench-venv-audit-multi-freq",
