@@ -11,7 +11,8 @@ a crash or Ctrl-C leaves either a whole part or none.  Each CSV part ends with a
 line ``#ldp-end rows=<N> sha256=<hex>`` over the bytes before it (Parquet parts carry the
 row count in their metadata); a part that does not decompress, lacks its footer or fails
 its checksum is *reported by name and excluded*, never silently used.  Parts stay readable
-by plain pandas: ``pd.read_csv(path, comment="#")``.
+by plain pandas: ``pd.read_csv(path, comment="#", dtype=TEXT_COLUMNS)`` (the key columns
+as text: a hex key such as ``9452459e63517589`` otherwise parses as a number).
 
 A part is trusted only if its rows say what its name says: every row's ``config_hash`` is
 the setting's key (the part's directory) and its ``trial`` values are exactly the part's
@@ -53,6 +54,10 @@ PART_NAME = re.compile(r"^(\d+)-(\d+)\.(csv\.gz|csv|parquet)$")
 FOOTER = b"#ldp-end"
 #: Columns that identify a row: a setting, a trial, a metric and (optionally) an item.
 ROW_KEY = ["config_hash", "trial", "metric", "item"]
+#: Columns read as text whatever they look like: a hex key of digits and one "e" is a float
+#: to pandas (``9452459e63517589`` is inf), one of digits an integer without its leading
+#: zeros; versions such as ``1.10`` would lose a digit.
+TEXT_COLUMNS = {c: str for c in ("config_hash", "git_commit", "ldp_version", "numpy_version")}
 
 
 class CorruptPartError(ValueError):
@@ -192,7 +197,7 @@ def merge_csv(paths: list[Path], compressed: bool) -> bytes | None:
 def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
     """Check and parse the bytes of a CSV part; CorruptPartError if anything is off."""
     body, rows = _checked_body(data, compressed)
-    frame = pd.read_csv(io.BytesIO(body))
+    frame = pd.read_csv(io.BytesIO(body), dtype=TEXT_COLUMNS)
     if len(frame) != rows:
         raise CorruptPartError(f"{len(frame)} rows where the footer says {rows}")
     return frame
