@@ -33,17 +33,39 @@ def _number(value: str) -> float | None:
         return None
 
 
+def _value_text(value: str) -> str:
+    number = _number(value)
+    if number is None:
+        return value
+    return str(int(number)) if number.is_integer() else f"{number:g}"
+
+
+def _resolved(config: dict, key: str) -> object:
+    """The value at a dotted ``key`` of a resolved config (None if absent)."""
+    node: object = config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def _grid(settings: Sequence[Setting]) -> str:
-    """Each swept field with the values the settings really take (2 and 2.0 are one value;
-    numbers in increasing order)."""
+    """Each swept field with every value the settings really take: the swept ones and, for a
+    figure reading several configs, the value a config fixes (Fig. 2's m = 64 comes from the
+    config that sweeps n).  2 and 2.0 are one value; numbers in increasing order."""
     axes: dict[str, dict[str, None]] = {}
     for setting in settings:
         for text in setting.overrides:
             key, _, value = text.partition("=")
-            number = _number(value)
-            if number is not None:
-                value = str(int(number)) if number.is_integer() else f"{number:g}"
-            axes.setdefault(key, {})[value] = None
+            axes.setdefault(key, {})[_value_text(value)] = None
+    for key, values in axes.items():
+        for setting in settings:
+            if any(o.partition("=")[0] == key for o in setting.overrides):
+                continue
+            value = _resolved(setting.config, key)
+            if value is not None and not isinstance(value, dict | list):
+                values[_value_text(str(value))] = None
     parts = []
     for key, values in axes.items():
         shown = list(values)

@@ -20,6 +20,27 @@ def test_grid_lists_each_value_once_in_numeric_order():
     )
 
 
+def test_grid_includes_the_value_a_config_fixes():
+    # Fig. 2: pem_fig2_m sweeps m = 32, 48; m = 64 comes from pem_fig2_n, which fixes it
+    swept = [
+        Setting(
+            config={"dataset": {"m": m}, "epsilon": 1.0}, key=str(m), overrides=(f"dataset.m={m}",)
+        )
+        for m in (32, 48)
+    ]
+    fixed = Setting(config={"dataset": {"m": 64}, "epsilon": 1.0}, key="64", overrides=())
+    assert _grid([*swept, fixed]) == "dataset.m ∈ {32, 48, 64}"
+
+
+def test_the_fig2_gallery_grid_agrees_with_its_caption(settings_of):
+    from experiments.figures.fig_pem_fig2 import FIGURE
+
+    settings = [s for name in FIGURE.experiments for s in settings_of(f"experiment={name}")]
+    grid = _grid(settings)
+    assert "dataset.m ∈ {32, 48, 64}" in grid, grid
+    assert "epsilon ∈ {0.5, 1, 2}" in grid and "dataset.n ∈ {100000, 1000000, 10000000}" in grid
+
+
 def test_grid_of_no_sweep_is_a_dash():
     assert _grid([setting()]) == "-"
 
