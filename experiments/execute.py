@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 import ldp
+from experiments import estimate
 from experiments.settings import Setting
 from experiments.store import ResultsStore, Rows
 from experiments.trials import run_trial
@@ -331,6 +332,7 @@ def execute(
     progress: bool = True,
     rerun: bool = False,
     announce: bool = False,
+    warn_minutes: float | None = None,
 ) -> RunReport:
     """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
 
@@ -361,7 +363,20 @@ def execute(
                 print(f"  data: {line}", flush=True)
         for setting in settings if todo else ():
             store.record_setting(setting.key, setting.config)
-        bar = _Progress(todo, store.experiment, progress and todo > 0)
+        if announce and warn_minutes is not None and todo:
+
+            def run_here(setting: Setting, trials: tuple[int, ...]) -> None:
+                key, done, rows = run_batch(setting, trials, store.experiment, stamp)
+                store.write_part(key, done, rows)
+
+            probed = estimate.probe(batches, run_here)
+            batches, ran = probed.batches, probed.ran
+            line, warning = estimate.estimate_lines(probed, workers, warn_minutes)
+            if line:
+                print(line, flush=True)
+            if warning:
+                print(warning, file=sys.stderr, flush=True)
+        bar = _Progress(todo - ran, store.experiment, progress and todo > ran)
         tasks = (
             joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
             for b in batches
@@ -382,7 +397,7 @@ def execute(
             raise
         finally:
             bar.close()
-        for key in {b.setting.key for b in batches}:
+        for key in {b.setting.key for b in planned.batches}:
             store.compact(key)
     return RunReport(
         len(settings),

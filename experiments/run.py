@@ -37,6 +37,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
 from experiments.execute import RunReport, TrialError, execute
 from experiments.schema import ConfigError, register_configs
@@ -173,6 +174,7 @@ def run_settings(
     announce: bool = False,
     backend: str | None = None,
     dask_scheduler: str | None = None,
+    progress: bool | None = None,
 ) -> tuple[RunReport, ResultsStore]:
     """Run the missing trials of ``settings`` (run-only fields from the first one, unless
     given here); with ``rerun`` (default: the config's ``rerun``) recompute the recorded
@@ -187,9 +189,10 @@ def run_settings(
         backend=first["backend"] if backend is None else backend,
         dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
         batch_size=first["batch_size"],
-        progress=first["progress"],
+        progress=first["progress"] if progress is None else progress,
         rerun=first.get("rerun", False) if rerun is None else rerun,
         announce=announce,
+        warn_minutes=first.get("warn_minutes"),
     )
     if export:  # under -m every job refreshes it: the last one to finish sees every part
         with store.locked(["table"]) as writable:
@@ -230,8 +233,14 @@ def main(cfg: DictConfig) -> None:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    sweep = sweep_progress.CURRENT if multirun else None
     try:
-        report, store = run_settings(settings, n_jobs=n_jobs, announce=not multirun)
+        report, store = run_settings(
+            settings,
+            n_jobs=n_jobs,
+            announce=not multirun,
+            progress=False if sweep is not None else None,
+        )
     except KeyboardInterrupt:
         print(
             "interrupted: finished trials are kept; rerun the same command to resume",
@@ -241,7 +250,9 @@ def main(cfg: DictConfig) -> None:
     except (TrialError, ResultsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(describe(report, store))
+    if sweep is None or report.foreign:  # under the sweep's one line, only what needs reading
+        print(("\n" if sweep is not None and sys.stderr.isatty() else "") + describe(report, store))
+    sweep_progress.job_done(report.ran, report.done_before, str(store.directory))
 
 
 def cli(argv: Sequence[str] | None = None) -> None:

@@ -255,6 +255,8 @@ class Config:
     backend: str = choice("loky", BACKENDS)  #: joblib backend (dask: see docs/cluster.md)
     dask_scheduler: str | None = None  #: address of a running Dask scheduler
     rerun: bool = False  #: recompute the recorded trials of the settings (else: resume)
+    #: estimate the run's time up front and warn above this many minutes (None: no estimate)
+    warn_minutes: float | None = ranged(10.0, ge=0)
     options: TrialOptions = field(default_factory=TrialOptions)
 
 
@@ -270,6 +272,7 @@ RUN_ONLY_FIELDS = (
     "backend",
     "dask_scheduler",
     "rerun",
+    "warn_minutes",
 )
 
 

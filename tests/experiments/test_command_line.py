@@ -96,3 +96,25 @@ def test_a_multirun_writes_the_table_of_every_job(tmp_path):
     assert done.returncode == 0, done.stderr
     table = pd.read_csv(tmp_path / "custom" / "table.csv.gz")
     assert table["config_hash"].nunique() == 4 and table["trial"].nunique() == 2
+
+
+def test_a_multirun_shows_one_progress_line_not_three_lines_a_job(tmp_path):
+    done = run_cli(
+        "-m",
+        "protocol=grr,oue,olh",
+        "epsilon=1,2,3,4",
+        *TINY,
+        "n_trials=1",
+        "n_jobs=1",
+        f"results_dir={tmp_path}",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    # Hydra's "#3 : protocol=..." line, a bar and a summary per job were 36 lines for 12 jobs
+    assert not [line for line in lines if "[HYDRA]" in line or "settings x" in line], lines
+    progress = [line for line in lines if "/12 jobs]" in line]
+    assert progress and len(progress) <= 10 and "[12/12 jobs]" in progress[-1], lines
+    out = done.stdout.strip().splitlines()  # the progress line is on stderr, like a bar
+    assert out[0].startswith("custom: 12 jobs")
+    assert out[-1].startswith("custom: 12 jobs done in") and "12 trials run now" in out[-1]
+    assert len(lines) <= 12, lines
