@@ -299,6 +299,83 @@ def protocol_label(name: str) -> str:
     return name if name == "PEM" else f"{name} (improved)"
 
 
+#: Line styles of the sensitivity lines drawn beside a protocol (open markers).
+VARIANT_LS = ("--", "-.", ":")
+#: Markers of the sensitivity lines, by the preset's label.
+VARIANT_MARKERS = {
+    "MCM (√n channels)": "v",
+    "MCM (8-bit OLH blocks)": "D",
+    "PEM (paper shape)": "o",
+}
+
+
+def series_of(rows: pd.DataFrame) -> pd.Series:
+    """Each row's line: its preset's label (``protocol.label``), else its protocol's name.
+    Presets of one protocol (MCM with √n channels, MCM with blocks) are lines of their own,
+    never pooled with the protocol's main line."""
+    label = rows["protocol.label"] if "protocol.label" in rows else None
+    if label is None:
+        return rows["protocol.name"].astype(str)
+    return label.where(label.notna(), rows["protocol.name"]).astype(str)
+
+
+def main_rows(table: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
+    """The rows of the paper's versions: a line labelled ``<protocol><suffix>`` (PEM, MCM,
+    SPM; Fig. 7's "MCM (threshold)"), not a sensitivity line."""
+    if table.empty:
+        return table
+    return table[series_of(table) == table["protocol.name"].astype(str) + suffix]
+
+
+def draw_series(
+    ax: plt.Axes,
+    stats: pd.DataFrame,
+    x: str,
+    label_of: Any,
+    suffix: str = "",
+    grid: np.ndarray | None = None,
+) -> None:
+    """Every protocol's main line (filled, solid) and its sensitivity lines (open markers,
+    dashed), from ``stats`` with columns ``protocol.name``, ``series``, ``x``; a series'
+    missing points break its line (``grid``: every x of the panel)."""
+    for name in ordered(stats["protocol.name"]):
+        mine = stats[stats["protocol.name"] == name]
+        main = f"{name}{suffix}"
+        others = sorted(set(mine["series"]) - {main})
+        for index, series_name in enumerate([main, *others]):
+            series = mine[mine["series"] == series_name].set_index(x).sort_index()
+            if series.empty:
+                continue
+            if grid is not None:
+                series = series.reindex(grid)
+            series = series.rename_axis(x).reset_index()
+            variant = index > 0
+            points(
+                ax,
+                series[x],
+                series,
+                style.color(name),
+                marker=VARIANT_MARKERS.get(series_name, MARKERS.get(name, "o"))
+                if variant
+                else MARKERS.get(name, "o"),
+                ls=VARIANT_LS[(index - 1) % len(VARIANT_LS)] if variant else "-",
+                filled=not variant,
+                label=series_name if variant else label_of(name),
+            )
+
+
+def legend_entries(axes: Any, mains: Sequence[str]) -> tuple[list[Any], list[str]]:
+    """One legend entry per line over ``axes``: the main lines in ``mains`` order, then the
+    sensitivity lines in order of appearance."""
+    seen: dict[str, Any] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    labels = [label for label in mains if label in seen]
+    labels += [label for label in seen if label not in labels]
+    return [seen[label] for label in labels], labels
+
+
 def utility_grid(
     table: pd.DataFrame,
     x: str,
@@ -308,33 +385,26 @@ def utility_grid(
 ) -> plt.Figure:
     """Figs. 5 and 6: a 2 x 3 grid, F1 on top and NCR below, columns URL, AOL, synthetic.
 
-    Every protocol's runs as points (mean ± sd) joined by lines; on the synthetic column
-    PEM's model (4) as a thin dashed line at ``model_x`` (values of ``x``).
+    Every protocol's runs as points (mean ± sd) joined by lines, its sensitivity lines
+    (other presets of the protocol: :func:`series_of`) dashed with open markers; on the
+    synthetic column PEM's model (4) as a thin dotted line at ``model_x`` (values of ``x``).
     """
     style.apply_theme()
+    table = table.assign(series=series_of(table))
     datasets = [d for d in DATASETS if d in set(table["dataset.name"])]
     figure, axes = plt.subplots(
-        2, len(datasets), figsize=(4.3 * len(datasets), 7.0), sharex="col", squeeze=False
+        2, len(datasets), figsize=(4.3 * len(datasets), 7.4), sharex="col", squeeze=False
     )
     letters = "abcdefghi"
     for row_index, metric in enumerate(METRIC_LABELS):
-        stats = summary(table, metric, ["dataset.name", "protocol.name", x])
+        stats = summary(table, metric, ["dataset.name", "protocol.name", "series", x])
         for col, dataset in enumerate(datasets):
             ax = axes[row_index][col]
             panel = stats[stats["dataset.name"] == dataset]
             grid = np.sort(panel[x].unique())  # a protocol's missing points break its line
-            for name in ordered(panel["protocol.name"]):
-                series = panel[panel["protocol.name"] == name].set_index(x).reindex(grid)
-                series = series.rename_axis(x).reset_index()
-                points(
-                    ax,
-                    series[x],
-                    series,
-                    style.color(name),
-                    marker=MARKERS.get(name, "o"),
-                    label=protocol_label(name),
-                )
-            pem = table[(table["dataset.name"] == dataset) & (table["protocol.name"] == "PEM")]
+            draw_series(ax, panel, x, protocol_label, grid=grid)
+            pem = main_rows(table[table["dataset.name"] == dataset])
+            pem = pem[pem["protocol.name"] == "PEM"]
             if dataset == "exponential" and model_x is not None and len(pem):
                 row = pem.iloc[0]
                 values = [
@@ -351,19 +421,14 @@ def utility_grid(
                 ax.set_xlabel(xlabel if not log2_x else ax.get_xlabel())
             else:
                 ax.set_xlabel("")
-    seen: dict[str, Any] = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
-    labels = [protocol_label(n) for n in PROTOCOLS if protocol_label(n) in seen]
-    handles = [seen[label] for label in labels]
+    handles, labels = legend_entries(axes, [protocol_label(n) for n in PROTOCOLS])
     if model_x is not None and "exponential" in datasets:
         handles.append(Line2D([], [], color=style.color("PEM"), lw=0.9, ls=":"))
         labels.append("PEM model, Eq. (4) (synthetic)")
     figure.legend(
-        handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02)
+        handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.01)
     )
-    figure.tight_layout(rect=(0, 0.04, 1, 1))
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
     return figure
 
 

@@ -122,6 +122,7 @@ def _alive(pid: int) -> bool:
 
 def test_the_workers_die_with_a_killed_run(results_dir):
     overrides = [o if not o.startswith("n_jobs") else "n_jobs=2" for o in SLOW]
+    overrides.append("warn_minutes=null")  # the parts below must come from the workers
     process = subprocess.Popen(
         [sys.executable, "-m", "experiments.run", *overrides, f"results_dir={results_dir}"],
         cwd=REPO,
