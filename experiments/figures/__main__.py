@@ -91,6 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:
+            print(
+                "interrupted: finished trials are kept; rerun the same command to resume",
+                file=sys.stderr,
+            )
+            return 130
     figures_dir = results_dir / "figures"
     entries = []
     for spec in chosen:

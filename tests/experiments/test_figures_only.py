@@ -43,3 +43,17 @@ def test_every_figure_has_a_committed_entry():
     names = {spec.name for spec in FIGURES}
     text = (REPO / "results" / "figures" / "index.md").read_text()
     assert {m for m in re.findall(r"\]\(([^)/]+)\.png\)", text)} <= names
+
+
+def test_ctrl_c_during_the_runs_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from experiments.figures import __main__ as figures_main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(figures_main, "run_settings", interrupted)
+    code = figures_main.main(["--only", "pem_fig2", "--results-dir", str(tmp_path)])
+    assert code == 130
+    assert capsys.readouterr().err.strip() == (
+        "interrupted: finished trials are kept; rerun the same command to resume"
+    )
