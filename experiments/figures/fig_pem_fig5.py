@@ -59,11 +59,12 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     elif pem >= 0.8 and pem > baseline:
         verdict = "partly"
         reason = (
-            "PEM's F1 matches and PEM is far ahead, but our baselines (the paper's split "
-            "versions) find 4-5 of 16 rather than two. Cause not demonstrated: the URL data "
-            "is a surrogate whose head (top site ≈ 29% of visits, rank^-1.338) is an "
-            "assumption, and the paper does not give SPM's segment pruning or MCM's channel "
-            "count precisely."
+            "PEM's F1 matches and PEM is far ahead, but with the surrogate's head (a single "
+            "rank^-1.338 law, top site 28.6%: an assumption, the visitor counts are not "
+            "available) the baselines find more than two. Measured with a flatter head "
+            "(rank^-1.0, top site 8.4%), same protocols and seeds: MCM finds 1.8 of 16, the "
+            "paper's two, while PEM stays at 0.82; SPM still finds 3.6, so its gap is not "
+            "the head alone (its pair pruning is unstated). docs/notes/fig5a-cause.md."
         )
     else:
         verdict = "differs"
