@@ -188,6 +188,7 @@ class URLConfig(RealDataConfig):
     name: str = "url"
     n_bytes: int | None = ranged(None, ge=1, le=512)  #: m = 8 n_bytes (20: 160 bits)
     s: float | None = ranged(None, gt=0)  #: the surrogate's Zipf exponent
+    q: float | None = ranged(None, ge=0)  #: its Zipf-Mandelbrot offset: (rank + q)^-s
     top: int | None = ranged(None, ge=1)  #: keep the most visited sites only
 
 

@@ -484,12 +484,18 @@ def load_aol(
 
 
 # ---------------------------------------------------------------------------------- URL
+def _rank_law(s: float, q: float) -> str:
+    """The rank weights as a note: ``rank^-s`` (Zipf) or ``(rank + q)^-s``."""
+    return f"rank^-{s}" if q == 0 else f"(rank + {q})^-{s}"
+
+
 def load_url(
     *,
     path: str | os.PathLike[str] | None = None,
     format: str = "auto",
     n: int = surrogates.URL_FIGURES["visits"],
     s: float = surrogates.URL_ZIPF_EXPONENT,
+    q: float = 0.0,
     top: int | None = None,
     n_bytes: int = 20,
     seed: int = 0,
@@ -510,15 +516,20 @@ def load_url(
         A top-sites list: with visitor counts (``<site><TAB><count>`` or
         ``<rank><TAB><site><TAB><count>``): weights are the counts; or ranks only
         (Quantcast's ``Rank<TAB>Site`` with ``#`` header lines; ties share a rank;
-        ``Hidden profile`` rows skipped and counted): weights rank^-s. Default: the first of
-        :data:`DEFAULT_FILES` in ``$LDP_DATA_DIR``, else the surrogate (80,000 generated
-        domains with weights rank^-s).
+        ``Hidden profile`` rows skipped and counted): weights (rank + q)^-s. Default: the
+        first of :data:`DEFAULT_FILES` in ``$LDP_DATA_DIR``, else the surrogate (80,000
+        generated domains with weights (rank + q)^-s).
     format : {"auto", "ranks", "counts"}
     n : int
         Number of visits (users), drawn with one multinomial (default 1.2 million).
     s : float
         Zipf exponent for ranks-only lists and the surrogate (default 1.338: 80,000 sites
         and 1.2 million visits then give 27,000 distinct sites in expectation).
+    q : float
+        Zipf-Mandelbrot offset of the rank weights (rank + q)^-s, for ranks-only lists and
+        the surrogate (:func:`~ldp.datasets.surrogates.zipf_by_rank`). 0 (default): Zipf's
+        law. No visitor counts are published, so the head is an assumption; q > 0 flattens
+        it (pass the s that keeps 27,000 distinct sites: docs/datasets.md, url-like).
     top : int, optional
         Keep only the ``top`` highest-ranked (or most visited) sites of a list, like the
         paper's top 80 thousand. Also the surrogate's number of sites (default 80,000).
@@ -532,6 +543,7 @@ def load_url(
     if top is not None:
         top = check_int(top, "top", minimum=1)
     m = 8 * n_bytes
+    surrogates.zipf_by_rank(np.ones(1), float(s), float(q))  # s > 0, q >= 0: fail early
     check_choices(
         "url", {"format": format, "encoding_errors": encoding_errors, "on_bad_line": on_bad_line}
     )
@@ -539,11 +551,20 @@ def load_url(
     values_rng, counts_rng, order_rng, _ = _streams("url", seed, 4)
     if file is None:
         sites = surrogates.URL_FIGURES["sites"] if top is None else top
-        key = {"n": n, "s": float(s), "sites": sites, "n_bytes": n_bytes, "seed": seed}
+        key = {
+            "n": n,
+            "s": float(s),
+            "q": float(q),
+            "sites": sites,
+            "n_bytes": n_bytes,
+            "seed": seed,
+        }
         values, counts, _ = _build(
             "url",
             key,
-            lambda: surrogates.url_surrogate(n, float(s), sites, n_bytes, values_rng, counts_rng),
+            lambda: surrogates.url_surrogate(
+                n, float(s), sites, n_bytes, values_rng, counts_rng, float(q)
+            ),
             cache,
             cache_dir,
         )
@@ -567,6 +588,7 @@ def load_url(
         "encoding_errors": encoding_errors,
         "on_bad_line": on_bad_line,
         "s": float(s),
+        "q": float(q),
     }
 
     def build_real():
@@ -579,7 +601,7 @@ def load_url(
         )
         if found == "ranks":
             order = np.argsort(numbers, kind="stable")
-            weights = surrogates.zipf_by_rank(numbers, float(s))
+            weights = surrogates.zipf_by_rank(numbers, float(s), float(q))
         else:
             order = np.argsort(-numbers, kind="stable")
             weights = numbers.astype(float)
@@ -594,7 +616,7 @@ def load_url(
         file_notes += merge_notes
         file_notes.append(
             f"{found} format: visit weights "
-            + (f"rank^-{float(s)}" if found == "ranks" else "= visitor counts")
+            + (_rank_law(float(s), float(q)) if found == "ranks" else "= visitor counts")
         )
         return distinct, merged, {"notes": file_notes, "format": found}
 
@@ -605,6 +627,7 @@ def load_url(
         "format": format,
         "n": n,
         "s": float(s),
+        "q": float(q),
         "top": top,
         "n_bytes": n_bytes,
         "seed": seed,

@@ -40,6 +40,7 @@ __all__ = [
     "kosarak_supports",
     "kosarak_probabilities",
     "kosarak_surrogate",
+    "url_exponent",
     "url_surrogate",
     "zipf_by_rank",
 ]
@@ -477,14 +478,38 @@ URL_FIGURES = {"sites": 80_000, "visits": 1_200_000, "distinct": 27_000}
 URL_ZIPF_EXPONENT = 1.338
 
 
-def zipf_by_rank(ranks: np.ndarray, s: float) -> np.ndarray:
-    """Visit probabilities of sites known only by rank: proportional to rank^-s.
+def url_exponent(q: float = 0.0) -> float:
+    """The s for which weights (rank + q)^-s over the 80,000 sites give 27,000 distinct
+    sites in expectation among 1.2 million visits ([PEM] Sec. VI-A's figures).
 
-    Sites that share a rank (ties in a ranking) get the same weight.
+    Solves sum_r 1 - exp(-n p_r) = 27,000 with p = :func:`zipf_by_rank` (ranks, s, q).
+    q = 0 gives :data:`URL_ZIPF_EXPONENT` (1.338); a flatter head (q > 0) needs a steeper
+    tail, e.g. s = 1.515 at q = 10.
+    """
+    fig = URL_FIGURES
+    ranks = np.arange(1, fig["sites"] + 1)
+
+    def excess(s: float) -> float:
+        p = zipf_by_rank(ranks, s, q)
+        return float(-np.expm1(-fig["visits"] * p).sum()) - fig["distinct"]
+
+    return float(brentq(excess, 0.5, 5.0, xtol=1e-6))
+
+
+def zipf_by_rank(ranks: np.ndarray, s: float, q: float = 0.0) -> np.ndarray:
+    """Visit probabilities of sites known only by rank: proportional to (rank + q)^-s.
+
+    q = 0 (default) is Zipf's law; q > 0 is the Zipf-Mandelbrot law, whose head is
+    flatter (the top sites' shares closer to each other) with the same tail exponent.
+    The real list's visitor counts are not available, so the head's shape is an
+    assumption; q is how a study varies it (docs/datasets.md, url-like). Sites that
+    share a rank (ties in a ranking) get the same weight.
     """
     if not s > 0:
         raise ValueError(f"s must be > 0, got {s}")
-    weights = np.asarray(ranks, dtype=float) ** -float(s)
+    if not 0 <= q < np.inf:  # also rejects NaN
+        raise ValueError(f"q must be >= 0 and finite, got {q}")
+    weights = (np.asarray(ranks, dtype=float) + float(q)) ** -float(s)
     return weights / weights.sum()
 
 
@@ -495,11 +520,12 @@ def url_surrogate(
     n_bytes: int,
     values_rng: np.random.Generator,
     counts_rng: np.random.Generator,
+    q: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Histogram of n visits over ``sites`` generated domain names, Zipf(s) by rank."""
+    """Histogram of n visits over ``sites`` generated domain names, (rank + q)^-s by rank."""
     domains = names.distinct_texts(
         lambda size, r: names.domain_names(size, n_bytes, r), sites, values_rng
     )
-    p = zipf_by_rank(np.arange(1, sites + 1), s)
+    p = zipf_by_rank(np.arange(1, sites + 1), s, q)
     counts = counts_rng.multinomial(n, p)
     return domains, counts.astype(np.int64), {}
