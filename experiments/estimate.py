@@ -18,16 +18,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import joblib
+
 #: Seconds of probing at most (a class whose first trial took longer is not retried).
 PROBE_BUDGET = 5.0
 #: A first trial faster than this is timed again (the first carries one-time costs).
 RETIME_BELOW = 1.0
-#: The overrides that shrink a run, for the warning.
+#: The overrides that shrink a run, for the warning (and ``n_jobs=-1`` when cores are idle).
 SHRINK_HINTS = (
     "n_trials=3 (fewer trials per setting)",
     "a smaller grid, e.g. epsilon=1,4 or k=16 (without -m: restricts the experiment's axis)",
     "dataset.n=100000 (synthetic data sets)",
-    "n_jobs=-1 (every core)",
 )
 
 
@@ -127,7 +128,9 @@ def estimate_lines(
     )
     if seconds <= 60 * warn_minutes:
         return (line if seconds >= SHOW_FROM else None), None
-    hints = "; ".join(SHRINK_HINTS)
+    cores = joblib.cpu_count()
+    more = (f"n_jobs=-1 (all {cores} cores, {workers} now)",) if workers < cores else ()
+    hints = "; ".join(SHRINK_HINTS + more)
     warning = (
         f"warning: this run will take about {duration(seconds)} (over warn_minutes="
         f"{warn_minutes:g}). To shrink it: {hints}. Finished trials are kept: stop with "

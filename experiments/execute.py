@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,13 +333,15 @@ def execute(
     rerun: bool = False,
     announce: bool = False,
     warn_minutes: float | None = None,
+    on_trials: Callable[[int], None] | None = None,
 ) -> RunReport:
     """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
 
     With ``rerun`` the settings' recorded trials are deleted first and all are computed
     again.  With ``announce`` the run's first line (:func:`plan_line`) and the data each
-    setting reads are printed before any trial.  ``KeyboardInterrupt`` stops the run
-    after logging what was kept; rerunning resumes.
+    setting reads are printed before any trial.  ``on_trials`` is called with the number
+    of trials of each batch the pool records (a multirun's progress line).
+    ``KeyboardInterrupt`` stops the run after logging what was kept; rerunning resumes.
     """
     start = time.perf_counter()
     jobs = -1 if n_jobs is None else n_jobs
@@ -387,6 +389,8 @@ def execute(
                 store.write_part(key, trials, frame)
                 ran += len(trials)
                 bar.update(len(trials))
+                if on_trials is not None:
+                    on_trials(len(trials))
         except KeyboardInterrupt:
             log.warning(
                 "interrupted: %d of %d trials recorded in this run; rerun the same "

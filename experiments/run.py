@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import hydra
@@ -175,10 +175,11 @@ def run_settings(
     backend: str | None = None,
     dask_scheduler: str | None = None,
     progress: bool | None = None,
+    on_trials: Callable[[int], None] | None = None,
 ) -> tuple[RunReport, ResultsStore]:
     """Run the missing trials of ``settings`` (run-only fields from the first one, unless
     given here); with ``rerun`` (default: the config's ``rerun``) recompute the recorded
-    ones too."""
+    ones too.  ``on_trials``: see :func:`~experiments.execute.execute`."""
     first = settings[0].config
     store = ResultsStore(first["results_dir"], first["name"], first["format"])
     report = execute(
@@ -193,6 +194,7 @@ def run_settings(
         rerun=first.get("rerun", False) if rerun is None else rerun,
         announce=announce,
         warn_minutes=first.get("warn_minutes"),
+        on_trials=on_trials,
     )
     if export:  # under -m every job refreshes it: the last one to finish sees every part
         with store.locked(["table"]) as writable:
@@ -240,6 +242,7 @@ def main(cfg: DictConfig) -> None:
             n_jobs=n_jobs,
             announce=not multirun,
             progress=False if sweep is not None else None,
+            on_trials=sweep_progress.trials_done if sweep is not None else None,
         )
     except KeyboardInterrupt:
         print(
@@ -250,9 +253,12 @@ def main(cfg: DictConfig) -> None:
     except (TrialError, ResultsDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
+    line = describe(report, store)
     if sweep is None or report.foreign:  # under the sweep's one line, only what needs reading
-        print(("\n" if sweep is not None and sys.stderr.isatty() else "") + describe(report, store))
-    sweep_progress.job_done(report.ran, report.done_before, str(store.directory))
+        print(("\n" if sweep is not None and sys.stderr.isatty() else "") + line)
+    if sweep is not None:
+        job = f"#{hydra_cfg.job.num} {' '.join(hydra_cfg.overrides.task)}: {line}"
+        sweep_progress.job_done(report.ran, report.done_before, str(store.directory), job)
 
 
 def cli(argv: Sequence[str] | None = None) -> None:

@@ -22,7 +22,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hydra import compose
@@ -45,6 +45,8 @@ class Setting:
     key: str  #: hash of :func:`result_config`: names the setting in the results store
     overrides: tuple[str, ...] = ()  #: the grid point that made it, e.g. ("epsilon=2",)
     data: str = ""  #: which data it reads, one line (e.g. "kosarak: calibrated surrogate (...)")
+    #: the config group choices it was composed with, e.g. {"protocol": "spm"} (from expand)
+    choices: dict[str, str] = field(default_factory=dict)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -211,8 +213,9 @@ def expand(config_name: str, overrides: Sequence[str], grid: Sequence[str] = ())
         key, _, values = text.partition("=")
         params[key] = values
     points = grid_points(params, overrides)
+    chosen = {str(g): str(c) for g, c in base.hydra.runtime.choices.items() if g in base and c}
     if not points:
-        return [make_setting(base, ())]
+        return [replace(make_setting(base, ()), choices=chosen)]
     groups = {_key_of(text) for text in points[0] if _is_group(_key_of(text))}
     composed: dict[tuple[str, ...], dict[str, Any]] = {}
     settings: dict[str, Setting] = {}
@@ -223,5 +226,7 @@ def expand(config_name: str, overrides: Sequence[str], grid: Sequence[str] = ())
             composed[choice] = OmegaConf.to_container(cfg, resolve=False)
         values = [text for text in point if _key_of(text) not in groups]
         setting = make_setting(_apply(composed[choice], values), point)
+        picked = dict(text.split("=", 1) for text in choice)
+        setting = replace(setting, choices={**chosen, **picked})
         settings.setdefault(setting.key, setting)
     return list(settings.values())

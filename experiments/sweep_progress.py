@@ -4,10 +4,12 @@ Under Hydra's basic launcher (the default: jobs one after another in this proces
 would log a line per job and each job would print its own progress bar and summary: about
 three lines a job.  This callback counts the sweep's jobs up front (Hydra's own sweep
 expansion of ``hydra.sweeper.params`` and the command line), silences the per-job lines
-and keeps one line: redrawn in place on a terminal, otherwise written at every tenth of
-the jobs, then a summary.  A job that reports something worth reading (trials recorded by
-another version of the code, an error) still prints it.  Under launchers that run jobs in
-other processes (joblib, submitit) each job prints its own lines as before.
+and keeps one line: redrawn in place on a terminal (also as a job's trials finish),
+otherwise written at every tenth of the jobs, then a summary.  Each job's own line (its
+overrides and what it ran) goes to its log file only, ``<sweep dir>/<job number>/run.log``.
+A job that reports something worth reading (trials recorded by another version of the
+code, an error) still prints it.  Under launchers that run jobs in other processes
+(joblib, submitit) each job prints its own lines as before.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -54,13 +57,16 @@ class Sweep:
     ran: int = 0
     recorded: int = 0
     directory: str = ""
+    running: int = 0  #: trials recorded so far by the job in progress
+    width: int = 0  #: the longest line drawn on the terminal (a redraw covers it)
+    logs: str = ""  #: where the jobs' own lines are, e.g. ``<sweep dir>/*/run.log``
 
     def line(self) -> str:
         elapsed = time.perf_counter() - self.started
         of = f"/{self.total}" if self.total else ""
         text = (
-            f"{self.name}: [{self.jobs}{of} jobs] {self.ran} trials run now, {self.recorded} "
-            f"already recorded; {_clock(elapsed)} elapsed"
+            f"{self.name}: [{self.jobs}{of} jobs] {self.ran + self.running} trials run now, "
+            f"{self.recorded} already recorded; {_clock(elapsed)} elapsed"
         )
         if self.total and 0 < self.jobs < self.total:
             text += f", ~{_clock(elapsed / self.jobs * (self.total - self.jobs))} left"
@@ -76,16 +82,49 @@ def _clock(seconds: float) -> str:
     return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
 
 
-def job_done(ran: int, recorded: int, directory: str) -> None:
-    """Count one finished job of the current sweep and redraw its line."""
+def _redraw(sweep: Sweep) -> None:
+    """The line again over the last one (padded: a shorter line leaves no tail behind)."""
+    text = sweep.line()
+    print(f"\r{text.ljust(sweep.width)}", end="", file=sys.stderr, flush=True)
+    sweep.width = max(sweep.width, len(text))
+
+
+def _to_log_file(text: str) -> str:
+    """Write ``text`` to the job's log files only (Hydra's ``<job dir>/<job name>.log``),
+    not to the console; return the pattern of the sweep's log files ("" if none)."""
+    record = logging.LogRecord(__name__, logging.INFO, __file__, 0, text, None, None)
+    pattern = ""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+            path = Path(handler.baseFilename)
+            pattern = str(path.parent.parent / "*" / path.name)
+    return pattern
+
+
+def trials_done(count: int) -> None:
+    """Count ``count`` trials just recorded by the running job (redrawn on a terminal only:
+    elsewhere the line is written per tenth of the jobs)."""
+    sweep = CURRENT
+    if sweep is None or not sys.stderr.isatty():
+        return
+    sweep.running += count
+    _redraw(sweep)
+
+
+def job_done(ran: int, recorded: int, directory: str, detail: str = "") -> None:
+    """Count one finished job of the current sweep, write its ``detail`` line to its log
+    file and redraw the sweep's line."""
     sweep = CURRENT
     if sweep is None:
         return
     before = sweep.jobs
     sweep.jobs, sweep.ran, sweep.recorded = before + 1, sweep.ran + ran, sweep.recorded + recorded
-    sweep.directory = directory
+    sweep.running, sweep.directory = 0, directory
+    if detail:
+        sweep.logs = _to_log_file(detail) or sweep.logs
     if sys.stderr.isatty():
-        print(f"\r{sweep.line()}", end="", file=sys.stderr, flush=True)
+        _redraw(sweep)
     elif not sweep.total or (10 * sweep.jobs) // sweep.total > (10 * before) // sweep.total:
         print(sweep.line(), file=sys.stderr, flush=True)
 
@@ -115,6 +154,7 @@ class SweepProgress(Callback):
         if sys.stderr.isatty():
             print(file=sys.stderr)
         where = f"; results in {sweep.directory}" if sweep.directory else ""
+        where += f"; job lines in {sweep.logs}" if sweep.logs else ""
         print(
             f"{sweep.name}: {sweep.jobs} jobs done in {_clock(time.perf_counter() - sweep.started)}"
             f": {sweep.ran} trials run now, {sweep.recorded} already recorded{where}",

@@ -52,8 +52,9 @@ def _resolved(config: dict, key: str) -> object:
 
 def _grid(settings: Sequence[Setting]) -> str:
     """Each swept field with every value the settings really take: the swept ones and, for a
-    figure reading several configs, the value a config fixes (Fig. 2's m = 64 comes from the
-    config that sweeps n).  2 and 2.0 are one value; numbers in increasing order."""
+    figure reading several configs, the value (or group choice) a config fixes (Fig. 2's
+    m = 64 comes from the config that sweeps n, Fig. 5's protocol spm from pem_fig5_spm).
+    2 and 2.0 are one value; numbers in increasing order."""
     axes: dict[str, dict[str, None]] = {}
     for setting in settings:
         for text in setting.overrides:
@@ -64,6 +65,8 @@ def _grid(settings: Sequence[Setting]) -> str:
             if any(o.partition("=")[0] == key for o in setting.overrides):
                 continue
             value = _resolved(setting.config, key)
+            if isinstance(value, dict):  # a config group: the choice a config fixes (spm)
+                value = setting.choices.get(key)
             if value is not None and not isinstance(value, dict | list):
                 values[_value_text(str(value))] = None
     parts = []

@@ -73,7 +73,10 @@ def _run(settings_of, capsys, *overrides):
     return report, store, capsys.readouterr()
 
 
-def test_a_run_over_the_threshold_warns_and_names_the_shrinking_overrides(settings_of, capsys):
+def test_a_run_over_the_threshold_warns_and_names_the_shrinking_overrides(
+    settings_of, capsys, monkeypatch
+):
+    monkeypatch.setattr(estimate.joblib, "cpu_count", lambda: 2)  # n_jobs=1 leaves one idle
     report, store, out = _run(settings_of, capsys, "warn_minutes=0")
     assert "estimate: about" in out.out
     assert "warning: this run will take about" in out.err
@@ -96,3 +99,14 @@ def test_a_run_of_minutes_prints_its_estimate_without_a_warning():
     line, warning = estimate.estimate_lines(probed, workers=2, warn_minutes=10)
     assert line.startswith("  estimate: about 2 min for the 120 trials left on 2 workers")
     assert warning is None
+
+
+def test_the_warning_suggests_more_workers_only_when_cores_are_idle(monkeypatch):
+    monkeypatch.setattr(estimate.joblib, "cpu_count", lambda: 4)
+    batch = _Batch(_setting("SPM"), tuple(range(100)))
+    probed = estimate.Probe({estimate.cost_class(batch.setting): 60.0}, 1, [batch], 60.0)
+    _, busy = estimate.estimate_lines(probed, workers=4, warn_minutes=1)
+    _, idle = estimate.estimate_lines(probed, workers=2, warn_minutes=1)
+    # every core busy (the default, n_jobs=null): more workers would not shrink the run
+    assert "n_trials=" in busy and "epsilon=1,4" in busy and "n_jobs=" not in busy
+    assert "n_jobs=-1 (all 4 cores, 2 now)" in idle

@@ -41,6 +41,24 @@ def test_the_fig2_gallery_grid_agrees_with_its_caption(settings_of):
     assert "epsilon ∈ {0.5, 1, 2}" in grid and "dataset.n ∈ {100000, 1000000, 10000000}" in grid
 
 
+def test_grid_includes_the_group_choice_a_config_fixes():
+    # Fig. 5: pem_fig5 sweeps protocol = pem, mcm; pem_fig5_spm fixes protocol = spm
+    swept = [
+        Setting(config={"protocol": {"name": p.upper()}}, key=p, overrides=(f"protocol={p}",))
+        for p in ("pem", "mcm")
+    ]
+    fixed = Setting(config={"protocol": {"name": "SPM"}}, key="s", choices={"protocol": "spm"})
+    assert _grid([*swept, fixed]) == "protocol ∈ {pem, mcm, spm}"
+
+
+def test_the_fig5_gallery_grid_names_spm(settings_of):
+    from experiments.figures.fig_pem_fig5 import FIGURE
+
+    settings = [s for name in FIGURE.experiments for s in settings_of(f"experiment={name}")]
+    grid = _grid(settings)
+    assert "protocol ∈ {pem, mcm, " in grid and "spm" in grid.split(";")[1], grid
+
+
 def test_grid_of_no_sweep_is_a_dash():
     assert _grid([setting()]) == "-"
 
