@@ -142,6 +142,7 @@ FIGURE = FigureSpec(
         "and SPM identify only two of the 16."
     ),
     quick=sec6.QUICK_FIG5,
+    quick_for=sec6.QUICK_FOR_FIG5,
     order=20.5,
     claims=claims,
 )

@@ -152,6 +152,7 @@ FIGURE = FigureSpec(
         "the advantage most profound at ε = 2."
     ),
     quick=sec6.QUICK_FIG7,
+    quick_for=sec6.QUICK_FOR_FIG7,
     order=20.7,
     claims=claims,
 )
