@@ -18,7 +18,9 @@ How to add a figure
    ``dataset.name``) and closed forms from :mod:`ldp.theory`; colours, markers and the
    theme from :mod:`experiments.figures.style`.  End it with ``FIGURE = FigureSpec(...)``
    (name, experiment, draw, title, caption, claim, quick overrides, ``order`` in the
-   gallery, and ``claims(table) -> list[Claim]`` for ``results/REPRODUCTION.md``).  A
+   gallery, and ``claims(table) -> list[Claim]`` for ``results/REPRODUCTION.md``).  The
+   quick overrides apply to every config of the figure; ``quick_for={"<config>": (...)}``
+   cuts one config further (e.g. a sensitivity line to one data set).  A
    module with several panels may define ``FIGURES = [...]`` instead, or draw them side
    by side in one figure: when the panels vary different parameters, give one config per
    panel as ``experiment=("<name>_a", "<name>_b", ...)`` and ``draw`` gets their rows in

@@ -74,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for experiment in spec.experiments:
                 if experiment in settings_of:
                     continue
-                overrides = (f"results_dir={results_dir}", *(spec.quick if args.quick else ()))
+                quick = spec.quick_overrides(experiment) if args.quick else ()
+                overrides = (f"results_dir={results_dir}", *quick)
                 if args.n_jobs is not None:
                     overrides += (f"n_jobs={args.n_jobs}",)
                 overrides_of[experiment] = overrides

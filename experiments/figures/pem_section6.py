@@ -440,3 +440,11 @@ QUICK_FIG5 = ("n_trials=1", "hydra.sweeper.params.epsilon='1,2.5,4'")  # also Fi
 QUICK_FIG6 = ("n_trials=1", "hydra.sweeper.params.k='4,16'")  # SPM on URL: ~6.5 s at 16
 QUICK_FIG7 = ("n_trials=1", "hydra.sweeper.params.epsilon='2,4'")
 QUICK_FIG8 = ("n_trials=1", "hydra.sweeper.params.epsilon='0.9,1.2,2'")
+#: ``--quick`` cuts of the sensitivity and partitioned lines' own configs (FigureSpec
+#: ``quick_for``): the synthetic data only (~0.05 s a run there; MCM with √n channels on
+#: URL and AOL takes ~0.5 s), and Fig. 7b-c's dashed lines at θ = 0.04 only (beside
+#: (a)'s θ = 0.023; SPM's runs grow as θ falls).  So they add a few seconds to --quick.
+SYNTHETIC_ONLY = ("hydra.sweeper.params.dataset=exponential",)
+QUICK_FOR_FIG5 = {"pem_fig5_sens": SYNTHETIC_ONLY}
+QUICK_FOR_FIG6 = {"pem_fig6_sens": SYNTHETIC_ONLY, "pem_fig6_block": SYNTHETIC_ONLY}
+QUICK_FOR_FIG7 = {"pem_fig7_partitioned_theta": ("protocol.threshold=0.04",)}

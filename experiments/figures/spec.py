@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 import matplotlib.pyplot as plt
@@ -39,7 +39,10 @@ class FigureSpec:
     title: str  #: heading in the gallery
     caption: str  #: what is plotted, how, and what the error bars are
     claim: str  #: the paper's claim this figure checks, with its source
-    quick: tuple[str, ...] = ("n_trials=5",)  #: overrides for ``--quick``
+    quick: tuple[str, ...] = ("n_trials=5",)  #: overrides for ``--quick``, every config
+    #: further ``--quick`` overrides of single configs (e.g. sensitivity lines cut to one
+    #: data set); an override here replaces the one of ``quick`` with the same key
+    quick_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     order: float = 100.0  #: position in the gallery (paper order)
     #: the quantitative claims this figure checks, computed from its table
     claims: Callable[[pd.DataFrame], list[Claim]] | None = None
@@ -48,3 +51,10 @@ class FigureSpec:
     def experiments(self) -> tuple[str, ...]:
         """The experiment names whose tables are concatenated into the one ``draw`` gets."""
         return (self.experiment,) if isinstance(self.experiment, str) else tuple(self.experiment)
+
+    def quick_overrides(self, experiment: str) -> tuple[str, ...]:
+        """The ``--quick`` overrides of one of the figure's configs: ``quick``, then its
+        own ``quick_for`` entries (which win over ``quick``'s for the same key)."""
+        own = self.quick_for.get(experiment, ())
+        keys = {override.split("=", 1)[0] for override in own}
+        return tuple(o for o in self.quick if o.split("=", 1)[0] not in keys) + tuple(own)

@@ -4,6 +4,7 @@ well formed."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import matplotlib.image as mpimg
@@ -14,6 +15,7 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from experiments.figures import FIGURES, Claim, style
+from experiments.figures import __main__ as figures_main
 from experiments.figures import pem_section6 as sec6
 from experiments.run import CONF_DIR, run_settings
 from experiments.schema import register_configs
@@ -109,8 +111,8 @@ def test_figures_sharing_a_config_share_their_quick_overrides():
     # A shared config runs with the quick overrides of the first figure that reads it.
     for a in SPECS.values():
         for b in SPECS.values():
-            if set(a.experiments) & set(b.experiments):
-                assert a.quick == b.quick
+            for experiment in set(a.experiments) & set(b.experiments):
+                assert a.quick_overrides(experiment) == b.quick_overrides(experiment)
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
@@ -139,10 +141,79 @@ def test_the_quick_overrides_cut_the_grids_of_each_figure(name):
     spec = SPECS[name]
     sizes = []
     for experiment in spec.experiments:
-        quick = _settings(experiment, *spec.quick)
+        quick = _settings(experiment, *spec.quick_overrides(experiment))
         assert quick and all(s.config["n_trials"] == 1 for s in quick)
         sizes.append(len(quick))
     assert sum(sizes) < sum(GRID_SIZES[e] for e in spec.experiments)
+
+
+#: ``--quick`` points of the sensitivity and partitioned lines' configs: (data sets, labels,
+#: number of settings); the synthetic data only, Fig. 7b-c's dashed lines at θ = 0.04 only.
+QUICK_CUTS = {
+    "pem_fig5_sens": (
+        {"exponential"},
+        {"PEM (paper shape)", "MCM (√n channels)", "MCM (8-bit OLH blocks)"},
+        3 * 3,
+    ),
+    "pem_fig6_sens": ({"exponential"}, {"PEM (paper shape)", "MCM (√n channels)"}, 2 * 2),
+    "pem_fig6_block": ({"exponential"}, {"MCM (8-bit OLH blocks)"}, 2),
+    "pem_fig7_partitioned": (
+        {"exponential"},
+        {"SPM (partitioned, threshold)", "MCM (partitioned, threshold)"},
+        2 * 2,
+    ),
+    "pem_fig7_partitioned_theta": (
+        {"exponential"},
+        {"SPM (partitioned, threshold)", "MCM (partitioned, threshold)"},
+        2 * 2,
+    ),
+}
+
+
+@pytest.mark.parametrize("experiment", sorted(QUICK_CUTS))
+def test_quick_keeps_the_sensitivity_lines_to_a_few_cheap_runs(experiment):
+    (spec,) = [s for s in SPECS.values() if experiment in s.experiments]
+    quick = _settings(experiment, *spec.quick_overrides(experiment))
+    datasets, labels, size = QUICK_CUTS[experiment]
+    assert {s.config["dataset"]["name"] for s in quick} == datasets
+    assert {s.config["protocol"]["label"] for s in quick} == labels
+    assert len(quick) == size
+    if experiment == "pem_fig7_partitioned_theta":
+        assert {s.config["protocol"]["threshold"] for s in quick} == {0.04}
+    # the configs of the paper's lines keep the figure's quick overrides (every data set)
+    assert spec.quick_overrides(spec.experiments[0]) == spec.quick
+
+
+def test_a_configs_own_quick_overrides_replace_the_figures_for_the_same_key():
+    spec = dataclasses.replace(
+        SPECS["pem_fig5"],
+        quick=("n_trials=1", "hydra.sweeper.params.epsilon='1,4'"),
+        quick_for={"pem_fig5_sens": ("hydra.sweeper.params.epsilon=4", "dataset.n=1000")},
+    )
+    assert spec.quick_overrides("pem_fig5") == spec.quick
+    assert spec.quick_overrides("pem_fig5_sens") == (
+        "n_trials=1",
+        "hydra.sweeper.params.epsilon=4",
+        "dataset.n=1000",
+    )
+
+
+def test_figures_quick_runs_each_config_with_its_own_overrides(monkeypatch, tmp_path):
+    seen: dict[str, tuple[str, ...]] = {}
+
+    def record(experiment, overrides):
+        seen[experiment] = tuple(overrides)
+        return []
+
+    monkeypatch.setattr(figures_main, "experiment_settings", record)
+    argv = ["--quick", "--no-run", "--only", "pem_fig5", "--results-dir", str(tmp_path)]
+    assert figures_main.main(argv) == 0
+    spec = SPECS["pem_fig5"]
+    assert set(seen) == set(spec.experiments)
+    for experiment in spec.experiments:
+        assert seen[experiment] == (f"results_dir={tmp_path}", *spec.quick_overrides(experiment))
+    assert "hydra.sweeper.params.dataset=exponential" in seen["pem_fig5_sens"]
+    assert "hydra.sweeper.params.dataset=exponential" not in seen["pem_fig5"]
 
 
 def test_fig6_has_k16_of_every_protocol_and_data_set():
