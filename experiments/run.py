@@ -176,10 +176,12 @@ def run_settings(
     dask_scheduler: str | None = None,
     progress: bool | None = None,
     on_trials: Callable[[int], None] | None = None,
+    estimate: bool = True,
 ) -> tuple[RunReport, ResultsStore]:
     """Run the missing trials of ``settings`` (run-only fields from the first one, unless
     given here); with ``rerun`` (default: the config's ``rerun``) recompute the recorded
-    ones too.  ``on_trials``: see :func:`~experiments.execute.execute`."""
+    ones too.  ``on_trials``: see :func:`~experiments.execute.execute`.  ``estimate=False``
+    skips the up-front estimate whatever the config's ``warn_minutes``."""
     first = settings[0].config
     store = ResultsStore(first["results_dir"], first["name"], first["format"])
     report = execute(
@@ -193,7 +195,7 @@ def run_settings(
         progress=first["progress"] if progress is None else progress,
         rerun=first.get("rerun", False) if rerun is None else rerun,
         announce=announce,
-        warn_minutes=first.get("warn_minutes"),
+        warn_minutes=first.get("warn_minutes") if estimate else None,
         on_trials=on_trials,
     )
     if export:  # under -m every job refreshes it: the last one to finish sees every part

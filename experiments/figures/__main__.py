@@ -87,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_run:
         try:
             for settings in settings_of.values():
-                report, store = run_settings(settings, rerun=args.force, announce=True)
+                # --quick runs are seconds each: timing trials first would only serialise them
+                report, store = run_settings(
+                    settings, rerun=args.force, announce=True, estimate=not args.quick
+                )
                 print(describe(report, store))
         except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)

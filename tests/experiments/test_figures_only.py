@@ -57,3 +57,15 @@ def test_ctrl_c_during_the_runs_is_one_line_not_a_traceback(tmp_path, monkeypatc
     assert capsys.readouterr().err.strip() == (
         "interrupted: finished trials are kept; rerun the same command to resume"
     )
+
+
+def test_quick_runs_skip_the_up_front_estimate(tmp_path, monkeypatch, capsys):
+    from experiments import estimate
+    from experiments.figures import __main__ as figures_main
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("--quick must not time trials up front")
+
+    monkeypatch.setattr(estimate, "probe", no_probe)
+    code = figures_main.main(["--quick", "--only", "pem_fig2", "--results-dir", str(tmp_path)])
+    assert code == 0, capsys.readouterr().err
