@@ -52,8 +52,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp._validation import check_values
 from ldp.oracles import BLH, GRR, OLH, OUE, SHE, SUE, THE
+from ldp.validation import check_values
 
 Model = Literal["categorical", "bits", "hashed", "product"]
 MODELS: tuple[str, ...] = ("categorical", "bits", "hashed", "product")

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ldp._validation import check_generator, check_int
 from ldp.audit.bounds import check_level, clopper_pearson_lower, clopper_pearson_upper
 from ldp.audit.events import Event, Finder, count, default_events
+from ldp.validation import check_generator, check_int
 
 #: Reports drawn per input and per call to ``perturb``.
 BATCH = 1 << 16

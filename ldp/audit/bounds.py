@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from ldp._validation import check_int
+from ldp.validation import check_int
 
 
 def check_level(alpha: object, name: str = "alpha") -> float:

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ldp._validation import check_int
 from ldp.datasets import cache, readers, surrogates, synthetic
 from ldp.datasets.base import Dataset
+from ldp.validation import check_int
 
 __all__ = [
     "CHOICES",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp._validation import check_int
+from ldp.validation import check_int
 
 __all__ = [
     "distinct_random_values",

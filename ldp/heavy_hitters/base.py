@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp._validation import check_generator, check_int
 from ldp.oracles import ORACLES, FrequencyOracle
+from ldp.validation import check_generator, check_int
 
 Engine = Literal["sampled", "reports"]
 ENGINES = ("sampled", "reports")

@@ -31,7 +31,6 @@ import numpy as np
 from scipy import stats
 
 from ldp import bits
-from ldp._validation import check_epsilon, check_generator, check_int
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -43,6 +42,7 @@ from ldp.heavy_hitters.base import (
 )
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.oracles.base import MAX_REPORT_BYTES
+from ldp.validation import check_epsilon, check_generator, check_int
 
 __all__ = [
     "BUDGETS",

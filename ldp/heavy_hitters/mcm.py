@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
-from ldp._validation import check_generator, check_int
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -68,6 +67,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import BLH, GRR, FrequencyOracle
 from ldp.registry import register
+from ldp.validation import check_generator, check_int
 
 __all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM"]
 

@@ -18,7 +18,6 @@ from typing import Any, Literal
 import numpy as np
 
 from ldp import bits
-from ldp._validation import check_epsilon, check_generator, check_int
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -37,6 +36,7 @@ from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_repor
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as theory
+from ldp.validation import check_epsilon, check_generator, check_int
 
 #: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
 SHAPES = ("optimizer", "paper")

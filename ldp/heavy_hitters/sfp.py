@@ -55,7 +55,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
-from ldp._validation import check_generator, check_int
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     assign_groups,
@@ -79,6 +78,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles.count_mean_sketch import CMS, HCMS
 from ldp.registry import register
+from ldp.validation import check_generator, check_int
 
 __all__ = ["SFP"]
 

@@ -39,7 +39,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
-from ldp._validation import check_generator
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -63,6 +62,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import GRR, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
 from ldp.registry import register
+from ldp.validation import check_generator
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits
-from ldp._validation import check_generator
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -42,6 +41,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import OLH
 from ldp.registry import register
+from ldp.validation import check_generator
 
 __all__ = ["Strawman", "cap_product"]
 

@@ -41,7 +41,6 @@ import numpy as np
 from scipy.stats import norm
 
 from ldp import bits
-from ldp._validation import check_epsilon, check_generator, check_int
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     aggregate,
@@ -55,6 +54,7 @@ from ldp.heavy_hitters.pem import check_fraction
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as pem_theory
+from ldp.validation import check_epsilon, check_generator, check_int
 
 FORMS = ("threshold", "top-k")
 

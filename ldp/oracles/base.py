@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import theory
-from ldp._validation import (
+from ldp.validation import (
     MAX_USERS,
     check_counts,
     check_epsilon,

@@ -60,10 +60,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ldp import hashing
-from ldp._validation import check_counts, check_generator, check_int, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_int, check_values
 
 #: Random draws per chunk of users in the CMS client and aggregator (bounds memory).
 CHUNK = 1 << 22

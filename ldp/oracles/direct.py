@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldp import theory
-from ldp._validation import check_generator, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
+from ldp.validation import check_generator, check_values
 
 #: GRR's reports are int64 values, so its domain stops at 2^62.
 MAX_GRR_DOMAIN = 2**62

@@ -40,11 +40,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ldp import hashing, theory
-from ldp._validation import check_counts, check_generator, check_int, check_total, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_int, check_total, check_values
 
 #: The largest pool (the k' x g table and the k' x |C| lookups must fit).
 MAX_POOL = 1 << 20

@@ -40,11 +40,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ldp import theory
-from ldp._validation import check_counts, check_generator, check_total, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_total, check_values
 
 #: K is at most this (the transform holds K int64): d <= 2^27 - 1.
 MAX_HADAMARD_ORDER = 2**27

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldp import theory
-from ldp._validation import check_generator, check_values
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.discrete_laplace import HistogramNoise, histogram_noise
 from ldp.oracles.exact import GRID, MARGIN
 from ldp.oracles.unary import CHUNK, UnaryEncoding
 from ldp.registry import register
+from ldp.validation import check_generator, check_values
 
 #: SHE's tables have ~280/ε cells: below this budget they grow too large to build.
 MIN_SHE_EPSILON = 0.01

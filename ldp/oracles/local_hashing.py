@@ -22,11 +22,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ldp import hashing, theory
-from ldp._validation import check_generator, check_int, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
+from ldp.validation import check_generator, check_int, check_values
 
 
 class HashReports(NamedTuple):

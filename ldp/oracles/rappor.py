@@ -70,10 +70,10 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp._validation import check_counts, check_generator, check_int, check_values
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_int, check_values
 
 #: Random draws per chunk of users (bounds the temporary memory).
 CHUNK = 1 << 22

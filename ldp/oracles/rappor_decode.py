@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import linalg, sparse, stats
 
-from ldp._validation import check_int
 from ldp.oracles.rappor import CohortCounts, design_columns
+from ldp.validation import check_int
 
 #: FISTA stops when no coefficient moved by more than this fraction of the largest one.
 TOLERANCE = 1e-4

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldp._validation import check_generator, check_int
 from ldp.oracles.rappor import (
     RAPPOR,
     CohortCounts,
@@ -45,6 +44,7 @@ from ldp.oracles.rappor import (
     rappor_epsilon_one,
 )
 from ldp.oracles.rappor_decode import RapporDecoding, decode
+from ldp.validation import check_generator, check_int
 
 #: HMAC-SHA256 gives 32 bytes, one per bit, and reports are 32-bit integers.
 MAX_BITS = 32

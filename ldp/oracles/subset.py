@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldp import theory
-from ldp._validation import check_generator, check_int, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
 from ldp.registry import register
+from ldp.validation import check_generator, check_int, check_values
 
 #: The sampled engine draws the users' own subsets when n d is at most this.
 REPORTS_SHORTCUT = 1 << 22

@@ -26,10 +26,10 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ldp import theory
-from ldp._validation import check_generator, check_values
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
+from ldp.validation import check_generator, check_values
 
 #: Random draws per chunk of users (bounds the temporary memory to ~ 9 x this bytes).
 CHUNK = 1 << 22

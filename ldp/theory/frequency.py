@@ -20,7 +20,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ldp._validation import check_epsilon, check_int
+from ldp.validation import check_epsilon, check_int
 
 ArrayLike = float | np.ndarray
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ldp._validation import check_epsilon, check_int
+from ldp.validation import check_epsilon, check_int
 
 __all__ = ["bit_vote_success", "mcm_candidate_probability", "mcm_f1_ceiling"]
 

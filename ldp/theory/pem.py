@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 from scipy.stats import norm
 
-from ldp._validation import check_epsilon, check_int
+from ldp.validation import check_epsilon, check_int
 
 Slots = Literal["k-j+1", "k-j"]
 Goal = Literal["f1", "ncr"]

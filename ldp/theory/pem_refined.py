@@ -49,8 +49,8 @@ import numpy as np
 from scipy import optimize, special
 
 from ldp import bits
-from ldp._validation import check_epsilon, check_int
 from ldp.theory.pem import Goal, PEMConfig, olh_pq, utility_weights
+from ldp.validation import check_epsilon, check_int
 
 __all__ = ["refined_identification", "refined_utility"]
 

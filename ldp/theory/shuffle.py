@@ -56,7 +56,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from ldp._validation import check_epsilon, check_int
+from ldp.validation import check_epsilon, check_int
 
 Method = Literal[
     "fmt_numerical",

@@ -1,7 +1,16 @@
-"""Parameter checks shared by every protocol.
+"""Parameter checks shared by every protocol: the one public place inputs are validated.
 
-Every check raises before any randomness is drawn, with a message that names the
-parameter: ``TypeError`` for a value of the wrong kind, ``ValueError`` for one out of range.
+Every check raises before any randomness is drawn.  A value of the wrong kind raises
+``TypeError``; a value out of range raises :class:`ParameterError` (a ``ValueError``)
+whose attributes carry the parameter's name, the value and the allowed range, so a caller
+(the harness, a plug-in's tests) reads them instead of parsing the message.
+
+>>> from ldp.validation import ParameterError, check_int
+>>> try:
+...     check_int(1, "g", minimum=2)
+... except ParameterError as error:
+...     (error.name, error.value, error.allowed)
+('g', 1, '>= 2')
 """
 
 from __future__ import annotations
@@ -10,6 +19,29 @@ import math
 import numbers
 
 import numpy as np
+
+
+class ParameterError(ValueError):
+    """A parameter outside its allowed range.
+
+    Attributes
+    ----------
+    name : str
+        The parameter's name as the caller spelled it (``"epsilon"``, ``"g"``).
+    value : object
+        The value that was refused.
+    allowed : str
+        The allowed range in words (``"> 0"``, ``"in [2, 2**20]"``).
+    """
+
+    def __init__(self, name: str, value: object, allowed: str, detail: str = "") -> None:
+        self.name, self.value, self.allowed, self.detail = name, value, allowed, detail
+        reason = f" ({detail})" if detail else ""
+        super().__init__(f"{name} must be {allowed}{reason}, got {value}")
+
+    def __reduce__(self):  # keep the attributes across pickling (joblib workers)
+        return (type(self), (self.name, self.value, self.allowed, self.detail))
+
 
 #: Above this, e^epsilon overflows float64 arithmetic in the variance formulas.
 MAX_EPSILON = 700.0
@@ -25,13 +57,13 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
         raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
     value = float(epsilon)
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
+        raise ParameterError(name, value, "finite")
     if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
+        raise ParameterError(name, value, "> 0")
     if value < MIN_EPSILON:
-        raise ValueError(f"{name} must be >= {MIN_EPSILON} (p* - q* vanishes), got {value}")
+        raise ParameterError(name, value, f">= {MIN_EPSILON}", "p* - q* vanishes")
     if value > MAX_EPSILON:
-        raise ValueError(f"{name} must be <= {MAX_EPSILON} (e^{name} overflows), got {value}")
+        raise ParameterError(name, value, f"<= {MAX_EPSILON}", f"e^{name} overflows")
     return value
 
 
@@ -41,9 +73,9 @@ def check_int(value: object, name: str, *, minimum: int, maximum: int | None = N
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     value = int(value)
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ParameterError(name, value, f">= {minimum}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+        raise ParameterError(name, value, f"<= {maximum}")
     return value
 
 
