@@ -181,8 +181,14 @@ def claims_for(by: str, fixed: str):
         if "PEM" not in wide or not any(c.startswith(NAME) for c in wide.columns):
             return []
         tree = wide[[c for c in wide.columns if c.startswith(NAME)]].max(axis=1)
-        below = wide["PEM"] >= tree - 0.02
-        gap = (wide["PEM"] - tree).mean()
+        # a grid point where either protocol has no result (TreeHist sweeps fewer ε or k
+        # than PEM) is neither a win nor a loss: compare only the points both measured
+        both = tree.notna() & wide["PEM"].notna()
+        if not both.any():
+            return []
+        tree, pem = tree[both], wide["PEM"][both]
+        below = pem >= tree - 0.02
+        gap = (pem - tree).mean()
         return [
             Claim(
                 source=SOURCE,
