@@ -124,6 +124,10 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             paper="Hadamard-based oracles aggregate in O(n + d log d) and local hashing in "
             "O(n d) (FLH: O(n + k' d)); OLH's server time is the largest at large d",
             ours="; ".join(parts) + " (n = 10,000 real reports, median of 3 trials)",
+            tolerance=(
+                "an ordering, not a number: HR's median server time below OLH's at the "
+                "largest d both ran (the paper gives asymptotic costs, no times)"
+            ),
             verdict="reproduced" if ok else "differs",
             reason="" if ok else "HR was not faster than OLH at the largest common d",
         )

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Claim, FigureSpec, both
 from experiments.trials import build_protocol, protocol_from_row
 
 
@@ -91,6 +91,8 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     ratios = (flh_e["value"].mean() / olh_e.reindex(flh_e["value"].mean().index, level=0)).unstack()
     largest, smallest = int(by_pool.index.max()), int(by_pool.index.min())
     fast = bool((speedups > 1).all())
+    # the worst ε's ratio at the largest pool below the one at the smallest
+    tends = bool(ratios[largest].max() < ratios[smallest].max())
     return [
         Claim(
             source="Cormode, Maddock, Maple VLDB 2021 Sec. 4.2 and 6 (FLH)",
@@ -102,8 +104,19 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"one value, FLH's worst case) {ratios[smallest].max():.3g} at k' = {smallest}, "
                 f"{ratios[largest].max():.3g} at k' = {largest}"
             ),
-            verdict="reproduced" if fast else "partly",
-            reason="" if fast else "FLH's k' d lookup was slower than OLH's n d support count",
+            tolerance=(
+                "orderings: 'faster' read as OLH/FLH median server time > 1 at every k'; "
+                "'tends to OLH's' read as the FLH/OLH MSE ratio falling as k' grows"
+            ),
+            verdict=both(
+                "reproduced" if fast else "differs",
+                "reproduced" if tends else "differs",
+            ),
+            reason=""
+            if fast and tends
+            else "FLH's k' d lookup was slower than OLH's n d support count"
+            if not fast
+            else "FLH's error did not fall toward OLH's as the pool grew",
         )
     ]
 

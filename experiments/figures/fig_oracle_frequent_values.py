@@ -166,6 +166,11 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"items at ε = {_epsilon(table)} ({trials} runs): {listed}; SUE/OLH = "
                 f"{margins['SUE']:.2f}, BLH/OLH = {margins['BLH']:.2f}"
             ),
+            tolerance=(
+                f"'more accurately' read as SUE/OLH and BLH/OLH RMSE ratios above 1 + "
+                f"{2 * noise:.3f}: two standard errors of a ratio of mean RMSEs "
+                f"(≈ 1/√(2t) relative per item over {int(score.loc['OLH', 'items'])} items)"
+            ),
             verdict="reproduced" if better else "differs",
             reason="" if better else "OLH is not clearly ahead of SUE and BLH here",
         )

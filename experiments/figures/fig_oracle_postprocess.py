@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Claim, FigureSpec, both
 
 #: Legend order and look: (label, colour, marker).
 METHODS = {
@@ -112,6 +112,25 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     z = (base["mean"] - base["exact"]) / base["se"].where(base["se"] > 0)
     worst = float(z.abs().max()) if z.notna().any() else math.nan
     norm_sub_wins = dict(wins).get("norm_sub", False)
+    # the sentence's three parts, each per oracle at the smallest and the largest ε
+    verdicts, readings = [], []
+    for method, check in (("norm_sub", "orders"), ("norm_sub", "small"), ("norm", "little")):
+        other = full[full["method"] == method].set_index(["protocol", "epsilon"])
+        common = base.index.intersection(other.index)
+        if not len(common):
+            verdicts.append("not measurable")
+            continue
+        ratio = (other.loc[common, "mean"] / base.loc[common, "mean"]).unstack("epsilon")
+        low, high = ratio.iloc[:, 0], ratio.iloc[:, -1]
+        if check == "orders":
+            holds = norm_sub_wins and bool((low <= 0.1).all())
+        elif check == "small":
+            holds = ratio.shape[1] > 1 and bool((low < high).all())
+        else:
+            holds = bool(((ratio > 0.9) & (ratio < 1.1)).all().all())
+        verdicts.append("reproduced" if holds else "differs")
+        readings.append(f"{METHODS[method][0]} {check}: {'holds' if holds else 'fails'}")
+    verdict = both(*verdicts)
     return [
         Claim(
             source="NDSS 2020 (Wang et al.) Sec. VI, full-distribution MSE",
@@ -121,8 +140,17 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             ours=f"MSE ratios to the unbiased estimates over GRR/OUE/OLH and ε: "
             f"{'; '.join(parts)}; unbiased MSE vs its exact expectation: largest |gap|/SE = "
             f"{worst:.1f}",
-            verdict="reproduced" if norm_sub_wins else "differs",
-            reason="" if norm_sub_wins else "Norm-Sub did not lower the MSE everywhere",
+            tolerance=(
+                "three parts, per oracle: 'orders of magnitude' read as Norm-Sub/none below 1 "
+                "everywhere and at most 0.1 at the smallest ε; 'especially at small ε' as that "
+                "ratio lower at the smallest ε than at the largest; 'changes little' as "
+                "Norm/none within 10% everywhere (3 trials a point: ratios are read, not "
+                "tested)"
+            ),
+            verdict=verdict,
+            reason=""
+            if verdict == "reproduced"
+            else "; ".join(r for r in readings if r.endswith("fails")) or "a part is missing",
         )
     ]
 

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
@@ -189,6 +190,12 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
             f"g = ⌈e^ε+1⌉ moves its exact variance up to {100 * olh_gap:.1f}% from the table's "
             "g = e^ε+1). At d = 2 a trial sees a single value, so a point's 2 SE is about ±40%"
         ),
+        tolerance=(
+            f"4.5 SE at every point against the exact expectation (the chance that any of "
+            f"{len(stats)} unbiased points strays that far by sampling alone is "
+            f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g}); the gaps to Table 1 are "
+            "shown with their 2 SE, since Table 1 rounds OLH's g"
+        ),
         verdict="reproduced" if ok else "partly",
         reason="" if ok else "a gap above 4.5 standard errors: more than sampling noise",
     )
@@ -218,6 +225,10 @@ def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
         source="USENIX'17 Table 1 / slides 'Comparison of Different Mechanisms'",
         paper="OUE and OLH have the same variance, 4e^ε/(e^ε-1)^2",
         ours="; ".join(parts) + " over ε = 0.5-5, engines pooled",
+        tolerance=(
+            "4 SE of the ratio (relative SEs in quadrature) around its exact value with the "
+            "integer g at every ε; 'the same' is the continuous-g identity, off by under 1%"
+        ),
         verdict="reproduced" if ok else "partly",
         reason="equal for the continuous g = e^ε + 1; OLH's integer g costs it under 1%"
         if ok
@@ -262,6 +273,10 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
         source="USENIX'17 Sec. 5 (Table 1)",
         paper="GRR (direct encoding) is better than OLH when d < 3e^ε + 2",
         ours="; ".join(parts) + " (ε = 0.5-5, engines pooled)",
+        tolerance=(
+            "an ordering at every ε: the measured GRR/OLH ratio below 1 exactly where "
+            "d < 3e^ε + 2 (the fitted crossing is shown, not judged)"
+        ),
         verdict="reproduced" if ok else "differs",
         reason="" if ok else "the measured winner disagrees with d < 3e^ε + 2 at some ε",
     )

@@ -16,7 +16,7 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Claim, FigureSpec, both
 
 EXPERIMENTS = ("pem_fig5", "pem_fig5_spm", "pem_fig5_spm_url", "pem_fig5_sens")
 #: ε of the model line on the synthetic panels.
@@ -89,6 +89,11 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 "identify only two (F1 ≈ 0.125)"
             ),
             ours=ours,
+            tolerance=(
+                "from the paper's digits and its reading: PEM's 'F1 = 0.9 (more than ten "
+                "URLs)' as a mean F1 of at least 0.8; 'only two' (F1 ≈ 0.125) as the better "
+                "baseline's mean F1 at most 0.25 (four of 16)"
+            ),
             verdict=verdict,
             reason=reason,
         )
@@ -98,6 +103,10 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         others = wide.drop(columns="PEM").max(axis=1)
         # "best": PEM's mean is at least the best baseline's (ties at 1.0 count as best)
         best = wide["PEM"] >= others - 0.02
+        # "more so as ε grows": PEM's lead over the best baseline at each data set's largest
+        # ε at least its lead at the smallest
+        lead = (wide["PEM"] - others).dropna()
+        grows = {d: float(g.iloc[-1] - g.iloc[0]) for d, g in lead.groupby(level=0) if len(g) > 1}
         losses = [
             f"{d} ε = {e:g} (PEM {wide.loc[(d, e), 'PEM']:.2f} vs {others[(d, e)]:.2f})"
             for d, e in wide.index[~best.to_numpy()]
@@ -110,13 +119,30 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                     f"PEM's mean F1 is the highest (within 0.02) at {int(best.sum())} of "
                     f"{len(best)} (data set, ε) points"
                     + (f"; not at {', '.join(losses)}" if losses else "")
+                    + "; PEM's lead at the largest minus at the smallest ε: "
+                    + ", ".join(f"{d} {change:+.2f}" for d, change in grows.items())
                 ),
-                verdict="reproduced" if not losses else "partly",
+                tolerance=(
+                    "two parts: 'best' read as PEM's mean F1 within 0.02 of the best "
+                    "baseline's or above it at every point (ties where F1 saturates count); "
+                    "'more so as ε grows' as PEM's lead over the best baseline larger at each "
+                    "data set's largest ε than at its smallest"
+                ),
+                verdict=both(
+                    "reproduced" if not losses else "partly",
+                    "reproduced"
+                    if grows and min(grows.values()) > 0
+                    else "differs"
+                    if grows
+                    else "not measurable",
+                ),
                 reason=(
                     ""
+                    if not losses and grows and min(grows.values()) > 0
+                    else "PEM's lead shrinks as ε grows: at small ε the baselines find few "
+                    "values while PEM already finds most, and at large ε they catch up"
                     if not losses
-                    else "a baseline matches PEM where F1 saturates or the data's head is "
-                    "steep; not investigated further"
+                    else "a baseline matches PEM where F1 saturates or the data's head is steep"
                 ),
             )
         )

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Claim, FigureSpec, both
 
 EXPERIMENTS = (
     "pem_fig6",
@@ -60,6 +60,10 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             source="PEM Sec. VI-B2 (Fig. 6c)",
             paper="synthetic data, ε = 2: PEM achieves almost full utility for up to k = 30",
             ours=f"PEM F1 ({sec6.runs_note(table)}): {listed}",
+            tolerance=(
+                "a stated reading of 'almost full utility': PEM's mean F1 at least 0.85 at "
+                "every k ≤ 32 (the grid's points around 30); 0.7 is 'partly'"
+            ),
             verdict=verdict,
             reason=reason,
         )
@@ -68,6 +72,13 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     if "PEM" in wide and wide.shape[1] > 1:
         others = wide.drop(columns="PEM").max(axis=1)
         best = wide["PEM"] >= others - 0.02
+        # "utility decreases with k": PEM's F1 at each data set's largest k below its
+        # F1 at the smallest k
+        drop = {
+            d: float(g.iloc[-1] - g.iloc[0])
+            for d, g in wide["PEM"].dropna().groupby(level=0)
+            if len(g) > 1
+        }
         losses = [
             f"{d} k = {int(k)} (PEM {wide.loc[(d, k), 'PEM']:.2f} vs {others[(d, k)]:.2f})"
             for d, k in wide.index[~best.to_numpy()]
@@ -80,13 +91,29 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                     f"PEM's mean F1 is the highest (within 0.02) at {int(best.sum())} of "
                     f"{len(best)} (data set, k) points"
                     + (f"; not at {', '.join(losses)}" if losses else "")
+                    + "; PEM's F1 at the largest minus the smallest k: "
+                    + ", ".join(f"{d} {change:+.2f}" for d, change in drop.items())
                 ),
-                verdict="reproduced" if not losses else "partly",
+                tolerance=(
+                    "two parts: 'outperforms' read as PEM's mean F1 within 0.02 of the best "
+                    "baseline's or above it at every point; 'decreases with k' as PEM's F1 "
+                    "lower at each data set's largest k than at its smallest"
+                ),
+                verdict=both(
+                    "reproduced" if not losses else "partly",
+                    "reproduced"
+                    if drop and max(drop.values()) < 0
+                    else "differs"
+                    if drop
+                    else "not measurable",
+                ),
                 reason=(
                     ""
+                    if not losses and drop and max(drop.values()) < 0
+                    else "PEM's F1 does not fall from the smallest to the largest k on every "
+                    "data set"
                     if not losses
-                    else "a baseline matches PEM at small k, where few candidates compete; "
-                    "not investigated further"
+                    else "a baseline matches PEM at small k, where few candidates compete"
                 ),
             )
         )

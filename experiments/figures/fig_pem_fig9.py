@@ -170,6 +170,10 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"MCM/SPM ratio {mcm_spm.min():.2f}-{mcm_spm.max():.2f}, PEM/MCM "
                 f"{pem_mcm.min():.2f}-{pem_mcm.max():.2f}.{partitioned}"
             ),
+            tolerance=(
+                "two parts at every ε: 'smaller' read as MCM/SPM below 1; 'similar accuracy' "
+                "as PEM/MCM between 0.5 and 2 (a stated reading: within a factor of two)"
+            ),
             verdict=verdict,
             reason=reason,
         )

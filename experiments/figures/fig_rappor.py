@@ -195,6 +195,7 @@ def privacy_claims(table: pd.DataFrame) -> list[Claim]:
                 source=f"[RAPPOR] Sec. 3, google/rappor preset (p, q, f, h) = {key}",
                 paper=f"ε₁ = {paper_one:.4f}, ε∞ = {paper_inf:.4f}",
                 ours=f"ε₁ = {one:.4f}, ε∞ = {inf:.4f} ({row.label})",
+                tolerance="the four decimals google/rappor prints: equal after rounding",
                 verdict="reproduced" if same else "differs",
                 reason="" if same else "the closed forms disagree with the published values",
             )
@@ -238,6 +239,11 @@ def decode_claims(table: pd.DataFrame) -> list[Claim]:
             paper="the detected values are estimated within their standard errors, with "
             "family-wise false-detection rate at most α",
             ours="; ".join(parts) + f"; pooled {100 * coverage:.1f}% within 2 SE",
+            tolerance=(
+                f"two parts: coverage within 2 SE at least the normal rate "
+                f"{100 * nominal:.1f}% minus 3 binomial standard errors of the pooled share; "
+                "false detections per decode at most the Bonferroni level α"
+            ),
             verdict="partly" if reason else "reproduced",
             reason="; ".join(reason),
         )

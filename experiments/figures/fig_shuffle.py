@@ -16,13 +16,15 @@ oracle trial records the best one for its n (column ``shuffle_epsilon``, δ = 10
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Claim, FigureSpec, both
 from experiments.trials import SHUFFLE_DELTA
 from ldp import theory
 from ldp.theory.shuffle import shuffle_epsilon
@@ -125,19 +127,49 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     if not {10**5, 10**6} <= set(at.index):
         return []
     ratio = at[10**5] / at[10**6]
+    printed = {n: fmt21_theorem_3_1(4.0, n, DELTA) for n in (10**5, 10**6)}
+    below = all(at[n] <= printed[n] for n in printed)
+    shape = 2.8 < ratio < 3.6
     return [
         Claim(
-            source="Distributed DP lecture notes, Sec. 3 (Thm 3.1); FMT21",
-            paper="ε = O(√(e^ε0 log(1/δ)/n)) after shuffling; 0.1698 at n = 10^5, ε0 = 4",
-            ours=(
-                f"recorded shuffle_epsilon at ε0 = 4: {at[10**5]:.4f} (n = 10^5), "
-                f"{at[10**6]:.4f} (n = 10^6); ratio {ratio:.2f} (√10 = 3.16)"
+            source="Feldman, McMillan, Talwar (FOCS 2021) Theorem 3.1; lecture notes Sec. 3",
+            paper=(
+                "ε <= log(1 + (e^ε0 - 1)/(e^ε0 + 1) (8√(e^ε0 log(4/δ)/n) + 8e^ε0/n)) after "
+                "shuffling n ε0-LDP reports, i.e. ε = O(√(e^ε0 log(1/δ)/n)); their numerical "
+                "bound is tighter than this closed form"
             ),
-            verdict="reproduced"
-            if 2.8 < ratio < 3.6 and abs(at[10**5] - 0.1698) < 1e-3
-            else "partly",
+            ours=(
+                f"recorded shuffle_epsilon at ε0 = 4, δ = {DELTA:g}: {at[10**5]:.4f} (n = 10^5), "
+                f"{at[10**6]:.4f} (n = 10^6); Theorem 3.1 as printed: {printed[10**5]:.4f}, "
+                f"{printed[10**6]:.4f}; ratio n = 10^5 / 10^6 {ratio:.2f} (√10 = 3.16)"
+            ),
+            tolerance=(
+                "two parts: the recorded ε at most Theorem 3.1's printed closed form "
+                "(evaluated here from the equation, not from ldp.theory); the 1/√n rate read "
+                "as the 10^5 / 10^6 ratio within 2.8-3.6 around √10 (the bound's lower-order "
+                "terms move it)"
+            ),
+            verdict=both(
+                "reproduced" if below else "differs", "reproduced" if shape else "differs"
+            ),
+            reason=""
+            if below and shape
+            else "the recorded ε is above the printed closed form"
+            if not below
+            else "the recorded ε does not fall like 1/√n between 10^5 and 10^6",
         )
     ]
+
+
+#: δ of the recorded central ε (the experiment's ``options.delta``).
+DELTA = 1e-6
+
+
+def fmt21_theorem_3_1(epsilon0: float, n: int, delta: float) -> float:
+    """[FMT21] Theorem 3.1 as printed, written out here to check ``ldp.theory`` against it."""
+    e0 = math.exp(epsilon0)
+    mix = 8 * math.sqrt(e0 * math.log(4 / delta) / n) + 8 * e0 / n
+    return math.log1p((e0 - 1) / (e0 + 1) * mix)
 
 
 FIGURE = FigureSpec(

@@ -11,7 +11,14 @@ import pandas as pd
 
 from experiments.figures.spec import Claim, FigureSpec
 
-VERDICT_MARK = {"reproduced": "reproduced", "partly": "partly reproduced", "differs": "differs"}
+VERDICT_MARK = {
+    "reproduced": "reproduced",
+    "partly": "partly reproduced",
+    "differs": "differs",
+    "not measurable": "not measurable",
+}
+#: The report's columns; the last four are read back from the right (verdict first).
+COLUMNS = ("source", "paper says", "we measure", "tolerance", "verdict", "cause", "figure")
 
 
 def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[FigureSpec, Claim]]:
@@ -45,6 +52,7 @@ def _row(spec: FigureSpec, claim: Claim) -> str:
         claim.source,
         claim.paper,
         claim.ours,
+        claim.tolerance,
         VERDICT_MARK[claim.verdict],
         claim.reason or "-",
         f"[{spec.name}](figures/{spec.name}.png)",
@@ -53,7 +61,8 @@ def _row(spec: FigureSpec, claim: Claim) -> str:
 
 
 def _verdict(row: str) -> str:
-    mark = re.split(r"(?<!\\)\|", row)[-4].strip()  # cells from the right: verdict, reason, figure
+    # cells from the right: "", figure, cause, verdict
+    mark = re.split(r"(?<!\\)\|", row)[-4].strip()
     return next((v for v, text in VERDICT_MARK.items() if text == mark), "differs")
 
 
@@ -89,14 +98,16 @@ def write_report(
         "for it (from the figure's results table), and a verdict. Figures: "
         "[figures/index.md](figures/index.md).",
         "",
-        f"**Summary:** {len(rows)} claims: {summary}. A claim is *reproduced* when our "
-        "number agrees with the paper's within two standard errors of our mean over the "
-        "trials (or within the tolerance its row states), *partly reproduced* when the "
-        "trend or ranking agrees but a number falls outside that band, and *differs* "
-        "otherwise.",
+        f"**Summary:** {len(rows)} claims: {summary}.",
         "",
-        "| source | paper says | we measure | verdict | likely reason | figure |",
-        "|---|---|---|---|---|---|",
+        "A claim is *reproduced* when every part of the paper's sentence holds within the "
+        "tolerance its row states (and why: our standard error, the digits the paper "
+        "prints, or a quoted reading of a qualitative word), *partly reproduced* when one "
+        "part holds and another does not (its cause in the row), *differs* when none "
+        "holds, and *not measurable* when a part cannot be measured from our runs.",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
         *rows,
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,16 +9,50 @@ from typing import Literal
 import matplotlib.pyplot as plt
 import pandas as pd
 
+Verdict = Literal["reproduced", "partly", "differs", "not measurable"]
+VERDICTS: tuple[str, ...] = ("reproduced", "partly", "differs", "not measurable")
+
+
+def both(*verdicts: str) -> str:
+    """The verdict of a sentence with several parts: every part must hold.
+
+    All parts reproduced: "reproduced"; a part not measurable: "not measurable"; any part
+    that differs while another holds (or is partly reproduced): "partly"; all differ:
+    "differs".
+    """
+    if "not measurable" in verdicts:
+        return "not measurable"
+    if all(v == "reproduced" for v in verdicts):
+        return "reproduced"
+    if all(v == "differs" for v in verdicts):
+        return "differs"
+    return "partly"
+
 
 @dataclass(frozen=True)
 class Claim:
-    """One quantitative claim of a paper beside our number, for ``REPRODUCTION.md``."""
+    """One quantitative claim of a paper beside our number, for ``REPRODUCTION.md``.
+
+    Every claim states its ``tolerance``: what counts as agreement and why (from our
+    standard error, from the digits the paper prints, or from a stated reading of a
+    qualitative word, quoted).  A claim whose sentence has several parts checks each; a
+    part that cannot be measured makes the claim ``"not measurable"`` (never a silent
+    pass).  Construction refuses a claim without a source, a tolerance or a known verdict.
+    """
 
     source: str  #: where the paper says it, e.g. "PEM Sec. VI-B1 (Fig. 5a)"
     paper: str  #: the claim, with the paper's number
     ours: str  #: our number, measured on the figure's table (with its spread)
-    verdict: Literal["reproduced", "differs", "partly"]
-    reason: str = ""  #: for "differs"/"partly": the likely reason
+    verdict: Verdict
+    tolerance: str  #: what counts as a match, and why
+    reason: str = ""  #: for "differs"/"partly"/"not measurable": the (demonstrated) cause
+
+    def __post_init__(self) -> None:
+        for name in ("source", "paper", "ours", "tolerance"):
+            if not str(getattr(self, name)).strip():
+                raise ValueError(f"a claim needs a non-empty {name}: {self.paper or self.source}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def test_only_without_results_keeps_every_committed_entry(tmp_path, capsys):
     ] == rows
     summary = re.search(r"\*\*Summary:\*\* (\d+ claims: [^.]*)\.", before_report).group(1)
     assert summary in after_report
-    assert "within two standard errors" in after_report
+    assert "within the tolerance its row states" in after_report
 
 
 def test_every_figure_has_a_committed_entry():

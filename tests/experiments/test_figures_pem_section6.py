@@ -17,6 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 from experiments.figures import FIGURES, Claim, style
 from experiments.figures import __main__ as figures_main
 from experiments.figures import pem_section6 as sec6
+from experiments.figures.spec import VERDICTS
 from experiments.run import CONF_DIR, run_settings
 from experiments.schema import register_configs
 from experiments.settings import expand
@@ -261,7 +262,7 @@ def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(tiny_table, 
     assert claims and all(isinstance(c, Claim) for c in claims)
     for claim in claims:
         assert claim.source.startswith("PEM Sec. VI-B") and claim.paper and claim.ours
-        assert claim.verdict in ("reproduced", "partly", "differs")
+        assert claim.verdict in VERDICTS and claim.tolerance
         assert claim.verdict == "reproduced" or claim.reason
         assert "nan" not in claim.ours.lower()
 
@@ -344,8 +345,11 @@ def test_claims_judge_the_papers_versions_not_the_sensitivity_lines():
     }
     table = pd.concat([_grid_rows(lines), _grid_rows(lines, "url", (4.0,))])
     (best,) = [c for c in SPECS["pem_fig5"].claims(table) if "performs best" in c.paper]
-    # the sensitivity lines beat PEM, the paper's MCM (0.2) does not; pooled, MCM is 0.7
-    assert best.verdict == "reproduced", best.ours
+    # the sensitivity lines beat PEM, the paper's MCM (0.2) does not; pooled, MCM is 0.7.
+    # (PEM's lead is the same at every ε here, so the sentence's second half, "more so as ε
+    # grows", does not hold: the claim is partly reproduced on that half alone.)
+    assert "highest (within 0.02) at 3 of 3" in best.ours and "not at" not in best.ours
+    assert best.verdict == "partly" and "shrinks" in best.reason, best.ours
 
 
 def test_fig7_draws_the_partitioned_threshold_versions_dashed(tiny_table):
