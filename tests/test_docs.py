@@ -187,7 +187,10 @@ def test_the_api_reference_builds_clean(tmp_path: Path) -> None:
 def test_the_api_reference_check_catches_broken_references(tmp_path: Path, monkeypatch) -> None:
     package = tmp_path / "docfixture"
     package.mkdir()
-    (package / "__init__.py").write_text('"""See `docfixture.real` and `docfixture.gone`."""\n')
+    (package / "__init__.py").write_text(
+        '"""See `docfixture.real`, :func:`~docfixture.real.f`, `docfixture.gone` and\n'
+        ':class:`~docfixture.real.Gone`."""\n'
+    )
     (package / "real.py").write_text(
         textwrap.dedent(
             '''\
@@ -203,7 +206,8 @@ def test_the_api_reference_check_catches_broken_references(tmp_path: Path, monke
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     problems = apidocs.build(tmp_path / "api", package="docfixture")
-    assert any("unresolved reference docfixture.gone" in p for p in problems), problems
-    assert any("Missing" in p and "docfixture.real.f" in p for p in problems), problems
-    assert not any("docfixture.real " in p or p.endswith("docfixture.real") for p in problems)
-    assert not any("docfixture.real.f" in p and "unresolved" in p for p in problems)
+    unresolved = {p.rsplit(" ", 1)[1] for p in problems if "unresolved reference" in p}
+    assert unresolved == {"docfixture.gone", "docfixture.real.Gone"}, problems
+    pdoc_warnings = [p for p in problems if p.startswith("pdoc: ")]
+    assert len(pdoc_warnings) == 1 and "Missing" in pdoc_warnings[0], problems
+    assert "docfixture.real.f" in pdoc_warnings[0]

@@ -1,0 +1,14 @@
+"""The experiment harness: the Hydra app and everything around it (``conf/`` holds the configs).
+
+* :mod:`experiments.run` — the app: ``python -m experiments.run experiment=<name>``.
+* :mod:`experiments.schema` — structured-config schemas, ranges, :class:`ConfigError`.
+* :mod:`experiments.settings` — settings, their result key, an experiment's grid.
+* :mod:`experiments.seeding` — per-trial data and mechanism streams.
+* :mod:`experiments.trials` — what one trial does, per kind (:data:`TRIAL_KINDS`).
+* :mod:`experiments.execute` — settings x trials through one joblib pool.
+* :mod:`experiments.store` — the results store (atomic, checked parts; resume).
+* :mod:`experiments.summarize` — ``python -m experiments.summarize <experiment>``.
+* :mod:`experiments.figures` — ``python -m experiments.figures [--quick]``.
+
+See ``docs/cluster.md`` for Slurm (submitit) and Dask.
+"""

@@ -1,0 +1,413 @@
+"""Run settings x trials in one joblib pool, writing each batch's rows as it finishes.
+
+The parent plans the missing trials (what the store already holds is skipped), hands
+batches of consecutive trials of one setting to the workers, and writes each finished
+batch as one atomic part, so an interrupted run loses at most the batches in flight.
+Workers return rows and never touch the disk, so the same code runs on a Dask cluster
+(``backend=dask``) without a shared file system.  Parallelism is at this one level only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pandas as pd
+
+import ldp
+from experiments import estimate
+from experiments.settings import Setting
+from experiments.store import ResultsStore, Rows
+from experiments.trials import run_trial
+
+log = logging.getLogger(__name__)
+
+#: Largest automatic batch: bounds what an interruption can lose.
+MAX_AUTO_BATCH = 20
+
+
+#: The paths whose uncommitted changes make a row's commit ``<sha>-dirty``.
+SOURCE_PATHS = ("ldp", "experiments", "conf", "pyproject.toml")
+
+
+def source_commit(root: Path) -> str:
+    """``git rev-parse HEAD`` of the checkout at ``root``, ``<sha>-dirty`` when its code
+    (:data:`SOURCE_PATHS`, not the results) has uncommitted changes, or "unknown"."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=10, cwd=root, check=True
+        )
+        return out.stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", *SOURCE_PATHS)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{sha}-dirty" if sha and dirty else sha or "unknown"
+
+
+@functools.cache
+def git_commit() -> str:
+    """:func:`source_commit` of this source tree (once per process)."""
+    return source_commit(Path(__file__).resolve().parent.parent)
+
+
+def short_commit(commit: str) -> str:
+    """A commit as shown to people: 10 hex digits, and ``-dirty`` if it was."""
+    commit = str(commit)
+    return commit[:10] + ("-dirty" if commit.endswith("-dirty") else "")
+
+
+def provenance() -> dict[str, str]:
+    """The columns every row carries about the code that produced it."""
+    return {
+        "ldp_version": ldp.__version__,
+        "numpy_version": np.__version__,
+        "git_commit": git_commit(),
+    }
+
+
+_WATCHING = False
+
+
+def die_with(parent: int) -> None:
+    """In a worker process the run started (a direct child), exit when the run dies.
+
+    A ``kill -9`` of the run would otherwise leave its loky workers computing batches
+    nobody will record.  The watch is a daemon thread that polls the parent's pid; it is
+    not started in the run's own process (threading backend) or on a remote Dask worker.
+    """
+    global _WATCHING
+    if _WATCHING or os.getpid() == parent or os.getppid() != parent:
+        return
+    _WATCHING = True
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ldp-parent-watch", daemon=True).start()
+
+
+class TrialError(RuntimeError):
+    """A trial failed; one line naming the experiment, the setting, the trial and the cause.
+
+    Built from plain text in the worker, so it crosses any process pool (the cause itself
+    might not pickle) and reaches the user the same way with one worker or many.
+    """
+
+
+def _trial_error(experiment: str, setting: Setting, trial: int, error: Exception) -> TrialError:
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else ""
+    where = " ".join(setting.overrides) or f"setting {setting.key}"
+    return TrialError(
+        f"trial {trial} of {experiment} ({where}) failed: {type(error).__name__}: {first}"
+    )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Consecutive trials of one setting, run by one worker call."""
+
+    setting: Setting
+    trials: tuple[int, ...]
+
+
+def run_batch(
+    setting: Setting,
+    trials: Sequence[int],
+    experiment: str,
+    stamp: dict[str, str],
+    parent: int | None = None,
+) -> tuple[str, tuple[int, ...], Rows]:
+    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy).
+
+    ``parent`` is the pid of the run: a worker it started exits when it dies (:func:`die_with`).
+    """
+    if parent is not None:
+        die_with(parent)
+    params = setting.params
+    columns = (
+        "experiment",
+        "config_hash",
+        "trial",
+        "metric",
+        "item",
+        "value",
+        "analytic",
+        *params,
+        "data_source",
+        "n",
+        "wall_time",
+        *stamp,
+    )
+    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
+    rows: list[tuple[Any, ...]] = []
+    for trial in trials:
+        try:
+            result = run_trial(setting.config, trial)
+        except Exception as error:  # every cause becomes one line
+            raise _trial_error(experiment, setting, trial, error) from None
+        tail = (result.data_source, result.n, result.wall_time, *provenance_values)
+        for m in result.measurements:
+            rows.append(
+                (experiment, setting.key, trial, m.metric, m.item, m.value, m.analytic)
+                + fixed
+                + tail
+            )
+    return setting.key, tuple(trials), Rows(columns, rows)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do: its batches, and what the store already holds."""
+
+    batches: list[Batch]
+    done_before: int  #: trials already recorded
+    #: recorded trials that another version of the code produced, by "ldp <v>, commit <c>"
+    foreign: dict[str, int]
+
+    @property
+    def todo(self) -> int:
+        return sum(len(b.trials) for b in self.batches)
+
+
+def _versions(frames: Sequence[pd.DataFrame], stamp: dict[str, str]) -> dict[str, int]:
+    """Trials of ``frames`` recorded by code other than ``stamp``, per version."""
+    counts: dict[str, int] = {}
+    for frame in frames:
+        if frame.empty or "git_commit" not in frame.columns:
+            continue
+        trials = frame.drop_duplicates("trial")
+        for (version, commit), group in trials.groupby(
+            [trials["ldp_version"].astype(str), trials["git_commit"].astype(str)]
+        ):
+            if (version, commit) != (stamp["ldp_version"], stamp["git_commit"]):
+                name = f"ldp {version}, commit {short_commit(commit)}"
+                counts[name] = counts.get(name, 0) + len(group)
+    return counts
+
+
+def plan(
+    settings: Sequence[Setting],
+    store: ResultsStore,
+    n_trials: int,
+    batch_size: int | None,
+    workers: int,
+    stamp: dict[str, str] | None = None,
+) -> Plan:
+    """The batches still to run, what was already recorded, and by which code."""
+    stamp = stamp or provenance()
+    missing: list[tuple[Setting, list[int]]] = []
+    done_before = 0
+    foreign: dict[str, int] = {}
+    for setting in settings:
+        parts, frames = store.recorded(setting.key)
+        done = {t for part in parts for t in part.trials}
+        todo = [t for t in range(n_trials) if t not in done]
+        done_before += n_trials - len(todo)
+        kept = [f[f["trial"] < n_trials] for f in frames if "trial" in f.columns]
+        for name, count in _versions(kept, stamp).items():
+            foreign[name] = foreign.get(name, 0) + count
+        if todo:
+            missing.append((setting, todo))
+    total = sum(len(todo) for _, todo in missing)
+    size = batch_size or max(1, min(MAX_AUTO_BATCH, math.ceil(total / (8 * max(workers, 1)))))
+    batches = []
+    for setting, todo in missing:
+        run: list[int] = []
+        for trial in todo:
+            if run and (trial != run[-1] + 1 or len(run) == size):
+                batches.append(Batch(setting, tuple(run)))
+                run = []
+            run.append(trial)
+        batches.append(Batch(setting, tuple(run)))
+    return Plan(batches, done_before, foreign)
+
+
+def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, planned: Plan) -> str:
+    """The first line of a run: what is recorded, what will run, and by which code."""
+    line = (
+        f"{experiment}: {len(settings)} settings x {n_trials} trials; "
+        f"{planned.done_before} recorded, {planned.todo} to run"
+    )
+    if planned.foreign:
+        count = sum(planned.foreign.values())
+        versions = "; ".join(sorted(planned.foreign))
+        line += (
+            f"; {count} of the recorded trials came from another version ({versions}), "
+            f"this is ldp {ldp.__version__}, commit {short_commit(git_commit())}: "
+            "rerun=true recomputes them"
+        )
+    return line
+
+
+class _Progress:
+    """tqdm if installed, else a line every 10%."""
+
+    def __init__(self, total: int, label: str, enabled: bool):
+        self.total, self.count, self.label, self.enabled = total, 0, label, enabled
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr)
+            except ImportError:
+                pass
+
+    def update(self, count: int) -> None:
+        before, self.count = self.count, self.count + count
+        if self.bar is not None:
+            self.bar.update(count)
+        elif (
+            self.enabled
+            and self.total
+            and (10 * self.count) // self.total > (10 * before) // self.total
+        ):
+            print(f"{self.label}: {self.count}/{self.total} trials", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@contextlib.contextmanager
+def joblib_backend(backend: str, dask_scheduler: str | None = None) -> Iterator[None]:
+    """``joblib.parallel_config`` for ``backend``; ``dask`` connects a distributed Client.
+
+    With ``dask_scheduler`` (e.g. ``tcp://head:8786``) the trials run on that cluster's
+    workers; without it a local Dask cluster is started.
+    """
+    if backend != "dask":
+        with joblib.parallel_config(backend=backend):
+            yield
+        return
+    from distributed import Client  # optional: see docs/cluster.md
+
+    with Client(dask_scheduler) if dask_scheduler else Client() as client:
+        log.info("dask: %s", client)
+        with joblib.parallel_config(backend="dask"):
+            yield
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What :func:`execute` did."""
+
+    settings: int
+    trials: int  #: trials asked for, over all settings
+    done_before: int  #: already in the store
+    ran: int  #: run now
+    seconds: float
+    foreign: int = 0  #: recorded trials (kept) that another version of the code produced
+
+
+def execute(
+    settings: Sequence[Setting],
+    store: ResultsStore,
+    *,
+    n_trials: int,
+    n_jobs: int | None = None,
+    backend: str = "loky",
+    dask_scheduler: str | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+    rerun: bool = False,
+    announce: bool = False,
+    warn_minutes: float | None = None,
+    on_trials: Callable[[int], None] | None = None,
+) -> RunReport:
+    """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
+
+    With ``rerun`` the settings' recorded trials are deleted first and all are computed
+    again.  With ``announce`` the run's first line (:func:`plan_line`) and the data each
+    setting reads are printed before any trial.  ``on_trials`` is called with the number
+    of trials of each batch the pool records (a multirun's progress line).
+    ``KeyboardInterrupt`` stops the run after logging what was kept; rerunning resumes.
+    """
+    start = time.perf_counter()
+    jobs = -1 if n_jobs is None else n_jobs
+    stamp, ran = provenance(), 0
+    with (
+        store.locked(s.key for s in settings) as writable,
+        joblib_backend(backend, dask_scheduler),
+    ):
+        if writable:
+            for setting in settings:
+                store.remove_stale_temporaries(setting.key)
+                if rerun:
+                    store.forget(setting.key)
+        workers = joblib.effective_n_jobs(jobs)
+        planned = plan(settings, store, n_trials, batch_size, workers, stamp)
+        batches, done_before, todo = planned.batches, planned.done_before, planned.todo
+        store.check_writable(writable, todo)
+        if announce:
+            print(plan_line(store.experiment, settings, n_trials, planned), flush=True)
+            for line in sorted({s.data for s in settings if s.data}):
+                print(f"  data: {line}", flush=True)
+        for setting in settings if todo else ():
+            store.record_setting(setting.key, setting.config)
+        if announce and warn_minutes is not None and todo:
+
+            def run_here(setting: Setting, trials: tuple[int, ...]) -> None:
+                key, done, rows = run_batch(setting, trials, store.experiment, stamp)
+                store.write_part(key, done, rows)
+
+            probed = estimate.probe(batches, run_here)
+            batches, ran = probed.batches, probed.ran
+            line, warning = estimate.estimate_lines(probed, workers, warn_minutes)
+            if line:
+                print(line, flush=True)
+            if warning:
+                print(warning, file=sys.stderr, flush=True)
+        bar = _Progress(todo - ran, store.experiment, progress and todo > ran)
+        tasks = (
+            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
+            for b in batches
+        )
+        try:
+            outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
+            for key, trials, frame in outputs:
+                store.write_part(key, trials, frame)
+                ran += len(trials)
+                bar.update(len(trials))
+                if on_trials is not None:
+                    on_trials(len(trials))
+        except KeyboardInterrupt:
+            log.warning(
+                "interrupted: %d of %d trials recorded in this run; rerun the same "
+                "command to resume",
+                ran,
+                todo,
+            )
+            raise
+        finally:
+            bar.close()
+        for key in {b.setting.key for b in planned.batches}:
+            store.compact(key)
+    return RunReport(
+        len(settings),
+        len(settings) * n_trials,
+        done_before,
+        ran,
+        time.perf_counter() - start,
+        sum(planned.foreign.values()),
+    )

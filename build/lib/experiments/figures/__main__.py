@@ -1,0 +1,134 @@
+"""``python -m experiments.figures [--quick] [--only NAME] [--no-run]``.
+
+Runs what is missing of every figure's experiment (finished trials are kept, so this
+resumes), draws each figure from its results table into ``results/figures/`` (quick
+mode: ``results/quick/figures/``) as PNG and PDF, and writes the gallery ``index.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from hydra import initialize_config_dir
+
+from experiments.execute import TrialError
+from experiments.figures import FIGURES, FigureSpec, style
+from experiments.figures.gallery import Entry, write_gallery
+from experiments.figures.reproduction import collect, write_report
+from experiments.run import CONF_DIR, describe, run_settings
+from experiments.schema import ConfigError, register_configs
+from experiments.settings import Setting, expand
+from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
+from experiments.trials import preflight
+
+
+def experiment_settings(experiment: str, overrides: Sequence[str]) -> list[Setting]:
+    """The settings of ``conf/experiment/<experiment>.yaml`` under ``overrides``."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="figures"):
+        return expand("config", [f"experiment={experiment}", *overrides])
+
+
+def _load_table(
+    results_dir: Path, experiments: Sequence[str], settings_of: dict[str, list[Setting]]
+) -> pd.DataFrame:
+    """The rows of the experiments' current settings, one table (a figure with one config
+    per panel reads several experiments)."""
+    tables = [
+        ResultsStore(results_dir, name).load([s.key for s in settings_of[name]])[0]
+        for name in experiments
+    ]
+    if len(tables) == 1:
+        return tables[0]
+    table = pd.concat([t for t in tables if not t.empty] or tables[:1], ignore_index=True)
+    return table.drop_duplicates(subset=[c for c in ROW_KEY if c in table.columns])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.figures", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="few trials, into results/quick")
+    parser.add_argument("--only", action="append", help="only this figure (repeatable)")
+    parser.add_argument("--no-run", action="store_true", help="draw from existing results")
+    parser.add_argument(
+        "--force", action="store_true", help="recompute recorded trials (rerun=true)"
+    )
+    parser.add_argument("--results-dir", help="default: results (results/quick with --quick)")
+    parser.add_argument("--n-jobs", type=int, help="workers (default: the config's n_jobs)")
+    args = parser.parse_args(argv)
+    results_dir = Path(args.results_dir or ("results/quick" if args.quick else "results"))
+    chosen: list[FigureSpec] = [s for s in FIGURES if not args.only or s.name in args.only]
+    if not chosen:
+        print(f"no figure named {args.only}; known: {[s.name for s in FIGURES]}", file=sys.stderr)
+        return 2
+    overrides_of: dict[str, tuple[str, ...]] = {}
+    settings_of: dict[str, list[Setting]] = {}
+    try:
+        for spec in chosen:
+            for experiment in spec.experiments:
+                if experiment in settings_of:
+                    continue
+                quick = spec.quick_overrides(experiment) if args.quick else ()
+                overrides = (f"results_dir={results_dir}", *quick)
+                if args.n_jobs is not None:
+                    overrides += (f"n_jobs={args.n_jobs}",)
+                overrides_of[experiment] = overrides
+                settings_of[experiment] = experiment_settings(experiment, overrides)
+                preflight([setting.config for setting in settings_of[experiment]])
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not args.no_run:
+        try:
+            for settings in settings_of.values():
+                # --quick runs are seconds each: timing trials first would only serialise them
+                report, store = run_settings(
+                    settings, rerun=args.force, announce=True, estimate=not args.quick
+                )
+                print(describe(report, store))
+        except (TrialError, ResultsDirError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(
+                "interrupted: finished trials are kept; rerun the same command to resume",
+                file=sys.stderr,
+            )
+            return 130
+    figures_dir = results_dir / "figures"
+    entries = []
+    for spec in chosen:
+        settings = [s for name in spec.experiments for s in settings_of[name]]
+        table = _load_table(results_dir, spec.experiments, settings_of)
+        if table.empty:
+            print(f"{spec.name}: no results yet (run without --no-run)", file=sys.stderr)
+            continue
+        files = style.save(spec.draw(table), figures_dir, spec.name)
+        shown = tuple(o for o in overrides_of[spec.experiments[0]] if not o.startswith("n_jobs"))
+        if results_dir == Path("results"):
+            shown = tuple(o for o in shown if o != "results_dir=results")
+        entries.append(
+            Entry(spec, files, settings, table, shown + (("--quick",) if args.quick else ()))
+        )
+        print(f"{spec.name}: {', '.join(str(f) for f in files)}")
+    order = [spec.name for spec in FIGURES]  # figures not drawn now keep their entries
+    gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
+    print(f"gallery: {gallery}")
+    report = write_report(
+        results_dir / "REPRODUCTION.md",
+        collect([(entry.spec, entry.table) for entry in entries]),
+        quick=args.quick,
+        order=order,
+    )
+    print(f"reproduction report: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

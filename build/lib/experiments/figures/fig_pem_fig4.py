@@ -1,0 +1,214 @@
+"""[PEM] Fig. 4 a–c (Sec. V-C): F1 and NCR of the optimal PEM against n, m and ε, beside
+the utility model, Eq. (4), of the configuration the optimizer chose.
+
+k = 32, zipf and zipf(-20), default n = 10^6, m = 64, ε = 1, 100 runs.  "Optimal PEM":
+no shape is given, so PEM takes it from the optimizer of Sec. IV-C
+(:func:`ldp.theory.pem.optimize`: query limit 2^20, assumed f_j ∝ 1/j, goal F1, planned
+for the data's n).  The figure rebuilds that configuration from the table's parameters
+with the trial's own builder (so with the same optimizer inputs), checks it against the
+oracle queries and γ every run recorded, and draws Eq. (4) for it with the data's true
+top-32 frequencies.  Points: mean over runs, ±2 standard errors.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from experiments.figures import pem_section5 as sec5
+from experiments.figures import style
+from experiments.figures.spec import Claim, FigureSpec
+
+DATASETS = ("zipf", "zipf(-20)")
+#: The panels: the parameter each varies, its title, x label, and which way is favourable.
+PANELS = (
+    ("dataset.n", "(a) vary n", "number of users n (log scale)", +1),
+    ("dataset.m", "(b) vary m", "bits per value m", -1),
+    ("epsilon", "(c) vary ε", style.EPSILON_LABEL, +1),
+)
+SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
+
+
+def _show(column: str, value: float) -> str:
+    return sec5.format_count(value) if column == "dataset.n" else f"{value:g}"
+
+
+def _where(row: pd.Series) -> str:
+    return (
+        f"{SYMBOL[row['panel']]} = {_show(row['panel'], row['x'])}, {row['dataset']} "
+        f"{sec5.METRICS[row['metric']]['label']}"
+    )
+
+
+def points(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (setting, metric, panel): x, empirical mean and SE, model (4), and the
+    optimizer's configuration (g, η)."""
+    rows = sec5.settings(table)
+    defaults = sec5.default_values(rows)
+    frequencies = sec5.true_frequencies(table)
+    out = []
+    for varied, *_ in PANELS:
+        panel = sec5.panel_rows(rows, varied, defaults)
+        for metric in sec5.METRICS:
+            stats = sec5.metric_stats(table, metric)
+            for key, row in panel.iterrows():
+                if key not in stats.index:
+                    continue
+                config = sec5.pem_config(row)
+                out.append(
+                    {
+                        "config_hash": key,
+                        "panel": varied,
+                        "x": float(row[varied]),
+                        "dataset": row["label"],
+                        "metric": metric,
+                        "mean": stats.loc[key, "mean"],
+                        "se": stats.loc[key, "se"],
+                        "runs": int(stats.loc[key, "size"]),
+                        "model": sec5.model_utility(row, frequencies[key], metric),
+                        "g": config.g,
+                        "eta": max(config.etas),
+                    }
+                )
+    columns = ["config_hash", "panel", "x", "dataset", "metric", "mean", "se", "runs"]
+    frame = pd.DataFrame(out, columns=[*columns, "model", "g", "eta"])
+    return frame.sort_values(["panel", "dataset", "metric", "x"])
+
+
+def draw(table: pd.DataFrame) -> plt.Figure:
+    """Three panels (n, m, ε): F1 and NCR on both data sets, runs beside the model."""
+    style.apply_theme()
+    data = points(table)
+    defaults = sec5.default_values(sec5.settings(table))
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
+    for ax, (varied, title, xlabel, _) in zip(axes, PANELS, strict=True):
+        here = data[data["panel"] == varied]
+        for (dataset, metric), series in here.groupby(["dataset", "metric"], sort=False):
+            colour = sec5.DATASET_COLORS.get(dataset, "0.3")
+            spec = sec5.METRICS[metric]
+            ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=spec["ls"], alpha=0.9)
+            sec5.errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        # the optimizer's choice at each x (the same for both data sets: it assumes 1/j)
+        for x, chosen in here.drop_duplicates("x").set_index("x").iterrows():
+            ax.annotate(
+                f"g={chosen['g']}\nη={chosen['eta']}",
+                (x, 0.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize="x-small",
+                color="0.35",
+            )
+        fixed = ", ".join(
+            f"{SYMBOL[c]} = {_show(c, v)}" for c, v in defaults.items() if c != varied
+        )
+        ax.set_title(f"{title}  ({fixed})")
+        ax.set_xlabel(xlabel)
+        if varied == "dataset.n":
+            ax.set_xscale("log")
+        elif len(here):
+            ax.set_xticks(sorted(here["x"].unique()))
+    axes[0].set_ylim(-0.12, 1.04)
+    axes[0].set_ylabel("utility score (F1, NCR)")
+    sec5.metric_legend(figure, data, DATASETS)
+    figure.tight_layout()
+    return figure
+
+
+def claims(table: pd.DataFrame) -> list[Claim]:
+    """Sec. V-C: the model still matches; zipf wins where noise is large, zipf(-20) draws
+    level or wins on the favourable side."""
+    data = points(table)
+    unique = data.drop_duplicates(["config_hash", "metric"])
+    text, verdict = sec5.model_fit(unique, _where)
+    wrong = sec5.check_recorded(table)
+    if wrong:
+        verdict = "differs"
+    found = [
+        Claim(
+            source="PEM Sec. V-C (Fig. 4)",
+            paper="for the optimal configuration the analysis still matches the empirical "
+            "results well",
+            ours=text
+            + (
+                "; the optimizer's configuration rebuilt for the model matches the oracle "
+                "queries and γ of every run"
+                if not wrong
+                else f"; {len(wrong)} settings' rebuilt configuration disagrees with the runs"
+            ),
+            verdict=verdict,
+            reason=""
+            if verdict == "reproduced"
+            else "the model assumes independent identifications and zero-frequency other prefixes"
+            if not wrong
+            else "the model was computed for another configuration than the runs used",
+        )
+    ]
+    parts, ok = [], True
+    for varied, _, _, favourable in PANELS:
+        here = data[data["panel"] == varied]
+        xs = sorted(here["x"].unique())
+        if len(xs) < 2:
+            continue
+        worst_x, best_x = (xs[0], xs[-1]) if favourable > 0 else (xs[-1], xs[0])
+        for metric in sec5.METRICS:
+            m = here[here["metric"] == metric].set_index(["dataset", "x"])
+            try:
+                d_worst = m.loc[("zipf", worst_x), "mean"] - m.loc[("zipf(-20)", worst_x), "mean"]
+                d_best = m.loc[("zipf", best_x), "mean"] - m.loc[("zipf(-20)", best_x), "mean"]
+                se_worst = np.hypot(
+                    m.loc[("zipf", worst_x), "se"], m.loc[("zipf(-20)", worst_x), "se"]
+                )
+            except KeyError:
+                continue
+            ok &= bool(d_worst > 2 * se_worst) and bool(d_best <= 0.05)
+            parts.append(
+                f"{sec5.METRICS[metric]['label']} zipf − zipf(-20) at {SYMBOL[varied]} = "
+                f"{_show(varied, worst_x)}: {d_worst:+.2f}, at {_show(varied, best_x)}: "
+                f"{d_best:+.2f}"
+            )
+    found.append(
+        Claim(
+            source="PEM Sec. V-C (Fig. 4)",
+            paper="when the setting is not favourable (small ε, small n or large m) zipf has "
+            "better results, while zipf(-20) gives similar or better results on the other "
+            "extreme",
+            ours="; ".join(parts) or "no data",
+            verdict="reproduced" if ok and parts else "partly",
+            reason=""
+            if ok and parts
+            else "at some favourable end zipf stays ahead by more than 0.05, or at the "
+            "unfavourable end the data sets are within noise",
+        )
+    )
+    return found
+
+
+FIGURE = FigureSpec(
+    name="pem_fig4",
+    experiment=("pem_fig4_n", "pem_fig4_m", "pem_fig4_eps"),
+    draw=draw,
+    title="PEM Fig. 4: utility of the optimal PEM (Sec. V-C)",
+    caption=(
+        "F1 (filled circles, solid lines) and NCR (open squares, dashed lines) of the top "
+        "k = 32 for the optimal PEM on zipf (blue) and zipf(-20) (orange), varying (a) "
+        "n = 10⁵, 10⁶, 10⁷, (b) m = 16, 32, 48, 64, (c) ε = 0.5, 1, 2, 4, the others at "
+        "n = 10⁶, m = 64, ε = 1; OLH, sampled engine, 100 runs. The configuration is the "
+        "optimizer's of Sec. IV-C (query limit 2^20, assumed f_j ∝ 1/j, goal F1); its number "
+        "of groups g and largest η are printed above each x. Points: mean over runs, error "
+        "bars ±2 standard errors; thin lines: the utility model (4) with (5) for that "
+        "configuration and the data's true top-32 frequencies. m stops at 64 (the loader's "
+        "values are 64-bit words)."
+    ),
+    claim=(
+        "PEM Sec. V-C: the analysis matches the empirical utility of the optimal "
+        "configuration; zipf is better when ε or n is small or m large, zipf(-20) similar "
+        "or better at the other extreme."
+    ),
+    quick=("n_trials=5",),
+    order=20.4,
+    claims=claims,
+)

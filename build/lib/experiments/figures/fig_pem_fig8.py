@@ -1,0 +1,344 @@
+"""[PEM] Fig. 8 a–c (Sec. VI-B4, B5, B7): design choices on the exponential data, F1 against ε.
+
+(a) ``pem_fig8_budget``: the improved MCM and SPM partitioning the users (10% for the
+final test) against the same protocols splitting ε, one change (``budget``); (b)
+``pem_fig8_eta``: PEM with a fixed η = 2 ... 10, beside its model, Eq. (4); (c)
+``pem_fig8_assumed``: PEM optimised under different assumed distributions, beside the
+model of the configuration each assumption made the optimiser choose.  k = 16,
+n = 10^6, m = 64, 10 runs, sampled engine; points are means ± one standard deviation.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from experiments.figures import pem_section6 as sec6
+from experiments.figures import style
+from experiments.figures.spec import Claim, FigureSpec
+from ldp import theory
+
+EXPERIMENTS = ("pem_fig8_budget", "pem_fig8_eta", "pem_fig8_assumed")
+BUDGET_LABELS = {"partition": "users partitioned (10% final test)", "split": "ε split"}
+CEILING_LABEL = "MCM ceiling, 1-bit votes, partitioned (Sec. III-D)"
+ASSUMED = ("zipf", "zipf1.5", "exponential", "uniform")
+ASSUMED_LABELS = {
+    "zipf": "zipf, f ∝ 1/j (default)",
+    "zipf1.5": "zipf, f ∝ j^-1.5",
+    "exponential": "exponential (the data's law)",
+    "uniform": "uniform",
+}
+ASSUMED_MARKERS = {"zipf": "o", "zipf1.5": "s", "exponential": "D", "uniform": "v"}
+
+
+def panels(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The rows of (a) MCM/SPM, (b) PEM with a fixed η, (c) optimised PEM."""
+    pem = table["protocol.name"] == "PEM"
+    fixed = table["protocol.eta"].notna() if "protocol.eta" in table else pem & False
+    return table[~pem].copy(), table[pem & fixed].copy(), table[pem & ~fixed].copy()
+
+
+def _series_name(rows: pd.DataFrame) -> pd.Series:
+    """MCM/SPM, or a labelled variant of them (block MCM, √n channels) by its block and
+    channel knobs; the budget is drawn by line style."""
+    name = rows["protocol.name"].astype(str)
+    if "protocol.block_encoding" in rows:
+        block = rows["protocol.block_encoding"] == "oracle"
+        bits = rows.get("protocol.block_bits", pd.Series(8, index=rows.index))
+        name = name.where(
+            ~block, "MCM, " + bits.fillna(8).astype(int).astype(str) + "-bit OLH blocks"
+        )
+    if "protocol.channels" in rows:
+        name = name.where(rows["protocol.channels"] != "sqrt_n", name + ", √n channels")
+    return name
+
+
+def ceiling_line(ax: plt.Axes, rows: pd.DataFrame, grid: np.ndarray) -> None:
+    """The F1 no top-k MCM with 1-bit votes can exceed (:func:`ldp.theory.mcm_f1_ceiling`),
+    users partitioned as in Fig. 8a (exponential law as the truth)."""
+    row = rows.iloc[0]
+    f = sec6.exponential_frequencies(row)
+    ceiling = [
+        theory.mcm_f1_ceiling(e, int(row["n"]), int(row["dataset.m"]), int(row["k"]), f)
+        for e in grid
+    ]
+    ax.plot(grid, ceiling, color=style.color("MCM"), lw=1.0, ls=":", label=CEILING_LABEL)
+
+
+def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
+    rows = rows.assign(budget=sec6.budget(rows), series=_series_name(rows))
+    stats = sec6.summary(rows, "f1", ["series", "protocol.name", "budget", "epsilon"])
+    names = sorted(
+        set(stats["series"]),
+        key=lambda s: (sec6.ordered(stats["protocol.name"]).index(s.split(",")[0]), s),
+    )
+    shades = {}
+    for base in ("MCM", "SPM"):
+        variants = [s for s in names if s.split(",")[0] == base]
+        for variant, colour in zip(variants, sec6.shades(base, len(variants))[::-1], strict=True):
+            shades[variant] = colour
+    for name in names:
+        for mode in ("partition", "split"):
+            series = stats[(stats["series"] == name) & (stats["budget"] == mode)]
+            if series.empty:
+                continue
+            series = series.sort_values("epsilon")
+            base = name.split(",")[0]
+            sec6.points(
+                ax,
+                series["epsilon"],
+                series,
+                shades.get(name, style.color(base)),
+                marker=sec6.MARKERS.get(base, "o"),
+                ls=sec6.BUDGET_LS[mode],
+                filled=mode == "partition",
+                label=f"{name}, {BUDGET_LABELS[mode]}",
+            )
+    if (rows["protocol.name"] == "MCM").any():
+        ceiling_line(ax, rows, np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 40))
+    ax.set_title("(a) partitioning users vs splitting ε")
+    ax.legend(loc="upper left", fontsize=6.5)
+
+
+def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
+    stats = sec6.summary(rows, "f1", ["protocol.eta", "epsilon"])
+    etas = sorted(int(e) for e in stats["protocol.eta"].unique())
+    grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
+    for eta, colour in zip(etas, sec6.shades("PEM", len(etas)), strict=True):
+        series = stats[stats["protocol.eta"] == eta].sort_values("epsilon")
+        sec6.points(ax, series["epsilon"], series, colour, join=False, label=f"η = {eta}")
+        row = rows[rows["protocol.eta"] == eta].iloc[0]
+        sec6.model_line(ax, grid, [sec6.pem_model(row, "f1", epsilon=e) for e in grid], colour)
+        epsilons = series["epsilon"].to_numpy()
+        refined = [sec6.pem_refined_model(row, "f1", epsilon=e) for e in epsilons]
+        sec6.model_line(ax, epsilons, refined, colour, ls="--")
+    ax.set_title("(b) PEM with a fixed η")
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.4", lw=0.9))
+    labels.append("model, Eq. (4) with (5)")
+    handles.append(Line2D([], [], color="0.4", lw=0.9, ls="--"))
+    labels.append("refined model (prefix competition)")
+    ax.legend(handles, labels, loc="lower right", fontsize=7.5)
+
+
+def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
+    rows = rows.assign(assumed=rows["protocol.assumed"].fillna("zipf"))
+    stats = sec6.summary(rows, "f1", ["assumed", "epsilon"])
+    present = [a for a in ASSUMED if a in set(stats["assumed"])]
+    present += sorted(set(stats["assumed"]) - set(present))
+    colours = sec6.shades("PEM", len(present))
+    width = 0.02 * (rows["epsilon"].max() - rows["epsilon"].min())
+    for i, (assumed, colour) in enumerate(zip(present, colours, strict=True)):
+        series = stats[stats["assumed"] == assumed].sort_values("epsilon")
+        sec6.points(
+            ax,
+            series["epsilon"],
+            series,
+            colour,
+            marker=ASSUMED_MARKERS.get(assumed, "o"),
+            join=False,
+            label=ASSUMED_LABELS.get(assumed, assumed),
+            dodge=(i - (len(present) - 1) / 2) * width,
+        )
+        row = rows[rows["assumed"] == assumed].iloc[0]
+        epsilons = series["epsilon"].to_numpy()
+        model = [sec6.pem_model(row, "f1", epsilon=e) for e in epsilons]
+        sec6.model_line(ax, epsilons, model, colour)
+    ax.set_title("(c) PEM optimised under assumed distributions")
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.4", lw=0.9))
+    labels.append("model, Eq. (4)")
+    ax.legend(handles, labels, loc="lower right", fontsize=7.5)
+
+
+def draw(table: pd.DataFrame) -> plt.Figure:
+    """Three panels side by side, F1 against ε on the exponential data."""
+    style.apply_theme()
+    figure, axes = plt.subplots(1, 3, figsize=(14.5, 4.6), sharey=True, squeeze=False)
+    budget, eta, assumed = panels(table)
+    for ax, rows, drawer in zip(
+        axes[0], (budget, eta, assumed), (_budget_panel, _eta_panel, _assumed_panel), strict=True
+    ):
+        if len(rows):
+            drawer(ax, rows)
+        ax.set_xlabel(style.EPSILON_LABEL)
+        sec6.utility_axis(ax, "F1" if ax is axes[0][0] else None)
+    figure.tight_layout()
+    return figure
+
+
+def claims(table: pd.DataFrame) -> list[Claim]:
+    """VI-B4 (ε = 1.2), VI-B5 (ε = 0.9) and VI-B7."""
+    budget, eta, assumed = panels(table)
+    out = []
+    runs = sec6.runs_note(table)
+    if len(budget):
+        budget = budget.assign(budget=sec6.budget(budget), series=_series_name(budget))
+        variants = sec6.summary(budget, "f1", ["series", "budget", "epsilon"])
+        block = {
+            mode: sec6.pick(variants, series="MCM, 8-bit OLH blocks", budget=mode, epsilon=1.2)
+            for mode in ("split", "partition")
+        }
+        plain = budget[budget["series"] == budget["protocol.name"]]  # 1-bit, k^1.5 channels
+        stats = sec6.summary(plain, "f1", ["protocol.name", "budget", "epsilon"])
+        row = budget[budget["protocol.name"] == "MCM"].iloc[0]
+        ceiling = theory.mcm_f1_ceiling(
+            1.2,
+            int(row["n"]),
+            int(row["dataset.m"]),
+            int(row["k"]),
+            sec6.exponential_frequencies(row),
+        )
+        at = {
+            (name, mode): sec6.pick(stats, protocol__name=name, budget=mode, epsilon=1.2)
+            for name in ("MCM", "SPM")
+            for mode in ("split", "partition")
+        }
+        split = sec6.mean_of(stats, protocol__name="MCM", budget="split", epsilon=1.2)
+        part = sec6.mean_of(stats, protocol__name="MCM", budget="partition", epsilon=1.2)
+        if np.isnan(split) or np.isnan(part):  # ε = 1.2 not in this run's grid
+            verdict = None
+        elif split < 0.2 and part >= 0.7:
+            verdict, reason = "reproduced", ""
+        elif split < 0.2 and part > split + 0.2:
+            verdict = "partly"
+            reason = (
+                f"split ε is below 0.2 as in the paper and partitioning helps, but our "
+                f"partitioned MCM reaches {part:.2f}, not 0.8: with one bit per user through "
+                "randomized response and every bit position's users adding coins to every "
+                f"channel, requiring all m votes right caps F1 at {ceiling:.2f} here even "
+                "without channel collisions (ldp.theory.mcm_f1_ceiling, the dotted line). "
+                "Reading Sec. III-D's bigger blocks through OLH (8-bit blocks, a labelled "
+                f"reading) gives {sec6.fmt(block['partition'])} partitioned and "
+                f"{sec6.fmt(block['split'])} split -- the paper's two numbers."
+            )
+        else:
+            verdict = "differs"
+            reason = "partitioning the users does not lift MCM as much in our implementation"
+    if len(budget) and verdict is not None:
+        out.append(
+            Claim(
+                source="PEM Sec. VI-B4 (Fig. 8a)",
+                paper=(
+                    "ε = 1.2: MCM splitting the budget achieves F1 < 0.2, with 10% of the "
+                    "users for the final test nearly 0.8"
+                ),
+                ours=(
+                    f"ε = 1.2, {runs}: MCM split {sec6.fmt(at[('MCM', 'split')])}, "
+                    f"partitioned {sec6.fmt(at[('MCM', 'partition')])}; SPM split "
+                    f"{sec6.fmt(at[('SPM', 'split')])}, partitioned "
+                    f"{sec6.fmt(at[('SPM', 'partition')])}"
+                ),
+                verdict=verdict,
+                reason=reason,
+            )
+        )
+    if len(eta):
+        stats = sec6.summary(eta, "f1", ["protocol.eta", "epsilon"])
+        at = stats[np.isclose(stats["epsilon"], 0.9)].sort_values("protocol.eta")
+        low = sec6.mean_of(stats, protocol__eta=2.0, epsilon=0.9)
+        high = sec6.mean_of(stats, protocol__eta=10.0, epsilon=0.9)
+        rising = bool(np.all(np.diff(at["mean"].to_numpy()) > -0.05))
+        if np.isnan(low) or np.isnan(high):  # ε = 0.9 or an η not in this run's grid
+            verdict = None
+        elif abs(low - 0.4) <= 0.1 and abs(high - 0.8) <= 0.1:
+            verdict, reason = "reproduced", ""
+        elif high > low:
+            verdict = "partly"
+            reason = (
+                "the ordering (larger η, better) holds but the values differ by more than "
+                "0.1; PEM's γ, group sizes and the data's random values are not given"
+            )
+        else:
+            verdict, reason = "differs", "η does not help in our runs"
+    if len(eta) and verdict is not None:
+        out.append(
+            Claim(
+                source="PEM Sec. VI-B5 (Fig. 8b)",
+                paper="ε = 0.9: F1 is 0.4 with η = 2 and 0.8 with η = 10; larger η is better",
+                ours=(
+                    f"ε = 0.9, {runs}: "
+                    + ", ".join(
+                        f"η = {int(r['protocol.eta'])}: {r['mean']:.2f} ± {r['std']:.2f}"
+                        for _, r in at.iterrows()
+                    )
+                    + ("; F1 rises with η" if rising else "; F1 is not monotone in η")
+                ),
+                verdict=verdict,
+                reason=reason,
+            )
+        )
+    if len(assumed):
+        assumed = assumed.assign(assumed=assumed["protocol.assumed"].fillna("zipf"))
+        stats = sec6.summary(assumed, "f1", ["assumed", "epsilon"])
+        wide = stats.pivot_table(index="epsilon", columns="assumed", values="mean")
+        regular = wide.drop(columns=["uniform"], errors="ignore")
+        spread = float((regular.max(axis=1) - regular.min(axis=1)).max())
+        shown = float(wide.index[len(wide.index) // 2])  # a middle ε of the grid
+        shapes = {
+            a: sec6.built(assumed[assumed["assumed"] == a].iloc[0], epsilon=shown).config.etas
+            for a in wide.columns
+        }
+        described = "; ".join(
+            f"{a}: η = {list(shapes[a])[0]}, g = {len(shapes[a])}" for a in shapes
+        )
+        note = ""
+        if "uniform" in wide:
+            gap = float((regular.mean(axis=1) - wide["uniform"]).max())
+            note = f"; uniform is up to {gap:.2f} lower"
+        verdict = "reproduced" if spread <= 0.05 else "partly"
+        out.append(
+            Claim(
+                source="PEM Sec. VI-B7 (Fig. 8c)",
+                paper=(
+                    "except in extreme cases, the assumed distribution has little influence: "
+                    "the results are very similar"
+                ),
+                ours=(
+                    f"largest F1 spread across the zipf, zipf1.5 and exponential assumptions "
+                    f"at any ε: {spread:.2f}{note} (configurations at ε = {shown:g}: {described})"
+                ),
+                verdict=verdict,
+                reason=(
+                    "the three proper assumptions lead the optimiser to the same "
+                    "configuration (the query limit's largest η); a uniform assumption is "
+                    "the extreme case the paper excepts: it makes every step look hopeless, "
+                    "and the optimiser falls back to η = 2"
+                    if "uniform" in wide
+                    else ""
+                ),
+            )
+        )
+    return out
+
+
+FIGURE = FigureSpec(
+    name="pem_fig8",
+    experiment=EXPERIMENTS,
+    draw=draw,
+    title="PEM Fig. 8: partitioning users, η, and the assumed distribution (synthetic)",
+    caption=(
+        "F1 against ε on the synthetic exponential data (k = 16, n = 10^6, m = 64). (a) "
+        "The improved MCM and SPM with 10% of the users reporting the value for the final "
+        "test (solid, filled) against the same protocols splitting ε (dashed, open; MCM ε/2, "
+        "SPM ε/3 for the value). (b) PEM with a fixed η (γ = 4, n/g users per step, "
+        "|C_i| = 16), light to dark η = 2 ... 10. (c) PEM optimised (2^20 queries, F1 goal) "
+        "assuming zipf (the default), zipf with exponent 1.5, the data's own exponential law, "
+        "or uniform; points are dodged sideways (the first three choose the same "
+        "configuration). Points: mean of 10 runs, error bars ± 1 standard deviation, "
+        "sampled engine; thin lines in (b), (c): PEM's model, Eq. (4), for the "
+        "configuration run, the exponential law as the truth. The model takes every value "
+        "outside the top k as absent, but here the 17th value is 0.95 times as frequent as "
+        "the 16th, so it is optimistic: runs often swap the two."
+    ),
+    claim=(
+        "PEM Sec. VI-B4, B5, B7: partitioning users beats splitting ε (ε = 1.2: MCM < 0.2 "
+        "split, ≈ 0.8 partitioned); larger η is better (ε = 0.9: F1 0.4 at η = 2, 0.8 at "
+        "η = 10); the assumed distribution matters little."
+    ),
+    quick=sec6.QUICK_FIG8,
+    order=20.8,
+    claims=claims,
+)

@@ -1,0 +1,260 @@
+"""TreeHist ([BNST] Bassily, Nissim, Stemmer, Thakurta, NeurIPS 2017) in [PEM] Sec. VI.
+
+Three figures, each beside the protocols of the [PEM] figure it extends (their runs are
+that figure's configs, drawn again here):
+
+* ``treehist_eps``: F1 and NCR against ε at k = 16 on URL, AOL and synthetic ([PEM] Fig. 5);
+* ``treehist_k``: F1 and NCR against k at ε = 2 ([PEM] Fig. 6);
+* ``treehist_threshold``: F1 of the threshold versions against ε at θ = 0.023 on the
+  exponential data ([PEM] Fig. 7a).
+
+TreeHist runs in both forms (:mod:`ldp.heavy_hitters.treehist`): the threshold form of
+[BNST] (children estimated at >= z σ_ℓ survive) and the top-k form (k children per level:
+PEM with γ = 0 and η = 1, whose F1/NCR [PEM] Eq. (4) predicts: the dotted line on the
+synthetic panels).  [PEM] Sec. VII's point is that splitting the users into m groups (one
+per bit) costs accuracy (Principle 2); these figures measure how much.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from experiments.figures import pem_section6 as sec6
+from experiments.figures import style
+from experiments.figures.spec import Claim, FigureSpec
+from ldp.heavy_hitters import TreeHist
+from ldp.theory import pem as pem_theory
+
+NAME = "TreeHist"
+TOPK_LABEL = "TreeHist (top-k)"
+THRESHOLD_LABEL = "TreeHist (threshold)"
+SOURCE = "[PEM] Sec. VII, on [BNST] (Bassily et al., NeurIPS 2017)"
+
+
+def _series(table: pd.DataFrame) -> pd.Series:
+    """The legend entry of each row: TreeHist's two forms apart, the others as in Sec. VI."""
+    names = table["protocol.name"].astype(str)
+    form = table.get("protocol.form", pd.Series(np.nan, index=table.index))
+    tree = np.where(form == "top-k", TOPK_LABEL, THRESHOLD_LABEL)
+    labels = [sec6.protocol_label(n) for n in names]
+    return pd.Series(np.where(names == NAME, tree, labels), index=table.index)
+
+
+def _with_series(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    out["series"] = _series(out)
+    return out
+
+
+def _legend_order(labels) -> list[str]:
+    ranked = [sec6.protocol_label(n) for n in sec6.PROTOCOLS] + [THRESHOLD_LABEL, TOPK_LABEL]
+    return [label for label in ranked if label in set(labels)]
+
+
+def _style(label: str) -> dict:
+    if label.startswith(NAME):
+        top_k = label == TOPK_LABEL
+        return {
+            "colour": style.color(NAME),
+            "marker": "D",
+            "ls": "--" if top_k else "-",
+            "filled": not top_k,
+        }
+    name = label.split(" ")[0]
+    return {"colour": style.color(name), "marker": sec6.MARKERS.get(name, "o")}
+
+
+def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
+    """[PEM] Eq. (4) for TreeHist's top-k form on the exponential data (its law as truth)."""
+    tree = TreeHist(epsilon=epsilon, k=k, m=int(row["dataset.m"]), form="top-k")
+    f = sec6.exponential_frequencies(row)
+    return pem_theory.utility(f[:k], int(row["n"]), epsilon, tree.pem_config(), k, goal)
+
+
+def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt.Figure:
+    """2 x 3 panels (F1, NCR) x (URL, AOL, synthetic), every series mean ± sd."""
+    style.apply_theme()
+    table = _with_series(table)
+    datasets = [d for d in sec6.DATASETS if d in set(table["dataset.name"])]
+    figure, axes = plt.subplots(
+        2, len(datasets), figsize=(4.3 * len(datasets), 7.0), sharex="col", squeeze=False
+    )
+    letters = "abcdefghi"
+    for row_index, metric in enumerate(sec6.METRIC_LABELS):
+        stats = sec6.summary(table, metric, ["dataset.name", "series", x])
+        for col, dataset in enumerate(datasets):
+            ax = axes[row_index][col]
+            panel = stats[stats["dataset.name"] == dataset]
+            for label in _legend_order(panel["series"]):
+                series = panel[panel["series"] == label].sort_values(x)
+                look = _style(label)
+                sec6.points(
+                    ax,
+                    series[x],
+                    series,
+                    look.pop("colour"),
+                    label=label,
+                    **look,
+                )
+            tree = table[(table["dataset.name"] == dataset) & (table["series"] == TOPK_LABEL)]
+            if dataset == "exponential" and len(tree):
+                row = tree.iloc[0]
+                grid = np.sort(tree[x].unique())
+                values = [
+                    topk_model(
+                        row,
+                        metric,
+                        float(v if x == "epsilon" else row["epsilon"]),
+                        int(v if x == "k" else row["k"]),
+                    )
+                    for v in grid
+                ]
+                sec6.model_line(ax, grid, values, style.color(NAME), ls=":")
+            letter = letters[row_index * len(datasets) + col]
+            ax.set_title(
+                f"({letter}) {sec6.data_title(table, dataset)}, {sec6.METRIC_LABELS[metric]}"
+            )
+            sec6.utility_axis(ax, sec6.METRIC_LABELS[metric] if col == 0 else None)
+            if log2_x:
+                sec6.log2_k_axis(ax, table[x].unique())
+            ax.set_xlabel((ax.get_xlabel() if log2_x else xlabel) if row_index == 1 else "")
+    return _legend(figure, axes, model=True)
+
+
+def _legend(figure: plt.Figure, axes, model: bool) -> plt.Figure:
+    seen: dict[str, object] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    labels = _legend_order(seen)
+    handles = [seen[label] for label in labels]
+    if model:
+        handles.append(Line2D([], [], color=style.color(NAME), lw=0.9, ls=":"))
+        labels.append("TreeHist top-k model, [PEM] Eq. (4) (synthetic)")
+    figure.legend(
+        handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.03)
+    )
+    figure.tight_layout(rect=(0, 0.07, 1, 1))
+    return figure
+
+
+def draw_eps(table: pd.DataFrame) -> plt.Figure:
+    return _grid(table[np.isclose(table["k"], 16)], "epsilon", style.EPSILON_LABEL)
+
+
+def draw_k(table: pd.DataFrame) -> plt.Figure:
+    return _grid(table[np.isclose(table["epsilon"], 2.0)], "k", "k", log2_x=True)
+
+
+def draw_threshold(table: pd.DataFrame) -> plt.Figure:
+    """F1 of the threshold versions against ε at θ = 0.023 (exponential data)."""
+    style.apply_theme()
+    table = _with_series(table[np.isclose(table["protocol.threshold"], 0.023)])
+    stats = sec6.summary(table, "f1", ["series", "epsilon"])
+    figure, ax = plt.subplots(figsize=(5.2, 4.3))
+    for label in _legend_order(stats["series"]):
+        series = stats[stats["series"] == label].sort_values("epsilon")
+        look = _style(label)
+        sec6.points(ax, series["epsilon"], series, look.pop("colour"), label=label, **look)
+    ax.set_title("θ = 0.023, exponential (n = 10^6, m = 64)")
+    sec6.utility_axis(ax, "F1")
+    ax.set_xlabel(style.EPSILON_LABEL)
+    ax.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def _gap(table: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
+    table = _with_series(table)
+    f1 = sec6.summary(table, "f1", ["dataset.name", "series", by])
+    wide = f1.pivot_table(index=["dataset.name", by], columns="series", values="mean")
+    return wide, sec6.runs_note(table)
+
+
+def claims_for(by: str, fixed: str):
+    def claims(table: pd.DataFrame) -> list[Claim]:
+        """[PEM] Sec. VII: TreeHist's one-bit-per-group split loses to PEM."""
+        wide, runs = _gap(table, by)
+        if "PEM" not in wide or not any(c.startswith(NAME) for c in wide.columns):
+            return []
+        tree = wide[[c for c in wide.columns if c.startswith(NAME)]].max(axis=1)
+        below = wide["PEM"] >= tree - 0.02
+        gap = (wide["PEM"] - tree).mean()
+        return [
+            Claim(
+                source=SOURCE,
+                paper=(
+                    "TreeHist (one bit per group, m groups) resembles PEM, but dividing "
+                    "the users into m groups gives poor accuracy (Principle 2)"
+                ),
+                ours=(
+                    f"{fixed}, {runs}: PEM's mean F1 is at least the better TreeHist "
+                    f"form's (within 0.02) at {int(below.sum())} of {len(below)} "
+                    f"(data set, {by}) points; mean gap {gap:+.2f}"
+                ),
+                verdict="reproduced" if below.all() else "partly",
+                reason="" if below.all() else "TreeHist is ahead where F1 saturates",
+            )
+        ]
+
+    return claims
+
+
+FIGURES = [
+    FigureSpec(
+        name="treehist_eps",
+        experiment=("pem_fig5", "pem_fig5_spm", "pem_fig5_spm_url", "treehist_eps"),
+        draw=draw_eps,
+        title="TreeHist beside PEM Fig. 5: F1 and NCR against ε (k = 16)",
+        caption=(
+            "F1 (top) and NCR (bottom) against ε at k = 16 on URL, AOL (calibrated "
+            "surrogates) and the exponential data (n = 10^6, m = 64): PEM, the improved SPM "
+            "and MCM (the runs of PEM Fig. 5) and TreeHist (Bassily et al., NeurIPS 2017) "
+            "over OLH, threshold form (children estimated at >= z σ_ℓ, z = Φ⁻¹(1 - β/(2 m "
+            "w)), β = 0.05, w = 2k; solid, filled) and top-k form (k children per level; "
+            "dashed, open). Mean ± sd of 10 runs (5 ε for TreeHist), sampled engine. "
+            "Dotted: PEM's Eq. (4) for the top-k form (γ = 0, η = 1, g = m)."
+        ),
+        claim=(
+            "PEM Sec. VII: TreeHist, like PEM with one bit per group, divides the users into "
+            "m groups, which costs accuracy."
+        ),
+        quick=sec6.QUICK_FIG5,
+        order=20.6,
+        claims=claims_for("epsilon", "k = 16"),
+    ),
+    FigureSpec(
+        name="treehist_k",
+        experiment=("pem_fig6", "pem_fig6_spm", "pem_fig6_spm_url", "treehist_k"),
+        draw=draw_k,
+        title="TreeHist beside PEM Fig. 6: F1 and NCR against k (ε = 2)",
+        caption=(
+            "F1 (top) and NCR (bottom) against k at ε = 2, same protocols and data as "
+            "treehist_eps (PEM, SPM, MCM: the runs of PEM Fig. 6). Mean ± sd of 10 runs. "
+            "Dotted: Eq. (4) for TreeHist's top-k form."
+        ),
+        claim="PEM Sec. VII (as treehist_eps), against k.",
+        quick=sec6.QUICK_FIG6,
+        order=21.6,
+        claims=claims_for("k", "ε = 2"),
+    ),
+    FigureSpec(
+        name="treehist_threshold",
+        experiment=("pem_fig7_eps", "treehist_threshold"),
+        draw=draw_threshold,
+        title="TreeHist beside PEM Fig. 7a: threshold versions, F1 against ε (θ = 0.023)",
+        caption=(
+            "F1 against ε of the threshold versions (release what is estimated at >= θ n, "
+            "θ = 0.023, about the 16th frequency; truth: every value at or above θ) on the "
+            "exponential data, n = 10^6, m = 64, k = 32: PEM, SPM, MCM (the runs of PEM "
+            "Fig. 7a) and TreeHist's two forms. Mean ± sd of 10 runs."
+        ),
+        claim="PEM Sec. VI-B3 / VII: the threshold comparison of Fig. 7, with TreeHist.",
+        quick=sec6.QUICK_FIG7,
+        order=22.6,
+        claims=claims_for("epsilon", "threshold θ = 0.023"),
+    ),
+]

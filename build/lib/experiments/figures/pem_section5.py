@@ -1,0 +1,252 @@
+"""Shared by the figures of [PEM] Section V (``fig_pem_fig2``, ``fig_pem_fig3``, ``fig_pem_fig4``).
+
+Wang, Li, Jha, *Locally Differentially Private Heavy Hitter Identification*, Sec. V
+validates the analysis: empirical identification and utility of PEM beside the model,
+Eq. (5) for one value and Eq. (4) for F1 and NCR.  The model of a setting is computed
+for the very configuration its trials ran: the ``protocol.*`` columns of the table are
+handed to the trial's own builder (:func:`experiments.trials.build_heavy_hitter`), whose
+PEM derives its shape exactly as in the run (for the optimal PEM of Fig. 4 by
+:func:`ldp.theory.pem.optimize` with the same k, m, n, ε, query limit, assumed
+distribution and goal); :func:`check_recorded` compares it with the oracle queries and γ
+each trial recorded.  Nothing here simulates: the model is closed form, the data's true
+frequencies come from the table's ``frequency`` rows (``options.per_value``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from experiments.figures.pem_section6 import protocol_json
+from experiments.trials import build_heavy_hitter
+from ldp.theory import pem as theory
+from ldp.theory.pem_refined import refined_identification
+
+#: Colour per data set (colour-blind palette; PEM's own colour is not used because every
+#: series is PEM): zipf blue, zipf(-20) orange, in Fig. 3 and 4.
+_PALETTE = sns.color_palette("colorblind", 10)
+DATASET_COLORS = {"zipf": _PALETTE[0], "zipf(-20)": _PALETTE[1]}
+#: Fig. 2: the default setting in zipf's blue, the other values of a panel in these.
+VARIANT_COLORS = [_PALETTE[i] for i in (2, 4, 5, 3)]
+#: Marker and line style per metric: F1 filled circles and solid lines, NCR open squares
+#: and dashed lines.
+METRICS = {
+    "f1": {"label": "F1", "marker": "o", "ls": "-", "filled": True},
+    "ncr": {"label": "NCR", "marker": "s", "ls": "--", "filled": False},
+}
+#: Error bars: ± this many standard errors of the mean over runs.
+ERROR_SE = 2
+#: Parameters a setting is told apart by (besides the data set).
+SETTING_COLUMNS = ("dataset.n", "dataset.m", "epsilon")
+
+
+def settings(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting (``config_hash``): its parameter columns, and ``label``."""
+    params = [c for c in table.columns if c.startswith(("protocol.", "dataset."))]
+    params += [c for c in ("epsilon", "k", "n", "engine", "experiment") if c in table.columns]
+    rows = table.drop_duplicates("config_hash").set_index("config_hash")[params].copy()
+    labels = rows["dataset.label"] if "dataset.label" in rows else rows["dataset.name"]
+    rows["label"] = labels.fillna(rows["dataset.name"]).astype(str)
+    return rows
+
+
+@functools.lru_cache(maxsize=256)
+def _config(protocol_json: str, epsilon: float, k: int, m: int, n: int) -> theory.PEMConfig:
+    built = {"protocol": json.loads(protocol_json), "epsilon": epsilon, "k": k}
+    return build_heavy_hitter(built, m, n).config
+
+
+def pem_config(row: pd.Series) -> theory.PEMConfig:
+    """The PEM configuration a setting (a row of :func:`settings`) ran with."""
+    n = row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"]
+    return _config(
+        protocol_json(row), float(row["epsilon"]), int(row["k"]), int(row["dataset.m"]), int(n)
+    )
+
+
+def n_users(row: pd.Series) -> int:
+    """The users of a setting's data set."""
+    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
+
+
+def true_frequencies(table: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per setting, the true frequencies f_1 >= f_2 >= ... of its top-k values."""
+    rows = table[table["metric"] == "frequency"]
+    means = rows.groupby(["config_hash", "item"])["value"].mean()
+    return {
+        key: np.sort(group.to_numpy())[::-1] for key, group in means.groupby(level="config_hash")
+    }
+
+
+def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
+    """[PEM] Eq. (4) with weights of ``goal`` (f1 or ncr) for a setting's configuration."""
+    k = int(row["k"])
+    return theory.utility(
+        frequencies[:k], n_users(row), float(row["epsilon"]), pem_config(row), k, goal
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
+    from ldp import datasets
+
+    data = datasets.load(name, **json.loads(params))
+    return np.unique(data.values, return_counts=True)
+
+
+def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and counts of a setting's (synthetic) data set, rebuilt from its
+    ``dataset.*`` columns."""
+    params = {}
+    for column, value in row.items():
+        name = str(column).removeprefix("dataset.")
+        if not str(column).startswith("dataset.") or name in ("name", "label"):
+            continue
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        value = value.item() if isinstance(value, np.generic) else value
+        params[name] = int(value) if float(value).is_integer() else float(value)
+    return _histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _refined(key: str, row_json: str) -> np.ndarray:
+    row = pd.Series(json.loads(row_json))
+    values, counts = dataset_histogram(row)
+    k = int(row["k"])
+    return refined_identification(
+        values, counts, int(row["dataset.m"]), float(row["epsilon"]), pem_config(row), top=k
+    )
+
+
+def refined_utility(row: pd.Series, goal: str) -> float:
+    """The refined model (:mod:`ldp.theory.pem_refined`): Eq. (4) with identification
+    probabilities that let the step's other candidates be the data's own prefixes."""
+    cells = {
+        str(c): (v.item() if isinstance(v, np.generic) else v)
+        for c, v in row.items()
+        if str(c).startswith(("protocol.", "dataset.")) or c in ("epsilon", "k", "n")
+    }
+    cells = {c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in cells.items()}
+    probabilities = _refined(str(row.name), json.dumps(cells, sort_keys=True, default=str))
+    k = int(row["k"])
+    return float(theory.utility_weights(k, goal) @ probabilities)
+
+
+def metric_stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per setting: mean, standard error and runs of a per-trial metric."""
+    rows = table[(table["metric"] == metric) & table["item"].isna()]
+    stats = rows.groupby("config_hash")["value"].agg(["mean", "std", "size"])
+    stats["se"] = (stats["std"] / np.sqrt(stats["size"])).fillna(0.0)
+    return stats
+
+
+def check_recorded(table: pd.DataFrame) -> list[str]:
+    """Settings whose rebuilt configuration disagrees with what the trials recorded
+    (``diag.oracle_queries`` = Σ|D_i|, ``diag.gamma``); empty when all agree."""
+    wrong = []
+    for key, row in settings(table).iterrows():
+        config = pem_config(row)
+        for metric, expected in (
+            ("diag.oracle_queries", config.queries),
+            ("diag.gamma", config.gamma),
+        ):
+            seen = table.loc[(table["config_hash"] == key) & (table["metric"] == metric), "value"]
+            if len(seen) and not np.allclose(seen.to_numpy(), expected):
+                wrong.append(f"{key}: {metric} {seen.iloc[0]:g} != model {expected}")
+    return wrong
+
+
+def default_values(rows: pd.DataFrame, columns: Sequence[str] = SETTING_COLUMNS) -> dict:
+    """The default of each varied parameter: the value most settings share (the panels
+    vary one parameter each, so the default point's value is the most common one)."""
+    return {c: rows[c].mode().iloc[0] for c in columns}
+
+
+def panel_rows(rows: pd.DataFrame, varied: str, defaults: dict) -> pd.DataFrame:
+    """The settings of the panel that varies ``varied``: the others at their default."""
+    keep = np.ones(len(rows), dtype=bool)
+    for column, value in defaults.items():
+        if column != varied:
+            keep &= np.isclose(rows[column].astype(float), float(value))
+    return rows[keep]
+
+
+def errorbar(ax, x, mean, se, colour, metric: str, **kwargs) -> None:
+    """One empirical point (or several) in the house style of the Section V figures."""
+    spec = METRICS[metric]
+    ax.errorbar(
+        x,
+        mean,
+        yerr=ERROR_SE * np.asarray(se),
+        fmt=spec["marker"],
+        color=colour,
+        mfc=colour if spec["filled"] else "white",
+        ms=5,
+        mew=1.1,
+        capsize=2,
+        lw=0.8,
+        **kwargs,
+    )
+
+
+def format_count(value: float) -> str:
+    """10^5 as "10⁵", 50,000 as "50,000"."""
+    exponent = math.log10(value) if value > 0 else 0.5
+    if exponent.is_integer() and exponent >= 3:
+        return "10" + str(int(exponent)).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{value:,.0f}"
+
+
+def model_fit(points: pd.DataFrame, where: Callable[[pd.Series], str]) -> tuple[str, str]:
+    """How well the model (4) matches the runs: a sentence and a verdict.
+
+    ``points`` has one row per (setting, metric) with ``mean``, ``se`` and ``model``;
+    ``where`` names a row.  Reproduced when the mean gap exceeds what sampling alone
+    gives (E|mean - μ| ≈ sqrt(2/π) SE) by at most 0.03 and no gap exceeds 0.05; partly
+    when the mean excess stays within 0.08; differs otherwise.
+    """
+    gap = (points["mean"] - points["model"]).abs()
+    noise = float(np.mean(np.sqrt(2 / np.pi) * points["se"]))
+    beyond = int((gap > 2 * points["se"] + 0.005).sum())
+    excess = gap.mean() - noise
+    worst = points.loc[gap.idxmax()]
+    text = (
+        f"mean |empirical − model| = {gap.mean():.3f} over {len(points)} (setting, metric) "
+        f"points (sampling alone: {noise:.3f}); {beyond} differ by more than 2 SE; largest "
+        f"{gap.max():.3f} at {where(worst)} ({worst['mean']:.3f} vs model {worst['model']:.3f})"
+    )
+    if excess <= 0.03 and gap.max() <= 0.05:
+        return text, "reproduced"
+    return text, "partly" if excess <= 0.08 else "differs"
+
+
+def metric_legend(figure, data: pd.DataFrame, datasets: Sequence[str]) -> None:
+    """The shared legend of Figs. 3 and 4: one colour per data set, one marker per metric."""
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color=DATASET_COLORS[d], lw=6, label=d)
+        for d in datasets
+        if d in set(data["dataset"])
+    ]
+    for spec in METRICS.values():
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                marker=spec["marker"],
+                mfc="0.3" if spec["filled"] else "white",
+                ls=spec["ls"],
+                lw=1.0,
+                label=f"{spec['label']}: runs (±2 SE) / model (4)",
+            )
+        )
+    figure.legend(handles=handles, loc="upper center", ncol=4, bbox_to_anchor=(0.5, 1.07))

@@ -1,0 +1,450 @@
+"""Shared by the figures of [PEM] Section VI (``fig_pem_fig5`` ... ``fig_pem_fig9``).
+
+Wang, Li, Jha, *Locally Differentially Private Heavy Hitter Identification*, Sec. VI
+compares PEM with SPM and MCM on URL, AOL and a synthetic exponential data set, 10 runs
+each, "the average and standard deviation are reported": every point here is the mean
+over runs with an error bar of ± one standard deviation.  The analytical lines are
+closed forms: PEM's utility model, Eq. (4) (:func:`ldp.theory.pem.utility`), for the very
+configuration a setting ran with (rebuilt from the table's ``protocol.*`` columns by the
+trial's own builder), and the variance of an OLH estimate, Eq. (3)
+(:func:`ldp.theory.pure_variance`), for Fig. 9.  Nothing here simulates.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+
+from experiments.figures import style
+from experiments.trials import build_heavy_hitter, protocol_from_row
+from ldp import theory
+from ldp.theory import pem as pem_theory
+from ldp.theory import pem_refined
+
+#: The data sets of Sec. VI, in the paper's column order.
+DATASETS = ("url", "aol", "exponential")
+DATASET_TITLES = {"url": "URL", "aol": "AOL", "exponential": "synthetic"}
+#: The two utility metrics of Figs. 5-6 ([PEM] Sec. IV-B1).
+METRIC_LABELS = {"f1": "F1", "ncr": "NCR"}
+#: Protocols in legend order.
+PROTOCOLS = ("PEM", "SPM", "MCM")
+MARKERS = {"PEM": "o", "MCM": "s", "SPM": "^"}
+#: Line style of a budget variant (MCM, SPM): users partitioned (solid), ε split (dashed).
+BUDGET_LS = {"partition": "-", "split": "--"}
+CAPSIZE = 2.5
+
+
+# ------------------------------------------------------------------------------ table
+def runs(table: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The per-trial rows of one metric (no per-value rows)."""
+    rows = table[(table["metric"] == metric) & table["item"].isna()]
+    return rows.copy()
+
+
+def summary(table: pd.DataFrame, metric: str, by: Sequence[str]) -> pd.DataFrame:
+    """Mean, standard deviation and number of runs of ``metric`` per group of ``by``.
+
+    Squared errors are NaN in a run that identified no true heavy hitter; such runs are
+    left out of the mean (``size`` counts the runs with a number).
+    """
+    rows = runs(table, metric).dropna(subset=["value"])
+    stats = rows.groupby(list(by), dropna=False)["value"].agg(["mean", "std", "size"])
+    stats["std"] = stats["std"].fillna(0.0)
+    return stats.reset_index()
+
+
+def budget(rows: pd.DataFrame) -> pd.Series:
+    """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default
+    (``"partitioned"``: the users; ``"original"`` and ``"improved"``: ε split)."""
+    explicit = rows["protocol.budget"] if "protocol.budget" in rows else None
+    variant = rows.get("protocol.variant", pd.Series("improved", index=rows.index))
+    default = variant.map({"partitioned": "partition"}).fillna("split")
+    return default if explicit is None else explicit.fillna(default)
+
+
+def data_title(table: pd.DataFrame, dataset: str) -> str:
+    """The data set's column title, saying when a calibrated surrogate stood in."""
+    rows = table[table["dataset.name"] == dataset]
+    sources = set(rows["data_source"].astype(str)) if "data_source" in rows else set()
+    title = DATASET_TITLES.get(dataset, dataset)
+    if dataset == "exponential":
+        return f"{title} (exponential)"
+    return f"{title} (surrogate)" if "surrogate" in sources else title
+
+
+def ordered(names: Sequence[str]) -> list[str]:
+    """Protocol names in legend order."""
+    return style.order(list(dict.fromkeys(names)))
+
+
+def shades(protocol: str, count: int) -> list[tuple[float, float, float]]:
+    """``count`` shades of a protocol's colour, light to dark (for variants of one protocol):
+    from halfway to white, through the colour, to 40% of it."""
+    base = np.asarray(style.color(protocol))
+    if count <= 1:
+        return [tuple(base)]
+    light, dark = 1 - 0.55 * (1 - base), 0.4 * base
+    return [tuple(c) for c in sns.blend_palette([light, base, dark], count)]
+
+
+# --------------------------------------------------------------------------- drawing
+def points(
+    ax: plt.Axes,
+    x: Sequence[float],
+    stats: pd.DataFrame,
+    colour: Any,
+    *,
+    marker: str = "o",
+    ls: str = "-",
+    filled: bool = True,
+    label: str | None = None,
+    join: bool = True,
+    dodge: float = 0.0,
+) -> None:
+    """Means with ± one standard deviation as error bars, optionally joined by a line."""
+    x = np.asarray(x, dtype=float) + dodge
+    ax.errorbar(
+        x,
+        stats["mean"].to_numpy(),
+        yerr=stats["std"].to_numpy(),
+        fmt=marker,
+        ls=ls if join else "none",
+        color=colour,
+        lw=1.1,
+        ms=4.5,
+        capsize=CAPSIZE,
+        elinewidth=0.8,
+        mfc=colour if filled else "white",
+        mew=1.0,
+        label=label,
+    )
+
+
+def model_line(ax: plt.Axes, x: Sequence[float], y: Sequence[float], colour: Any, **kw) -> None:
+    """An analytical curve: a thin line in the series' colour."""
+    ax.plot(np.asarray(x, float), np.asarray(y, float), color=colour, lw=0.9, alpha=0.9, **kw)
+
+
+def utility_axis(ax: plt.Axes, label: str | None) -> None:
+    """y from 0 to 1 (with room for the error bars) and its label."""
+    ax.set_ylim(-0.04, 1.06)
+    if label:
+        ax.set_ylabel(label)
+
+
+def log2_k_axis(ax: plt.Axes, ks: Sequence[int]) -> None:
+    """A base-2 log x axis with a tick at every k of the grid."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({int(k) for k in ks})
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(k) for k in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("heavy hitters wanted k (log scale)")
+
+
+# ----------------------------------------------------------------------------- models
+def protocol_json(row: pd.Series) -> str:
+    """The ``protocol`` config node of a table row, as canonical JSON."""
+    return json.dumps(protocol_from_row(row), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=512)
+def _built(protocol: str, epsilon: float, k: int, m: int, n: int):
+    config = {"protocol": json.loads(protocol), "epsilon": epsilon, "k": k}
+    return build_heavy_hitter(config, m, n)
+
+
+def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
+    """The protocol object a row's setting ran with (at ``epsilon``/``k`` if given): for
+    PEM its shape is derived exactly as in the run (the optimizer with the same inputs)."""
+    return _built(
+        protocol_json(row),
+        float(row["epsilon"] if epsilon is None else epsilon),
+        int(row["k"] if k is None else k),
+        int(row["dataset.m"]),
+        int(row["n"]),
+    )
+
+
+def exponential_frequencies(row: pd.Series, size: int = 1024) -> np.ndarray:
+    """f_j = scale (1 - scale)^(j-1) of the exponential data set ([PEM] Sec. VI-A)."""
+    scale = float(row["dataset.scale"]) if not pd.isna(row.get("dataset.scale")) else 0.05
+    support = int(row["dataset.support"]) if not pd.isna(row.get("dataset.support")) else size
+    f = scale * (1 - scale) ** np.arange(support)
+    return f / f.sum()
+
+
+def pem_model(
+    row: pd.Series, goal: str = "f1", epsilon: float | None = None, k: int | None = None
+) -> float:
+    """[PEM] Eq. (4) for a PEM setting on the exponential data (its law as the truth)."""
+    protocol = built(row, epsilon, k)
+    k = int(row["k"] if k is None else k)
+    epsilon = float(row["epsilon"] if epsilon is None else epsilon)
+    f = exponential_frequencies(row)
+    return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
+
+
+@functools.lru_cache(maxsize=4)
+def _exponential_histogram(params: str) -> tuple[np.ndarray, np.ndarray]:
+    from ldp import datasets
+
+    data = datasets.load("exponential", **json.loads(params))
+    return np.unique(data.values, return_counts=True)
+
+
+def pem_refined_model(
+    row: pd.Series, goal: str = "f1", epsilon: float | None = None, k: int | None = None
+) -> float:
+    """The refined model (:func:`ldp.theory.pem_refined.refined_utility`) for a PEM setting
+    on the exponential data, with the data set's own histogram as the distribution."""
+    protocol = built(row, epsilon, k)
+    params = {}
+    for name in ("n", "m", "scale", "support", "seed"):
+        value = row.get(f"dataset.{name}")
+        if value is not None and not pd.isna(value):
+            params[name] = float(value) if name == "scale" else int(value)
+    values, counts = _exponential_histogram(json.dumps(params, sort_keys=True))
+    return pem_refined.refined_utility(
+        values,
+        counts,
+        int(row["dataset.m"]),
+        float(row["epsilon"] if epsilon is None else epsilon),
+        protocol.config,
+        int(row["k"] if k is None else k),
+        goal,
+    )
+
+
+def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
+    """(ρ, ε'): the share of users and the budget behind a protocol's released estimates.
+
+    PEM: the last of its g groups at ε; MCM/SPM partitioning the users: their
+    ``final_fraction`` at ε; splitting ε: every user at ``value_share`` x ε.
+    """
+    protocol = built(row, epsilon)
+    if row["protocol.name"] == "PEM":
+        return protocol.config.fractions[-1], epsilon
+    if protocol.budget == "partition":
+        return protocol.final_fraction, epsilon
+    return 1.0, protocol.value_share * epsilon
+
+
+def squared_error_model(row: pd.Series, epsilon: float) -> float:
+    """Expected (ñ_v - n_v)^2 of a released true heavy hitter, averaged over the true top k.
+
+    The estimate is ĉ n/n_ρ with ĉ an OLH estimate from the n_ρ ≈ ρ n users of the final
+    test: Var ≈ Var_OLH(ρn, ρ n_v)/ρ^2, Eq. (3) with its n_v term, plus the sampling term
+    n_v (1 - f_v)(1 - ρ)/ρ of who landed in that group.
+    """
+    rho, eps = final_test(row, epsilon)
+    p, q = theory.olh_pq(eps, theory.olh_default_g(eps))
+    n, k = int(row["n"]), int(row["k"])
+    f = exponential_frequencies(row)[:k]
+    counts = n * f
+    variance = theory.pure_variance(rho * n, p, q, rho * counts) / rho**2
+    variance = variance + counts * (1 - f) * (1 - rho) / rho
+    return float(np.mean(variance))
+
+
+# ----------------------------------------------------------------------------- claims
+def fmt(stats: pd.DataFrame | pd.Series | None) -> str:
+    """Mean ± standard deviation of a one-row summary, e.g. 0.91 ± 0.03 (or n/a)."""
+    if stats is None or len(stats) == 0:
+        return "n/a"
+    row = stats.iloc[0] if isinstance(stats, pd.DataFrame) else stats
+    return f"{row['mean']:.2f} ± {row['std']:.2f}"
+
+
+def pick(stats: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """The rows of a summary matching every ``column=value`` (floats compared closely)."""
+    keep = np.ones(len(stats), dtype=bool)
+    for column, value in where.items():
+        column = column.replace("__", ".")
+        if isinstance(value, float):
+            keep &= np.isclose(stats[column].astype(float), value)
+        else:
+            keep &= (stats[column] == value).to_numpy()
+    return stats[keep]
+
+
+def mean_of(stats: pd.DataFrame, **where: Any) -> float:
+    """The mean of the single matching row, NaN if none."""
+    rows = pick(stats, **where)
+    return float(rows["mean"].iloc[0]) if len(rows) else float("nan")
+
+
+def runs_note(table: pd.DataFrame) -> str:
+    """How many runs each setting of a table has, e.g. "10 runs" or "1-10 runs"."""
+    counts = table.groupby("config_hash")["trial"].nunique()
+    if counts.empty:
+        return "no runs"
+    low, high = int(counts.min()), int(counts.max())
+    if low == high:
+        return "1 run" if low == 1 else f"{low} runs"
+    return f"{low}-{high} runs"
+
+
+# ----------------------------------------------------------------- Figs. 5 and 6 grids
+def protocol_label(name: str) -> str:
+    """Legend text of the Sec. VI-A versions: PEM, and the improved MCM and SPM."""
+    return name if name == "PEM" else f"{name} (improved)"
+
+
+#: Line styles of the sensitivity lines drawn beside a protocol (open markers).
+VARIANT_LS = ("--", "-.", ":")
+#: Markers of the sensitivity lines, by the preset's label.
+VARIANT_MARKERS = {
+    "MCM (√n channels)": "v",
+    "MCM (8-bit OLH blocks)": "D",
+    "PEM (paper shape)": "o",
+}
+
+
+def series_of(rows: pd.DataFrame) -> pd.Series:
+    """Each row's line: its preset's label (``protocol.label``), else its protocol's name.
+    Presets of one protocol (MCM with √n channels, MCM with blocks) are lines of their own,
+    never pooled with the protocol's main line."""
+    label = rows["protocol.label"] if "protocol.label" in rows else None
+    if label is None:
+        return rows["protocol.name"].astype(str)
+    return label.where(label.notna(), rows["protocol.name"]).astype(str)
+
+
+def main_rows(table: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
+    """The rows of the paper's versions: a line labelled ``<protocol><suffix>`` (PEM, MCM,
+    SPM; Fig. 7's "MCM (threshold)"), not a sensitivity line."""
+    if table.empty:
+        return table
+    return table[series_of(table) == table["protocol.name"].astype(str) + suffix]
+
+
+def draw_series(
+    ax: plt.Axes,
+    stats: pd.DataFrame,
+    x: str,
+    label_of: Any,
+    suffix: str = "",
+    grid: np.ndarray | None = None,
+) -> None:
+    """Every protocol's main line (filled, solid) and its sensitivity lines (open markers,
+    dashed), from ``stats`` with columns ``protocol.name``, ``series``, ``x``; a series'
+    missing points break its line (``grid``: every x of the panel)."""
+    for name in ordered(stats["protocol.name"]):
+        mine = stats[stats["protocol.name"] == name]
+        main = f"{name}{suffix}"
+        others = sorted(set(mine["series"]) - {main})
+        for index, series_name in enumerate([main, *others]):
+            series = mine[mine["series"] == series_name].set_index(x).sort_index()
+            if series.empty:
+                continue
+            if grid is not None:
+                series = series.reindex(grid)
+            series = series.rename_axis(x).reset_index()
+            variant = index > 0
+            points(
+                ax,
+                series[x],
+                series,
+                style.color(name),
+                marker=VARIANT_MARKERS.get(series_name, MARKERS.get(name, "o"))
+                if variant
+                else MARKERS.get(name, "o"),
+                ls=VARIANT_LS[(index - 1) % len(VARIANT_LS)] if variant else "-",
+                filled=not variant,
+                label=series_name if variant else label_of(name),
+            )
+
+
+def legend_entries(axes: Any, mains: Sequence[str]) -> tuple[list[Any], list[str]]:
+    """One legend entry per line over ``axes``: the main lines in ``mains`` order, then the
+    sensitivity lines in order of appearance."""
+    seen: dict[str, Any] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    labels = [label for label in mains if label in seen]
+    labels += [label for label in seen if label not in labels]
+    return [seen[label] for label in labels], labels
+
+
+def utility_grid(
+    table: pd.DataFrame,
+    x: str,
+    xlabel: str,
+    model_x: Sequence[float] | None = None,
+    log2_x: bool = False,
+) -> plt.Figure:
+    """Figs. 5 and 6: a 2 x 3 grid, F1 on top and NCR below, columns URL, AOL, synthetic.
+
+    Every protocol's runs as points (mean ± sd) joined by lines, its sensitivity lines
+    (other presets of the protocol: :func:`series_of`) dashed with open markers; on the
+    synthetic column PEM's model (4) as a thin dotted line at ``model_x`` (values of ``x``).
+    """
+    style.apply_theme()
+    table = table.assign(series=series_of(table))
+    datasets = [d for d in DATASETS if d in set(table["dataset.name"])]
+    figure, axes = plt.subplots(
+        2, len(datasets), figsize=(4.3 * len(datasets), 7.4), sharex="col", squeeze=False
+    )
+    letters = "abcdefghi"
+    for row_index, metric in enumerate(METRIC_LABELS):
+        stats = summary(table, metric, ["dataset.name", "protocol.name", "series", x])
+        for col, dataset in enumerate(datasets):
+            ax = axes[row_index][col]
+            panel = stats[stats["dataset.name"] == dataset]
+            grid = np.sort(panel[x].unique())  # a protocol's missing points break its line
+            draw_series(ax, panel, x, protocol_label, grid=grid)
+            pem = main_rows(table[table["dataset.name"] == dataset])
+            pem = pem[pem["protocol.name"] == "PEM"]
+            if dataset == "exponential" and model_x is not None and len(pem):
+                row = pem.iloc[0]
+                values = [
+                    pem_model(row, metric, **{("epsilon" if x == "epsilon" else "k"): v})
+                    for v in model_x
+                ]
+                model_line(ax, model_x, values, style.color("PEM"), ls=":")
+            letter = letters[row_index * len(datasets) + col]
+            ax.set_title(f"({letter}) {data_title(table, dataset)}, {METRIC_LABELS[metric]}")
+            utility_axis(ax, METRIC_LABELS[metric] if col == 0 else None)
+            if log2_x:
+                log2_k_axis(ax, table[x].unique())
+            if row_index == 1:
+                ax.set_xlabel(xlabel if not log2_x else ax.get_xlabel())
+            else:
+                ax.set_xlabel("")
+    handles, labels = legend_entries(axes, [protocol_label(n) for n in PROTOCOLS])
+    if model_x is not None and "exponential" in datasets:
+        handles.append(Line2D([], [], color=style.color("PEM"), lw=0.9, ls=":"))
+        labels.append("PEM model, Eq. (4) (synthetic)")
+    figure.legend(
+        handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.01)
+    )
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
+    return figure
+
+
+#: ``--quick`` overrides: one run per setting and a few points of each grid (a quick
+#: override of ``hydra.sweeper.params.<axis>`` replaces that axis in every config of the
+#: figure, so its values must be cheap for all of them).  Figures that read the same
+#: config must have the same overrides (a config runs once, with the first figure's).
+QUICK_FIG5 = ("n_trials=1", "hydra.sweeper.params.epsilon='1,2.5,4'")  # also Fig. 9
+QUICK_FIG6 = ("n_trials=1", "hydra.sweeper.params.k='4,16'")  # SPM on URL: ~6.5 s at 16
+QUICK_FIG7 = ("n_trials=1", "hydra.sweeper.params.epsilon='2,4'")
+QUICK_FIG8 = ("n_trials=1", "hydra.sweeper.params.epsilon='0.9,1.2,2'")
+#: ``--quick`` cuts of the sensitivity and partitioned lines' own configs (FigureSpec
+#: ``quick_for``): the synthetic data only (~0.05 s a run there; MCM with √n channels on
+#: URL and AOL takes ~0.5 s), and Fig. 7b-c's dashed lines at θ = 0.04 only (beside
+#: (a)'s θ = 0.023; SPM's runs grow as θ falls).  So they add a few seconds to --quick.
+SYNTHETIC_ONLY = ("hydra.sweeper.params.dataset=exponential",)
+QUICK_FOR_FIG5 = {"pem_fig5_sens": SYNTHETIC_ONLY}
+QUICK_FOR_FIG6 = {"pem_fig6_sens": SYNTHETIC_ONLY, "pem_fig6_block": SYNTHETIC_ONLY}
+QUICK_FOR_FIG7 = {"pem_fig7_partitioned_theta": ("protocol.threshold=0.04",)}

@@ -1,0 +1,138 @@
+"""The protocol contract: what every oracle and heavy hitter offers, and what it declares.
+
+A protocol's *methods* are described by two typing ``Protocol`` classes,
+:class:`FrequencyOracleLike` and :class:`HeavyHitterLike`; a class that has the methods
+satisfies them, whatever it subclasses.  Its *capabilities* (which engines it has, whether
+its sampled engine is exact, its report model for the likelihood audit, which parts of a
+report are public randomness, whether a closed-form variance exists) are declared once, as
+a class attribute ``capabilities`` holding a :class:`Capabilities`, and read by the
+harness, the auditor (:mod:`ldp.audit`), the figures and the conformance suite
+(:mod:`ldp.testing`), never guessed from class names.
+
+>>> from ldp.contract import Capabilities, capabilities_of
+>>> class Toy:
+...     capabilities = Capabilities(report_model="categorical")
+>>> capabilities_of(Toy).report_model, capabilities_of(Toy).engines
+('categorical', ('reports', 'sampled'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+#: Report models with a known likelihood (:func:`ldp.privacy.max_privacy_loss`).
+REPORT_MODELS = ("categorical", "bits", "hashed", "product")
+ENGINES = ("reports", "sampled")
+
+Engine = Literal["reports", "sampled"]
+Exactness = Literal["exact", "approximate"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a protocol declares about itself.
+
+    Attributes
+    ----------
+    engines : tuple of str
+        The engines it runs: ``"reports"`` (real per-user reports, the client path) and
+        ``"sampled"`` (the aggregate drawn from its law without reports).
+    sampled : {"exact", "approximate"}
+        Whether the sampled engine draws from the *exact* law of the reports engine's
+        output (for the population actually simulated), or an approximation; an
+        approximation is named in its method's docstring and measured in a test.
+    report_model : str or None
+        One of :data:`REPORT_MODELS` when the protocol exposes the likelihood of its
+        reports (``report_probabilities``), so :func:`ldp.privacy.max_privacy_loss` can
+        compute its privacy loss exactly; None when it does not.
+    public_randomness : tuple of str
+        The fields of a report that are public randomness drawn independently of the
+        user's value (OLH's hash seeds, a sketch's hash index): the auditor conditions on
+        them or redraws them, and never reads them as part of the private output.
+    public_per_call : bool
+        True when one ``perturb`` call draws public randomness shared by all its reports
+        (a hash pool, a hash family), so the reports of one call are not independent; the
+        auditor then draws each sample from a fresh call.
+    closed_form_variance : bool
+        Whether ``variance(n_users, true_count)`` is an exact closed form (the figures draw
+        it as the analytical curve, the conformance suite tests it).
+    """
+
+    engines: tuple[str, ...] = ENGINES
+    sampled: Exactness = "exact"
+    report_model: str | None = None
+    public_randomness: tuple[str, ...] = ()
+    public_per_call: bool = False
+    closed_form_variance: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = [e for e in self.engines if e not in ENGINES]
+        if unknown or not self.engines:
+            raise ValueError(f"engines must be a non-empty subset of {ENGINES}, got {self.engines}")
+        if self.sampled not in ("exact", "approximate"):
+            raise ValueError(f"sampled must be 'exact' or 'approximate', got {self.sampled!r}")
+        if self.report_model is not None and self.report_model not in REPORT_MODELS:
+            raise ValueError(
+                f"report_model must be one of {REPORT_MODELS} or None, got {self.report_model!r}"
+            )
+
+
+#: What a protocol that declares nothing is assumed to have: both engines, exact, no
+#: likelihood, no public randomness, no closed form.
+UNDECLARED = Capabilities(closed_form_variance=False)
+
+
+def capabilities_of(protocol: Any) -> Capabilities:
+    """The capabilities a protocol (class or instance) declares; :data:`UNDECLARED` if none."""
+    declared = getattr(protocol, "capabilities", None)
+    if declared is None:
+        return UNDECLARED
+    if not isinstance(declared, Capabilities):
+        raise TypeError(
+            f"{getattr(protocol, '__name__', type(protocol).__name__)}.capabilities must be a "
+            f"ldp.contract.Capabilities, got {type(declared).__name__}"
+        )
+    return declared
+
+
+@runtime_checkable
+class FrequencyOracleLike(Protocol):
+    """The methods of a frequency oracle (:class:`ldp.oracles.FrequencyOracle`)."""
+
+    epsilon: float
+    domain_size: int
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
+        """Each user's ε-LDP report of their value (the client side)."""
+
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Unbiased estimated counts of every value, or of ``candidates`` only."""
+
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The sampled engine: estimates drawn from their law given the true counts."""
+
+    def n_reports(self, reports: Any) -> int:
+        """How many users sent these reports."""
+
+
+@runtime_checkable
+class HeavyHitterLike(Protocol):
+    """The methods of a heavy-hitter protocol over m-bit values (see :mod:`ldp.heavy_hitters`)."""
+
+    epsilon: float
+    k: int
+    m: int
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
+        """What every user sends (the client side)."""
+
+    def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled") -> Any:
+        """Identify the top-k values of ``dataset`` with either engine."""

@@ -1,0 +1,226 @@
+"""PEM, the Prefix Extending Method ([PEM] Sec. IV-A).
+
+Users are split into g groups; group i reports the prefix v[0:γ+η[1]+...+η[i]] through a
+frequency oracle (OLH by default).  The aggregator queries D_1 = {0,1}^{γ+η[1]} with the
+first group's reports and keeps the |C_1| best prefixes, then D_i = C_{i-1} x {0,1}^{η[i]}
+with group i's reports, and so on; C_g holds the heavy hitters.  Without explicit
+parameters the configuration comes from the optimizer of Sec. IV-C
+(:func:`ldp.theory.pem.optimize`), or from the authors' rule (``shape="paper"``,
+:func:`ldp.theory.pem.paper_config`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ldp import bits
+from ldp.heavy_hitters.base import (
+    ClientReports,
+    HeavyHitterResult,
+    aggregate,
+    assign_groups,
+    build_oracle,
+    check_dataset,
+    check_engine,
+    check_m,
+    lookup,
+    resolve_oracle,
+    split_counts,
+    top,
+)
+from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_report_size
+from ldp.oracles import OLH, FrequencyOracle
+from ldp.registry import register
+from ldp.theory import pem as theory
+from ldp.validation import check_epsilon, check_generator, check_int
+
+#: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
+SHAPES = ("optimizer", "paper")
+
+
+@register(color="#56b4e9", order=100)
+@dataclass(frozen=True, kw_only=True)
+class PEM:
+    """The Prefix Extending Method.
+
+    Parameters
+    ----------
+    epsilon, k, m :
+        Privacy budget, number of heavy hitters wanted, bits per value (m <= 64, or a
+        multiple of 8 up to 4096 for byte strings: :func:`~ldp.heavy_hitters.base.check_m`).
+    oracle : type or str
+        The frequency-oracle class each group reports through, or its name (OLH).
+    shape : {"optimizer", "paper"}
+        Where the configuration comes from when ``etas`` is None.  ``"optimizer"``
+        (default): the numerical optimisation of Sec. IV-C (:func:`ldp.theory.pem.optimize`)
+        unless ``eta`` is given.  ``"paper"``: the authors' public code
+        (:func:`ldp.theory.pem.paper_config`): group 1 reports ⌊log2 k⌋ + 1 bits, each later
+        group η more, g = 1 + ⌈(m - ⌊log2 k⌋ - 1)/η⌉, with ``eta`` or else the largest η the
+        query limit allows (6 groups at m = 64, k = 16: Sec. VI-B6's "one sixth of users").
+    eta, gamma :
+        Uniform η and γ (Sec. IV-A); g = ⌈(m-γ)/η⌉ and the last step takes what is left.
+        γ defaults to ⌈log2 k⌉.  Leave ``eta`` None to let the optimizer choose.
+    etas, fractions, candidate_sizes :
+        Per-step η[i], n[i]/n and |C_i| (Sec. IV-C): override the uniform shape.
+    query_limit, assumed, goal :
+        The query limit (2^20), and the optimizer's assumed distribution ("zipf") and goal
+        ("f1" or "ncr") (Sec. IV-C); used when ``eta`` and ``etas`` are None.
+    n_hint :
+        The number of users the optimizer plans for (10^6); the run itself uses the data.
+    threshold :
+        None for top-k; a frequency θ for the threshold version (Sec. VI-B3): the final
+        step still keeps |C_g| candidates, and those estimated at >= θ n are output.
+    """
+
+    epsilon: float
+    k: int
+    m: int
+    oracle: type[FrequencyOracle] = OLH
+    shape: str = "optimizer"
+    eta: int | None = None
+    gamma: int | None = None
+    etas: tuple[int, ...] | None = None
+    fractions: tuple[float, ...] | None = None
+    candidate_sizes: tuple[int, ...] | None = None
+    query_limit: int = theory.DEFAULT_QUERY_LIMIT
+    assumed: str = "zipf"
+    goal: Literal["f1", "ncr"] = "f1"
+    n_hint: int = 10**6
+    threshold: float | None = None
+    config: theory.PEMConfig = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        epsilon = check_epsilon(self.epsilon)
+        object.__setattr__(self, "epsilon", epsilon)
+        m = check_m(self.m)
+        k = check_int(self.k, "k", minimum=1, maximum=2**m)
+        object.__setattr__(self, "oracle", resolve_oracle(self.oracle))
+        check_choice(self.shape, "shape", SHAPES)
+        check_int(self.query_limit, "query_limit", minimum=2)
+        build_oracle(self.oracle, epsilon, 2, "prefix")  # an unsupported ε fails first
+        if self.threshold is not None:
+            check_fraction(self.threshold, "threshold")
+        if self.gamma is not None:
+            check_int(self.gamma, "gamma", minimum=0, maximum=m - 1)
+        if self.eta is not None:
+            check_int(self.eta, "eta", minimum=1, maximum=m)
+        object.__setattr__(self, "config", self._configure(k, m))
+        if self.config.queries > self.query_limit:
+            raise ValueError(
+                f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
+                "queries this configuration needs (a smaller eta or candidate size fits)"
+            )
+        for ell in self.config.lengths:
+            build_oracle(self.oracle, epsilon, 2**ell, "prefix")
+
+    def _configure(self, k: int, m: int) -> theory.PEMConfig:
+        if self.shape == "paper":
+            if any(x is not None for x in (self.etas, self.gamma)):
+                raise ValueError("shape='paper' fixes gamma and the etas; give eta at most")
+            shape = theory.paper_config(k, m, self.query_limit, self.eta)
+            fractions = self.fractions if self.fractions is not None else shape.fractions
+            sizes = self.candidate_sizes or shape.candidate_sizes
+            return theory.PEMConfig(m, shape.gamma, shape.etas, tuple(fractions), tuple(sizes))
+        if self.etas is None and self.eta is None:
+            if any(x is not None for x in (self.fractions, self.candidate_sizes, self.gamma)):
+                raise ValueError("give eta or etas together with gamma/fractions/candidate_sizes")
+            return theory.optimize(
+                k, m, self.n_hint, self.epsilon, self.query_limit, self.assumed, self.goal
+            )
+        gamma = self.gamma if self.gamma is not None else min(m - 1, math.ceil(math.log2(k)))
+        if self.etas is not None:
+            etas = tuple(int(e) for e in self.etas)
+        else:
+            if self.eta > m - gamma:
+                raise ValueError(f"eta must be <= m - gamma = {m - gamma}, got {self.eta}")
+            etas = theory.PEMConfig.uniform(m, k, self.eta, gamma).etas
+        g = len(etas)
+        fractions = self.fractions if self.fractions is not None else (1 / g,) * g
+        sizes = self.candidate_sizes if self.candidate_sizes is not None else (k,) * g
+        return theory.PEMConfig(m, gamma, etas, tuple(fractions), tuple(sizes))
+
+    def step_oracle(self, step: int) -> FrequencyOracle:
+        """The oracle group ``step`` reports through: over its 2^{γ+η[1]+...+η[i]} prefixes."""
+        return self.oracle(epsilon=self.epsilon, domain_size=2 ** self.config.lengths[step])
+
+    # --- client ----------------------------------------------------------------------
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:
+        """What each user sends: a random group i and π(v[0:γ+η[1]+...+η[i]]) ([PEM] Sec. IV-A).
+
+        ``values`` are m-bit values in the data set's representation; ``parts[i]`` holds
+        the oracle reports of group i's users, in user order.
+        """
+        rng = check_generator(rng)
+        values = np.asarray(values)
+        groups = assign_groups(len(values), np.asarray(self.config.fractions), rng)
+        parts = tuple(
+            self.step_oracle(i).perturb(bits.prefix(values[groups == i], self.m, ell), rng)
+            for i, ell in enumerate(self.config.lengths)
+        )
+        return ClientReports(groups, parts)
+
+    # --- the protocol ------------------------------------------------------------------
+    def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled"):
+        """Identify the heavy hitters of ``dataset`` (a :class:`ldp.datasets.Dataset`).
+
+        ``engine="reports"`` aggregates :meth:`perturb`'s reports of the data set's users;
+        ``"sampled"`` draws every step's estimates from their exact distribution given the
+        data's histogram.
+        """
+        engine = check_engine(engine)
+        rng = check_generator(rng)
+        check_dataset(dataset, self.m)
+        config = self.config
+        if engine == "sampled":
+            distinct, counts = dataset.histogram()
+            per_group = split_counts(counts, np.asarray(config.fractions), rng)
+            sizes = per_group.sum(axis=1)
+        else:
+            for step, fraction in enumerate(config.fractions):  # refuse before any work
+                check_report_size(self.step_oracle(step), dataset.n * fraction)
+            reports = self.perturb(dataset.values, rng)
+            sizes = np.bincount(reports.groups, minlength=config.g)
+        n = int(sizes.sum())
+        steps, kept = [], None
+        for i, (ell, eta, keep) in enumerate(
+            zip(config.lengths, config.etas, config.candidate_sizes, strict=True)
+        ):
+            if kept is None:
+                domain = bits.extend(np.zeros(1, dtype=np.uint64), 0, ell)
+            else:
+                domain = bits.extend(kept, ell - eta, eta)
+            oracle = self.step_oracle(i)
+            if engine == "sampled":
+                keys, group_counts = aggregate(bits.prefix(distinct, self.m, ell), per_group[i])
+                estimates = oracle.simulate_candidates(
+                    lookup(keys, group_counts, domain), int(sizes[i]), rng
+                )
+            else:
+                estimates = oracle.estimate(reports.parts[i], candidates=domain)
+            best = top(estimates, keep)
+            kept, kept_estimates = domain[best], estimates[best]
+            steps.append({"queries": len(domain), "kept": kept})
+        scale = n / max(int(sizes[-1]), 1)
+        identified, estimates = kept, kept_estimates * scale
+        if self.threshold is not None:
+            above = estimates >= self.threshold * n
+            identified, estimates = identified[above], estimates[above]
+        else:
+            identified, estimates = identified[: self.k], estimates[: self.k]
+        if self.m > 64:
+            identified = bits.words_to_bytes(identified, self.m // 8)
+        diagnostics = {
+            "groups": [int(s) for s in sizes],
+            "prefix_lengths": list(config.lengths),
+            "candidates_per_step": [s["queries"] for s in steps],
+            "kept_per_step": [len(s["kept"]) for s in steps],
+            "kept_prefixes": [s["kept"] for s in steps],
+            "oracle_queries": int(sum(s["queries"] for s in steps)),
+            "gamma": config.gamma,
+            "etas": list(config.etas),
+        }
+        return HeavyHitterResult(identified, estimates, diagnostics)

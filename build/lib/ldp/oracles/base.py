@@ -1,0 +1,203 @@
+"""The shared shape of every frequency oracle, and the pure framework's aggregator.
+
+Citations ``[FO]`` are to Wang, Blocki, Li, Jha, USENIX Security 2017 (see
+:mod:`ldp.theory.frequency`).  An oracle is a small frozen dataclass: its parameters
+are checked at construction, ``perturb`` is the client side (vectorised over users),
+``estimate`` the aggregator, ``simulate`` the sampled engine and
+``variance`` the closed form.  A ``numpy.random.Generator`` is always an argument and
+never stored.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ldp import theory
+from ldp.validation import (
+    MAX_USERS,
+    check_counts,
+    check_epsilon,
+    check_generator,
+    check_int,
+    check_total,
+    check_values,
+)
+
+#: Full-domain estimates are refused above this size: pass ``candidates`` instead.
+MAX_FULL_DOMAIN = 2**26
+#: ``perturb`` refuses to build reports larger than this many bytes (4 GiB): an n x d
+#: encoding (SUE, OUE, THE, SHE) over a large domain is for the sampled engine only.
+MAX_REPORT_BYTES = 2**32
+
+
+def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
+    """0 <= true_count <= n_users, both numbers."""
+    n_users = check_int(n_users, "n_users", minimum=0)
+    if isinstance(true_count, bool) or not isinstance(true_count, int | float | np.number):
+        raise TypeError(f"true_count must be a number, got {type(true_count).__name__}")
+    if not 0 <= true_count <= n_users:
+        raise ValueError(f"true_count must lie in [0, n_users = {n_users}], got {true_count}")
+    return n_users, float(true_count)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrequencyOracle(ABC):
+    """A locally differentially private frequency oracle over the domain {0, ..., d-1}.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε > 0: every report satisfies ε-LDP.
+    domain_size : int
+        The number d >= 2 of possible values.
+    """
+
+    epsilon: float
+    domain_size: int
+
+    #: The paper's acronym, used in tables and figures.
+    name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(
+            self, "domain_size", check_int(self.domain_size, "domain_size", minimum=2)
+        )
+
+    # --- client side -------------------------------------------------------------------
+    @abstractmethod
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
+        """Each user's ε-LDP report of their value (the client side), for all users at once."""
+
+    def report_bytes(self, n_users: int) -> int:
+        """The memory the reports of ``n_users`` users take (seed and value: 16 bytes each)."""
+        return 16 * n_users
+
+    def check_report_size(self, n_users: int) -> None:
+        """Refuse, before drawing anything, reports beyond ``MAX_REPORT_BYTES``."""
+        size = self.report_bytes(n_users)
+        if size > MAX_REPORT_BYTES:
+            raise ValueError(
+                f"{self.name} reports of n = {n_users} users over domain_size = "
+                f"{self.domain_size} would take {size:.3g} bytes, more than the "
+                f"{MAX_REPORT_BYTES:.3g} allowed; use simulate() (the sampled engine), fewer "
+                "users per call or a smaller domain"
+            )
+
+    # --- aggregator --------------------------------------------------------------------
+    @abstractmethod
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Unbiased estimated counts of every domain value, or of ``candidates`` only."""
+
+    @abstractmethod
+    def n_reports(self, reports: Any) -> int:
+        """The number of users whose reports these are."""
+
+    # --- sampled engine ----------------------------------------------------------------
+    @abstractmethod
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Estimates of distinct candidates drawn from their exact joint distribution.
+
+        ``candidate_counts[j]`` is the true number of users holding candidate j, out of
+        ``n_users`` in all; the users holding other values matter only through their number.
+        """
+
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The estimate ``estimate(perturb(values))`` would give, drawn without any reports.
+
+        ``true_counts`` has one entry per domain value.  Same distribution as the reports
+        engine, at O(|candidates|) cost instead of O(n x |candidates|).
+        """
+        counts = check_counts(true_counts, self.domain_size)
+        n_users = check_total(counts)
+        rng = check_generator(rng)
+        chosen = self.candidates(candidates)
+        if candidates is not None and np.unique(chosen).size != chosen.size:
+            raise ValueError("candidates must be distinct for simulate()")
+        return self.simulate_candidates(counts[chosen], n_users, rng)
+
+    # --- analysis ----------------------------------------------------------------------
+    @abstractmethod
+    def variance(self, n_users: int, true_count: float = 0) -> float:
+        """Exact Var of one value's estimated count; ``true_count=0`` gives Table 1's entry."""
+
+    # --- helpers -----------------------------------------------------------------------
+    def candidates(self, candidates: np.ndarray | None) -> np.ndarray:
+        """The values to estimate: all of the domain, or the given ones after checking them."""
+        if candidates is None:
+            if self.domain_size > MAX_FULL_DOMAIN:
+                raise ValueError(
+                    f"domain_size {self.domain_size} is too large for a full-domain estimate; "
+                    "pass candidates"
+                )
+            return np.arange(self.domain_size, dtype=np.int64)
+        return check_values(candidates, self.domain_size, name="candidates")
+
+    def _check_simulation_input(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, int, np.random.Generator]:
+        counts = check_counts(candidate_counts, None, name="candidate_counts")
+        n_users = check_int(n_users, "n_users", minimum=0, maximum=MAX_USERS)
+        total = check_total(counts, "candidate_counts")
+        if total > n_users:
+            raise ValueError(f"candidate_counts sum to {total}, more than n_users = {n_users}")
+        return counts, n_users, check_generator(rng)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PureOracle(FrequencyOracle):
+    """A pure protocol ([FO] "Method"): supports v with p*, any other fixed v' with q*.
+
+    Subclasses give ``p_star``, ``q_star``, ``perturb`` and ``support_counts``.  The
+    estimator, the variance and (for protocols whose support indicators are independent
+    across values) the sampled engine come from the framework.
+    """
+
+    @property
+    @abstractmethod
+    def p_star(self) -> float:
+        """p*: the probability that a user's report supports the user's own value."""
+
+    @property
+    @abstractmethod
+    def q_star(self) -> float:
+        """q*: the probability that a user's report supports a fixed other value."""
+
+    @abstractmethod
+    def support_counts(self, reports: Any, candidates: np.ndarray) -> np.ndarray:
+        """I_v: how many reports support each candidate (int64)."""
+
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """c(v) = (I_v - n q*)/(p* - q*) for each candidate ([FO] "Method")."""
+        chosen = self.candidates(candidates)
+        support = self.support_counts(reports, chosen)
+        return theory.pure_estimate(support, self.n_reports(reports), self.p_star, self.q_star)
+
+    def variance(self, n_users: int, true_count: float = 0) -> float:
+        """n q*(1-q*)/(p*-q*)^2 + n_v (1-p*-q*)/(p*-q*) (see :func:`ldp.theory.pure_variance`)."""
+        n_users, true_count = check_variance_input(n_users, true_count)
+        return float(theory.pure_variance(n_users, self.p_star, self.q_star, true_count))
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """I_v ~ Bin(n_v, p*) + Bin(n - n_v, q*), independently over v.
+
+        Exact when a user's support indicators for distinct values are independent: true
+        for the unary encodings and THE (independent noise per coordinate) and for local
+        hashing under an ideal (fully random) hash.  GRR overrides this.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        support = rng.binomial(counts, self.p_star) + rng.binomial(n - counts, self.q_star)
+        return theory.pure_estimate(support, n, self.p_star, self.q_star)

@@ -1,0 +1,680 @@
+"""Apple's count-mean sketches: CMS and its one-bit Hadamard variant HCMS.
+
+Citations ``[Apple]`` are to the Differential Privacy Team, Apple, *Learning with Privacy at
+Scale* (Apple Machine Learning Journal, vol. 1 no. 8, December 2017, and its full version),
+Sec. "Algorithms"; ``[Notes]`` to the lecture notes on distributed DP, Sec. 5.1-5.2.
+
+The server draws k hash functions h_1..h_k: [d] -> [m] once per collection (here from the
+Generator given to ``perturb``: each report carries the 64-bit seed naming its row's hash
+of :mod:`ldp.hashing`).  Each user picks a row j uniformly from [k].
+
+CMS ([Apple] "Private Count Mean Sketch", client and sketch algorithms).  The client
+encodes -1 everywhere and +1 at h_j(v) in {-1, +1}^m and flips every coordinate
+independently with probability 1/(1 + e^{ε/2}); it sends the m signs (as bits, 1 = +1)
+with j.  Two values differ in at most two coordinates, each a ratio e^{ε/2}: ε-LDP.
+The server debiases each report, x = k((c_ε/2) ṽ + 1/2), c_ε = (e^{ε/2}+1)/(e^{ε/2}-1),
+adds it to row j of a k x m sketch M, and estimates
+
+    f(d) = m/(m-1) · ( (1/k) Σ_l M[l, h_l(d)] - n/m )                  ([Apple], [Notes] 5.1)
+
+where m/(m-1)(· - n/m) removes the expected n/m users of other values in the cell.
+
+HCMS ([Apple] "Private Hadamard Count Mean Sketch").  The client also picks a coefficient
+l uniformly from [m] (m a power of 2) and sends the one bit w_l = H_m[l, h_j(v)] in {-1, +1}
+of the Hadamard transform of the one-hot vector, flipped with probability 1/(1 + e^ε), with
+(j, l): ratio e^ε.  The server adds k c_ε w̃ (c_ε = (e^ε+1)/(e^ε-1)) to M_H[j, l],
+transforms each row back, M = M_H H_m^T (one fast Walsh-Hadamard transform per row), and
+estimates as CMS does.
+
+Both are pure protocols in the sense of [FO] once the hash family is random: a report
+supports d when its +1 (its kept sign) sits at d's cell, so the estimate above is exactly
+(I_d - n q*)/(p* - q*) with
+
+    CMS:   p* = p,   q* = q + (p - q)/m,           p = 1 - q, q = 1/(1 + e^{ε/2})
+    HCMS:  p* = p,   q* = 1/2 + (p - 1/2)/m,       p = e^ε/(1 + e^ε)
+
+(a user of another value lands in d's cell of its row with probability 1/m; otherwise its
+HCMS sign is ±1 with probability 1/2 each because distinct Hadamard columns agree on
+exactly half the rows).  Unlike OLH, the k hash functions are shared by all users, so users
+of one value collide together: the exact variance over the users' coins *and* the hash
+family (fully random hash functions) is
+
+    Var[f(d)] = [n_d p*(1-p*) + (n - n_d) q*(1-q*)]/(p* - q*)^2 + Σ_{u≠d} n_u(n_u - 1)/(k(m-1)),
+
+the pure protocol's variance plus a collision term (:meth:`variance`, ``collisions``).
+For m -> ∞, n_d << n and no collisions the first term tends to n(c_ε² - 1)/4 = n e^{ε/2}/
+(e^{ε/2} - 1)² for CMS and to n c_ε² for HCMS (c_ε of each client): the large-sketch
+approximations; the exact form above is what the tests check.
+
+Coins are drawn on the 53-bit grid of :mod:`ldp.oracles.exact` (flip probabilities rounded
+up), and p*, q* are the realised ones, so the declared likelihood is what is emitted.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ldp import hashing
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle, check_variance_input
+from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_int, check_values
+
+#: Random draws per chunk of users in the CMS client and aggregator (bounds memory).
+CHUNK = 1 << 22
+#: The largest sketch width: cells are 32-bit hash values reduced to [m).
+MAX_WIDTH = 1 << 20
+#: The largest number of rows k (hash functions).
+MAX_ROWS = 1 << 20
+
+
+class CMSReports(NamedTuple):
+    """CMS reports: each user's row j, the seed of h_j (public: it names j's function),
+    and the m signs."""
+
+    rows: np.ndarray  #: int64 in [0, k), one per user
+    seeds: np.ndarray  #: uint64, one per user: the seed of the hash function of its row
+    bits: np.ndarray  #: uint8, shape (n, ⌈m/8⌉): packed signs, bit c of user i = 1 iff +1
+
+
+class HCMSReports(NamedTuple):
+    """HCMS reports: each user's row, the seed of its hash function, coefficient, sign."""
+
+    rows: np.ndarray  #: int64 in [0, k)
+    seeds: np.ndarray  #: uint64, one per user: the seed of the hash function of its row
+    coefficients: np.ndarray  #: int64 in [0, m): the Hadamard row l
+    bits: np.ndarray  #: uint8 in {0, 1}: 1 iff the reported sign is +1
+
+
+def draw_family(k: int, rng: np.random.Generator) -> np.ndarray:
+    """The server's k hash functions for one collection: k independent 64-bit seeds."""
+    return rng.integers(0, 2**64 - 1, size=k, dtype=np.uint64, endpoint=True)
+
+
+def cells(values: np.ndarray, seeds: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
+    """h_{rows[i]}(values[i]) in [0, m) for paired values and rows (int64)."""
+    return hashing.hash_values(values, seeds[rows], m)
+
+
+def cell_table(candidates: np.ndarray, seeds: np.ndarray, m: int) -> np.ndarray:
+    """h_l(d) for every row l (axis 0) and candidate d (axis 1), shape (k, |C|)."""
+    k, size = seeds.shape[0], candidates.shape[0]
+    keys = np.tile(candidates, (k, 1) if candidates.ndim == 2 else k)
+    rows = np.repeat(np.arange(k), size)
+    return cells(keys, seeds, rows, m).reshape(k, size)
+
+
+def walsh_hadamard(matrix: np.ndarray) -> np.ndarray:
+    """x H_m for each row x (Sylvester H_m, entries ±1, symmetric), m a power of 2.
+
+    The fast transform: log2(m) butterfly passes over the whole (rows, m) array.
+    """
+    out = np.array(matrix, dtype=float)
+    rows, m = out.shape
+    h = 1
+    while h < m:
+        view = out.reshape(rows, m // (2 * h), 2, h)
+        left, right = view[:, :, 0, :].copy(), view[:, :, 1, :]
+        view[:, :, 0, :] += right
+        view[:, :, 1, :] = left - right
+        h *= 2
+    return out
+
+
+def hadamard_sign(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """H_m[l, c] = (-1)^popcount(l & c) (Sylvester), elementwise, as ±1 int64."""
+    parity = np.bitwise_count(np.bitwise_and(rows, columns).astype(np.uint64)) & 1
+    return 1 - 2 * parity.astype(np.int64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _CountMeanSketch(PureOracle):
+    """What CMS and HCMS share: the hash family, the estimator and the variance.
+
+    Parameters
+    ----------
+    k : int
+        The number of hash functions (rows of the sketch).
+    m : int
+        The sketch width (cells per row); a power of 2 for HCMS.
+    """
+
+    k: int = 256
+    m: int = 1024
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "k", check_int(self.k, "k", minimum=1, maximum=MAX_ROWS))
+        object.__setattr__(self, "m", check_int(self.m, "m", minimum=2, maximum=MAX_WIDTH))
+        smallest = min(self._flip_probability(), 1 - self._flip_probability())
+        exact.check_representable(
+            self.name, self.epsilon, smallest, largest_safe=self._largest_safe_epsilon()
+        )
+
+    # --- what the two differ in ----------------------------------------------------------
+    @abstractmethod
+    def _flip_probability(self) -> float:
+        """The paper's flip probability of a sign."""
+
+    @abstractmethod
+    def _largest_safe_epsilon(self) -> float:
+        """The largest ε whose flip probability is representable on the 53-bit grid."""
+
+    @property
+    @abstractmethod
+    def base(self) -> float:
+        """β: the probability that a report of row l supports a cell its value is not in."""
+
+    @property
+    def gap(self) -> float:
+        """γ = p - β: how much more a report supports its own cell."""
+        return self.p - self.base
+
+    @property
+    def flip_threshold(self) -> int:
+        """T with flip probability T/2^53 >= the paper's (rounded in the private direction)."""
+        flip = self._flip_probability()
+        return exact.threshold(flip, 1 - flip, round_down=False)
+
+    @property
+    def p(self) -> float:
+        """The realised probability that a sign is kept: 1 - T/2^53."""
+        return 1.0 - exact.realised(self.flip_threshold)
+
+    @property
+    def p_star(self) -> float:
+        return self.p
+
+    # --- aggregator ------------------------------------------------------------------------
+    @abstractmethod
+    def row_support(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        """The users per row R_l and the per-cell support counts, shape (k, m).
+
+        CMS: the number of +1 signs in each cell of each row.  HCMS: the reports of row l
+        whose sign times the Hadamard entry of the cell is +1 (via one transform per row).
+        """
+
+    def sketch(self, reports) -> np.ndarray:
+        """The debiased k x m sketch M of [Apple]: k (support - R_l β)/γ.
+
+        CMS: k((c_ε/2) ṽ + 1/2) summed per row, c_ε = 1/γ, as a count of +1 signs.
+        HCMS: k c_ε Σ w̃ per (row, coefficient), transformed by H_m^T per row.
+        """
+        rows, support = self.row_support(reports)
+        return self.k * (support - rows[:, None] * self.base) / self.gap
+
+    def estimate(self, reports, candidates: np.ndarray | None = None) -> np.ndarray:
+        """f(d) = m/(m-1) ((1/k) Σ_l M[l, h_l(d)] - n/m) for each candidate ([Apple])."""
+        chosen = self.candidates(candidates)
+        seeds = self.family(reports)
+        sketch = self.sketch(reports)
+        table = cell_table(chosen, seeds, self.m)
+        mean = sketch[np.arange(self.k)[:, None], table].mean(axis=0)
+        n = self.n_reports(reports)
+        return self.m / (self.m - 1) * (mean - n / self.m)  # the collision correction
+
+    def support_counts(self, reports, candidates: np.ndarray) -> np.ndarray:
+        """I_d: the reports whose kept sign supports d (summed over rows, [FO] "Method").
+
+        For HCMS the "support" is fractional per row (a Hadamard transform of signs), so
+        this returns a float array; the estimate equals (I_d - n q*)/(p* - q*) exactly.
+        """
+        seeds = self.family(reports)
+        _, support = self.row_support(reports)
+        table = cell_table(candidates, seeds, self.m)
+        return support[np.arange(self.k)[:, None], table].sum(axis=0)
+
+    # --- analysis --------------------------------------------------------------------------
+    def variance(self, n_users: int, true_count: float = 0, collisions: float = 0.0) -> float:
+        """Exact Var[f(d)] over the users' coins and a fully random hash family.
+
+        Parameters
+        ----------
+        n_users, true_count :
+            n and n_d.
+        collisions : float, default 0
+            Σ_{u≠d} n_u (n_u - 1): the ordered pairs of users who share a value other than
+            d (0 when every other user holds a value of their own; see
+            :func:`collision_pairs`).  It adds collisions / (k (m - 1)).
+        """
+        n_users, true_count = check_variance_input(n_users, true_count)
+        if not collisions >= 0:
+            raise ValueError(f"collisions must be >= 0, got {collisions}")
+        return super().variance(n_users, true_count) + collisions / (self.k * (self.m - 1))
+
+    def variances(self, true_counts: np.ndarray, candidates: np.ndarray | None = None):
+        """Exact Var[f(d)] of every candidate given the whole histogram (with collisions)."""
+        counts = check_counts(true_counts, self.domain_size)
+        chosen = self.candidates(candidates)
+        n = int(counts.sum())
+        pairs = collision_pairs(counts, chosen)
+        return np.array(
+            [self.variance(n, int(counts[d]), float(c)) for d, c in zip(chosen, pairs, strict=True)]
+        )
+
+    # --- sampled engine --------------------------------------------------------------------
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Estimates drawn from their exact law given the whole histogram (see subclass)."""
+        counts = check_counts(true_counts, self.domain_size)
+        rng = check_generator(rng)
+        chosen = self.candidates(candidates)
+        values = np.flatnonzero(counts).astype(np.int64)
+        return self._simulate(values, counts[values], 0, chosen, rng)
+
+    def simulate_candidates(
+        self,
+        candidate_counts: np.ndarray,
+        n_users: int,
+        rng: np.random.Generator,
+        other_counts: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Estimates of |C| candidates (relabelled 0..|C|-1) from their exact law.
+
+        The users outside the candidates collide with them through the shared hash family,
+        so their law depends on how their values repeat: ``other_counts`` gives the counts
+        of their distinct values (labels do not matter under a random family).  Without it
+        each of them holds a value of their own, which is exact only in that case.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        size = counts.shape[0]
+        labels = np.arange(size, dtype=np.int64)
+        values, weights = labels[counts > 0], counts[counts > 0]
+        anonymous = n - int(counts.sum())
+        if other_counts is not None:
+            others = check_counts(other_counts, None, name="other_counts")
+            others = others[others > 0]
+            if int(others.sum()) != anonymous:
+                raise ValueError(
+                    f"other_counts must sum to n_users - sum(candidate_counts) = {anonymous}, "
+                    f"got {int(others.sum())}"
+                )
+            values = np.r_[values, size + np.arange(others.shape[0], dtype=np.int64)]
+            weights, anonymous = np.r_[weights, others], 0
+        return self._simulate(values, weights, anonymous, labels, rng)
+
+    @abstractmethod
+    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
+        """Estimates of ``chosen`` for users holding ``values`` (``counts`` each) and
+        ``anonymous`` users each holding a value of their own."""
+
+    # --- helpers ---------------------------------------------------------------------------
+    def family(self, reports) -> np.ndarray:
+        """The k row seeds named by the reports (0 for a row nobody reported in).
+
+        Raises if two reports of one row name different hash functions.
+        """
+        checked = self._check_reports(reports)
+        family = np.zeros(self.k, dtype=np.uint64)
+        family[checked.rows] = checked.seeds
+        if not np.array_equal(family[checked.rows], checked.seeds):
+            raise ValueError("reports of one row must name one hash function (seed)")
+        return family
+
+    def _check_seeds(self, seeds: np.ndarray, n: int) -> np.ndarray:
+        seeds = np.asarray(seeds)
+        if seeds.dtype != np.uint64 or seeds.shape != (n,):
+            raise ValueError(
+                f"report seeds must be one uint64 per user, shape ({n},), "
+                f"got {seeds.shape} {seeds.dtype}"
+            )
+        return seeds
+
+    def _family_or_draw(self, family, rng: np.random.Generator) -> np.ndarray:
+        if family is None:
+            return draw_family(self.k, rng)
+        return self._check_family(family)
+
+    def _check_family(self, seeds: np.ndarray) -> np.ndarray:
+        seeds = np.asarray(seeds)
+        if seeds.dtype != np.uint64 or seeds.shape != (self.k,):
+            raise ValueError(
+                f"family must be {self.k} uint64 seeds (one per row), "
+                f"got {seeds.shape} {seeds.dtype}"
+            )
+        return seeds
+
+    def _check_rows(self, rows: np.ndarray, name: str, limit: int) -> np.ndarray:
+        rows = np.asarray(rows)
+        if rows.dtype.kind not in "iu" or rows.ndim != 1:
+            raise TypeError(f"report {name} must be a 1-D integer array, got {rows.dtype}")
+        if rows.size and (rows.min() < 0 or rows.max() >= limit):
+            raise ValueError(f"report {name} must lie in [0, {limit})")
+        return rows.astype(np.int64, copy=False)
+
+    def _user_rows(self, values, counts, anonymous, rng):
+        """(value index or -1 for an anonymous user, row, users) triples, drawn exactly.
+
+        Each user's row is uniform over [k], independently: per value a multinomial over
+        rows (when that is cheaper than one draw per user), else one draw per user.
+        """
+        n_keyed = int(counts.sum())
+        if values.shape[0] * self.k <= n_keyed:
+            split = rng.multinomial(counts, np.full(self.k, 1.0 / self.k))
+            index, rows = np.nonzero(split)
+            users = split[index, rows]
+        else:
+            owner = np.repeat(np.arange(values.shape[0]), counts)
+            drawn = rng.integers(0, self.k, size=n_keyed)
+            pairs, users = np.unique(owner * self.k + drawn, return_counts=True)
+            index, rows = pairs // self.k, pairs % self.k
+        loose = rng.multinomial(anonymous, np.full(self.k, 1.0 / self.k))
+        return index, rows, users.astype(np.int64), loose
+
+
+def _count_ones_kernel(rows, packed, ones):  # pragma: no cover - compiled by numba
+    m = ones.shape[1]
+    for i in range(packed.shape[0]):
+        row = rows[i]
+        for j in range(packed.shape[1]):
+            byte = packed[i, j]
+            if byte:
+                for t in range(8):
+                    if (byte >> (7 - t)) & 1 and 8 * j + t < m:
+                        ones[row, 8 * j + t] += 1
+
+
+_count_ones_numba = (
+    hashing.numba.njit(cache=True, nogil=True)(_count_ones_kernel) if hashing.HAVE_NUMBA else None
+)
+
+
+def count_ones(
+    rows: np.ndarray, packed: np.ndarray, k: int, m: int, *, use_numba: bool = True
+) -> np.ndarray:
+    """ones[l, c]: the reports of row l whose bit c is set (packed bits, big-endian)."""
+    ones = np.zeros((k, m), dtype=np.int64)
+    if _count_ones_numba is not None and use_numba:
+        _count_ones_numba(rows, np.ascontiguousarray(packed), ones)
+        return ones
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    step = max(1, CHUNK // m)
+    for start in range(0, order.shape[0], step):
+        # cells x users, so that each segment sum runs over contiguous memory
+        unpacked = np.unpackbits(packed[order[start : start + step]], axis=1, count=m)
+        unpacked = np.ascontiguousarray(unpacked.T)
+        chunk_rows = sorted_rows[start : start + step]
+        firsts = np.flatnonzero(np.r_[True, chunk_rows[1:] != chunk_rows[:-1]])
+        ones[chunk_rows[firsts]] += np.add.reduceat(unpacked, firsts, axis=1, dtype=np.int32).T
+    return ones
+
+
+def _distinct(keys: np.ndarray, size: int) -> np.ndarray:
+    """The sorted distinct keys in [0, size): a mask when size is small, else a sort."""
+    if size <= max(1 << 24, 8 * keys.shape[0]):
+        mask = np.zeros(size, dtype=bool)
+        mask[keys] = True
+        return np.flatnonzero(mask)
+    ordered = np.sort(keys)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
+def collision_pairs(true_counts: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Σ_{u≠d} n_u(n_u - 1) for each candidate d: the collision term's numerator."""
+    counts = np.asarray(true_counts, dtype=float)
+    total = float(np.sum(counts * (counts - 1)))
+    own = counts[candidates]
+    return total - own * (own - 1)
+
+
+@register(label="CMS", color="#8c564b", order=94)
+@dataclass(frozen=True, kw_only=True)
+class CMS(_CountMeanSketch):
+    """Apple's private count-mean sketch: m signs per user, each flipped w.p. 1/(1+e^{ε/2}).
+
+    p* = 1 - q, q* = q + (1 - 2q)/m with q the realised flip probability ([Apple] CMS).
+    """
+
+    name = "CMS"
+
+    def _flip_probability(self) -> float:
+        return 1.0 / (1.0 + math.exp(self.epsilon / 2))
+
+    def _largest_safe_epsilon(self) -> float:
+        return 2 * exact.LOG_GRID
+
+    @property
+    def base(self) -> float:
+        return 1.0 - self.p  # a -1 coordinate reads +1 when flipped
+
+    @property
+    def q_star(self) -> float:
+        return self.base + self.gap / self.m
+
+    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
+        """Pr[sign c = +1 | value, row l] for every row l and cell c, shape (k, m).
+
+        The row is uniform and independent of the value, and given it the signs are
+        independent: each row is a product ("bits") distribution for privacy checks.
+        """
+        seeds = self._check_family(np.asarray(seeds, dtype=np.uint64))
+        keys = np.repeat(np.asarray([value]), self.k, axis=0)
+        hashed = cells(keys, seeds, np.arange(self.k), self.m)
+        probabilities = np.full((self.k, self.m), 1.0 - self.p)
+        probabilities[np.arange(self.k), hashed] = self.p
+        return probabilities
+
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, family: np.ndarray | None = None
+    ) -> CMSReports:
+        """Per user a row, the one-hot signs and the flips ([Apple]).
+
+        ``family``: the server's k hash seeds (public, fixed in a deployment); drawn from
+        ``rng`` when None (a fresh family per collection, as the estimator assumes).
+        """
+        values = check_values(values, self.domain_size)
+        rng = check_generator(rng)
+        seeds = self._family_or_draw(family, rng)
+        n, m = values.shape[0], self.m
+        if n * -(-m // 8) > 4 * 2**30:
+            raise ValueError(f"reports of {n} users x m = {m} bits exceed 4 GiB")
+        rows = rng.integers(0, self.k, size=n)
+        own = cells(values, seeds, rows, m)
+        flip = self.flip_threshold
+        out = np.empty((n, -(-m // 8)), dtype=np.uint8)
+        step = max(1, min(n, CHUNK // m))
+        for start in range(0, n, step):
+            part = slice(start, start + step)
+            size = own[part].shape[0]
+            flipped = exact.bernoulli(rng, flip, (size, m))
+            signs = flipped  # a -1 coordinate reads +1 exactly when flipped
+            signs[np.arange(size), own[part]] = ~flipped[np.arange(size), own[part]]
+            out[part] = np.packbits(signs, axis=1)
+        return CMSReports(rows, seeds[rows], out)
+
+    def _check_reports(self, reports) -> CMSReports:
+        if not isinstance(reports, tuple) or len(reports) != 3:
+            raise TypeError(
+                f"reports must be CMSReports(rows, seeds, bits), got {type(reports).__name__}"
+            )
+        rows = self._check_rows(reports[0], "rows", self.k)
+        seeds = self._check_seeds(reports[1], rows.shape[0])
+        bits = np.asarray(reports[2])
+        width = -(-self.m // 8)
+        if bits.dtype != np.uint8 or bits.shape != (rows.shape[0], width):
+            raise ValueError(
+                f"report bits must be packed, shape ({rows.shape[0]}, {width}) uint8, "
+                f"got {bits.shape} {bits.dtype}"
+            )
+        return CMSReports(rows, seeds, bits)
+
+    def n_reports(self, reports) -> int:
+        return int(self._check_reports(reports).rows.shape[0])
+
+    def row_support(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        """R_l and the count of +1 signs in every cell, summed over the users of each row.
+
+        One pass over the n x m packed bits: a compiled loop with numba, else (or with
+        ``LDP_NO_NUMBA=1``) users sorted by row and summed per row in chunks with
+        ``np.add.reduceat``; both give the same counts.
+        """
+        rows, _, bits = self._check_reports(reports)
+        return np.bincount(rows, minlength=self.k), count_ones(rows, bits, self.k, self.m)
+
+    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
+        """The exact law of the cells the estimate reads, without any report.
+
+        Given the family and each user's row, the number of +1 signs in cell (l, c) is
+        Bin(N[l,c], p) + Bin(R_l - N[l,c], q), N[l,c] the users of row l whose value hashes
+        to c, independently over cells (every coordinate flips independently).  Only the
+        ≤ k|C| cells (l, h_l(d)) of the candidates are drawn: O(k|C| + min(n, k·values)).
+        """
+        seeds = draw_family(self.k, rng)
+        index, rows, users, loose = self._user_rows(values, counts, anonymous, rng)
+        table = cell_table(chosen, seeds, self.m)  # (k, |C|)
+        wanted = _distinct((np.arange(self.k)[:, None] * self.m + table).ravel(), self.k * self.m)
+        per_row = np.bincount(rows, weights=users, minlength=self.k).astype(np.int64) + loose
+        keyed = rows * self.m + cells(values[index], seeds, rows, self.m)
+        order = np.argsort(keyed)
+        keyed, users = keyed[order], users[order]
+        low = np.searchsorted(keyed, wanted, side="left")
+        high = np.searchsorted(keyed, wanted, side="right")
+        cumulative = np.r_[0, np.cumsum(users)]
+        in_cell = cumulative[high] - cumulative[low]
+        # anonymous users of row l fall in each cell uniformly and independently
+        wanted_rows = wanted // self.m
+        starts = np.flatnonzero(np.r_[True, wanted_rows[1:] != wanted_rows[:-1]])
+        sizes = np.diff(np.r_[starts, wanted.shape[0]])
+        for row, start, size in zip(wanted_rows[starts], starts, sizes, strict=True):
+            if loose[row]:  # (a loop over at most k rows, only with anonymous users)
+                share = np.r_[np.full(size, 1.0 / self.m), 1.0 - size / self.m]
+                in_cell[start : start + size] += rng.multinomial(loose[row], share)[:-1]
+        others = per_row[wanted_rows] - in_cell
+        ones = rng.binomial(in_cell, self.p) + rng.binomial(others, self.base)
+        support_cells = np.searchsorted(wanted, np.arange(self.k)[:, None] * self.m + table)
+        support = ones[support_cells].sum(axis=0)
+        n = int(counts.sum()) + anonymous
+        return self.m / (self.m - 1) * ((support - n * self.base) / self.gap - n / self.m)
+
+
+@register(label="HCMS", color="#17becf", order=96)
+@dataclass(frozen=True, kw_only=True)
+class HCMS(_CountMeanSketch):
+    """Apple's Hadamard count-mean sketch: one Hadamard coefficient, flipped w.p. 1/(1+e^ε).
+
+    p* = p, q* = 1/2 + (p - 1/2)/m with p the realised keep probability ([Apple] HCMS).
+    m must be a power of 2.
+    """
+
+    name = "HCMS"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.m & (self.m - 1):
+            raise ValueError(f"m must be a power of 2 for HCMS (Hadamard order), got {self.m}")
+
+    def _flip_probability(self) -> float:
+        return 1.0 / (1.0 + math.exp(self.epsilon))
+
+    def _largest_safe_epsilon(self) -> float:
+        return exact.LOG_GRID
+
+    @property
+    def base(self) -> float:
+        return 0.5  # distinct Hadamard columns agree on half of the coefficients
+
+    @property
+    def q_star(self) -> float:
+        return self.base + self.gap / self.m
+
+    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
+        """Pr[(row l, coefficient c, sign s) | value] for all k·m·2 reports, as (k, m, 2).
+
+        Index s = 1 is the sign +1.  Every report is possible under every value: a
+        "categorical" distribution for privacy checks.
+        """
+        seeds = self._check_family(np.asarray(seeds, dtype=np.uint64))
+        keys = np.repeat(np.asarray([value]), self.k, axis=0)
+        hashed = cells(keys, seeds, np.arange(self.k), self.m)
+        sign = hadamard_sign(np.arange(self.m)[None, :], hashed[:, None])  # (k, m)
+        keep, frame = self.p, 1.0 / (self.k * self.m)
+        plus = np.where(sign > 0, keep, 1 - keep) * frame
+        return np.stack([frame - plus, plus], axis=-1)
+
+    def _emit(self, rows, own, rng):
+        """Each user's coefficient l and reported sign bit (1 = +1), given row and cell."""
+        coefficients = rng.integers(0, self.m, size=rows.shape[0])
+        plus = hadamard_sign(coefficients, own) > 0
+        flipped = exact.bernoulli(rng, self.flip_threshold, rows.shape[0])
+        return coefficients, (plus ^ flipped).astype(np.uint8)
+
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, family: np.ndarray | None = None
+    ) -> HCMSReports:
+        """Per user (row, coefficient, one flipped sign) ([Apple]); ``family`` as for CMS."""
+        values = check_values(values, self.domain_size)
+        rng = check_generator(rng)
+        seeds = self._family_or_draw(family, rng)
+        rows = rng.integers(0, self.k, size=values.shape[0])
+        coefficients, signs = self._emit(rows, cells(values, seeds, rows, self.m), rng)
+        return HCMSReports(rows, seeds[rows], coefficients, signs)
+
+    def _check_reports(self, reports) -> HCMSReports:
+        if not isinstance(reports, tuple) or len(reports) != 4:
+            raise TypeError(
+                "reports must be HCMSReports(rows, seeds, coefficients, bits), "
+                f"got {type(reports).__name__}"
+            )
+        rows = self._check_rows(reports[0], "rows", self.k)
+        seeds = self._check_seeds(reports[1], rows.shape[0])
+        coefficients = self._check_rows(reports[2], "coefficients", self.m)
+        bits = np.asarray(reports[3])
+        if bits.shape != rows.shape or coefficients.shape != rows.shape:
+            raise ValueError("reports must hold one row, coefficient and bit per user")
+        if bits.dtype.kind not in "biu" or (bits.size and bits.max() > 1):
+            raise ValueError("report bits must be 0 or 1")
+        return HCMSReports(rows, seeds, coefficients, bits)
+
+    def n_reports(self, reports) -> int:
+        return int(self._check_reports(reports).rows.shape[0])
+
+    def row_support(self, reports) -> tuple[np.ndarray, np.ndarray]:
+        """R_l and, per cell, Σ_users of row l of (1 + s·H[l_i, c])/2 ... in transform form.
+
+        With S[l, ·] the signed sums of row l per coefficient, S H_m (one fast transform
+        per row) is Σ_i s_i H[l_i, c]; a report supports c when s_i H[l_i, c] = +1, so the
+        support count is (R_l + (S H_m)[c])/2 (not an integer in general: one report
+        supports about half of the cells of its row).
+        """
+        rows, _, coefficients, bits = self._check_reports(reports)
+        signed = 2 * bits.astype(np.int64) - 1
+        flat = np.bincount(rows * self.m + coefficients, weights=signed, minlength=self.k * self.m)
+        per_row = np.bincount(rows, minlength=self.k)
+        return per_row, self._support_from_signed(per_row, flat.reshape(self.k, self.m))
+
+    def _support_from_signed(self, per_row: np.ndarray, signed: np.ndarray) -> np.ndarray:
+        """(R_l + S H_m)/2, transforming a block of rows at a time (bounded memory)."""
+        out = np.empty((self.k, self.m))
+        step = max(1, CHUNK // self.m)
+        for start in range(0, self.k, step):
+            block = slice(start, start + step)
+            out[block] = (per_row[block, None] + walsh_hadamard(signed[block])) / 2
+        return out
+
+    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
+        """The users' (row, coefficient, sign) draws, summed without building reports.
+
+        One HCMS report is O(1) (three small integers), so drawing the per-user triples
+        *is* the cheapest exact way to sample the k x m signed sums: their law given the
+        histogram mixes, per (row, cell) group, a multinomial over the m coefficients,
+        which costs more than the O(n) draws here.  Anonymous users (each holding a value
+        of their own) get a uniform cell.
+        """
+        seeds = draw_family(self.k, rng)
+        owners = np.repeat(np.arange(values.shape[0]), counts)
+        rows = rng.integers(0, self.k, size=owners.shape[0] + anonymous)
+        own = np.empty(rows.shape[0], dtype=np.int64)
+        own[: owners.shape[0]] = cells(values[owners], seeds, rows[: owners.shape[0]], self.m)
+        own[owners.shape[0] :] = rng.integers(0, self.m, size=anonymous)
+        coefficients, signs = self._emit(rows, own, rng)
+        return self.estimate(HCMSReports(rows, seeds[rows], coefficients, signs), chosen)

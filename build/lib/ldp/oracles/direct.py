@@ -1,0 +1,125 @@
+"""Generalised randomised response (GRR, "direct encoding"), USENIX'17 Sec. 4.1.
+
+Each user reports the true value with probability p = e^ε/(e^ε+d-1) and each other value
+with probability q = 1/(e^ε+d-1); a report supports exactly the value it names.
+
+The keep coin is drawn on the 53-bit grid of :mod:`ldp.oracles.exact` (p rounded down, so
+the realised ratio p(d-1)/(1-p) stays <= e^ε) and the other value uniformly among the d-1
+others with ``rng.integers`` (exact); p* is the realised keep probability and
+q* = (1-p*)/(d-1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldp import theory
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle
+from ldp.registry import register
+from ldp.validation import check_generator, check_values
+
+#: GRR's reports are int64 values, so its domain stops at 2^62.
+MAX_GRR_DOMAIN = 2**62
+
+
+@register(color="#0173b2", order=10)
+@dataclass(frozen=True, kw_only=True)
+class GRR(PureOracle):
+    """Generalised randomised response (direct encoding, DE).
+
+    Reports are the reported values (int64).  p* = p, q* = q ([FO] "Direct Encoding"),
+    as realised on the 53-bit grid: ε must lie in [ln(d-1) - 36.7, ln(d-1) + 36.7]
+    (the lower end only matters above 2^53 values), or a report probability would round
+    to 0 or 1.
+    """
+
+    name = "GRR"
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.domain_size > MAX_GRR_DOMAIN:
+            raise ValueError(f"domain_size must be <= 2^62 for GRR, got {self.domain_size}")
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.domain_size))
+
+    @property
+    def p_star(self) -> float:
+        """The realised keep probability, <= e^ε/(e^ε+d-1)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """(1 - p*)/(d - 1): the other values share the rest uniformly."""
+        return (1.0 - self.p_star) / (self.domain_size - 1)
+
+    def report_probabilities(self, value: int) -> np.ndarray:
+        """Pr[report = y | value] for every y in the domain (for privacy checks)."""
+        probabilities = np.full(self.domain_size, self.q_star)
+        probabilities[value] = self.p_star
+        return probabilities
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Keep each value with probability p, else report one of the d-1 others uniformly."""
+        values = check_values(values, self.domain_size).astype(np.int64, copy=False)
+        rng = check_generator(rng)
+        keep = exact.bernoulli(rng, self._keep, values.shape[0])
+        shift = rng.integers(1, self.domain_size, size=values.shape[0])
+        return np.where(keep, values, (values + shift) % self.domain_size)
+
+    def n_reports(self, reports: np.ndarray) -> int:
+        return int(np.shape(reports)[0])
+
+    def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        reports = check_values(reports, self.domain_size, name="reports")
+        if candidates.shape[0] == self.domain_size and np.array_equal(
+            candidates, np.arange(self.domain_size)
+        ):
+            return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
+        ordered = np.sort(reports)
+        return (
+            np.searchsorted(ordered, candidates, side="right")
+            - np.searchsorted(ordered, candidates, side="left")
+        ).astype(np.int64)
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Reports are multinomial, not independent over values; drawn exactly as follows.
+
+        A GRR report equals "keep v with probability p - q, else a uniform value of the
+        whole domain" (p + (d-1)q = 1 gives 1 - dq = p - q).  So each candidate keeps
+        K_v ~ Bin(n_v, p-q) users; the users of all other values keep Bin(n - Σn_v, p-q);
+        the U users who did not keep are spread uniformly: a multinomial over the
+        candidates' cells (1/d each) and the rest of the domain.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        d, gap = self.domain_size, self.p_star - self.q_star
+        kept = rng.binomial(counts, gap)
+        kept_elsewhere = rng.binomial(n - int(counts.sum()), gap)
+        uniform = n - int(kept.sum()) - int(kept_elsewhere)
+        cells = np.full(counts.shape[0] + 1, 1.0 / d)
+        cells[-1] = max(0.0, 1.0 - counts.shape[0] / d)
+        spread = rng.multinomial(uniform, cells / cells.sum())[:-1]
+        return theory.pure_estimate(kept + spread, n, self.p_star, self.q_star)
+
+
+def keep_threshold(name: str, epsilon: float, cells: int) -> int:
+    """Randomised response over ``cells`` outcomes: the keep coin e^ε/(e^ε+c-1), rounded down.
+
+    Shared by GRR (c = d) and local hashing (c = g).  The coin is representable when both
+    p and 1 - p are at least one grid step: ln(c-1) - LOG_GRID <= ε <= ln(c-1) + LOG_GRID.
+    """
+    e, others = math.exp(epsilon), float(cells - 1)
+    keep, flip = e / (e + others), others / (e + others)
+    exact.check_representable(
+        name,
+        epsilon,
+        min(keep, flip),
+        largest_safe=math.log(others) + exact.LOG_GRID,
+        smallest_safe=math.log(others) - exact.LOG_GRID,
+    )
+    return exact.threshold(keep, flip, round_down=True)

@@ -1,0 +1,320 @@
+"""Fast local hashing (FLH): OLH over a fixed pool of k' hash functions, Cormode et al. Sec. 4.
+
+Citations ``[CMM]`` are to G. Cormode, S. Maddock, C. Maple, *Frequency Estimation under
+Local Differential Privacy*, PVLDB 14(11), 2021, Sec. 4.2 ("Fast Local Hashing").
+
+OLH ([FO] Sec. 4.4) lets every user draw a fresh hash function, so the aggregator
+evaluates n hash functions on every candidate: O(n |C|).  FLH draws, once per
+collection, a public pool of k' hash functions (seeds of :mod:`ldp.hashing`); each user
+picks one of them uniformly (index j), hashes its value into [0, g) and applies
+randomised response over the g cells: keep h_j(v) with probability p = e^ε/(e^ε+g-1),
+else one of the g-1 other cells uniformly.  The report is (j, y), ⌈log2 k'⌉ + ⌈log2 g⌉
+bits.  The aggregator counts a k' x g table T[j, y] and reads I_v = Σ_j T[j, h_j(v)]:
+O(n + k' |C|).
+
+Privacy is OLH's: given j, which does not depend on v, Pr[y | v] / Pr[y | v'] <= p(g-1)/(1-p)
+= e^ε for every hash function.
+
+Estimation and variance.  ĉ(v) = (I_v - n/g)/(p* - 1/g), OLH's estimator, is unbiased over
+the draw of the pool (an ideal hash family: h_j(u) uniform and independent over u and j),
+not given the pool: every user of a value u that collides with v under h_j shares that
+collision.  Given the counts n_u, with q = 1/g, s² = q(1-q), b = p* - (1-p*)/(g-1):
+
+    Var[I_v] = n_v p*(1-p*) + (n - n_v)(s² - b² s²/k') + (b² s²/k') Σ_{u≠v} n_u²
+
+(a user of u supports v with probability r_u = (1-p*)/(g-1) + b c_u, c_u the fraction of
+the pool under which u and v collide, mean 1/g and variance s²/k'; users are independent
+given the pool).  When the others hold distinct values (Σ n_u² = n - n_v) this is OLH's
+variance; concentrated data pay the last term, which vanishes as k' grows.
+:meth:`FLH.variance_given_counts` is this exact value, :meth:`FLH.variance` its
+distinct-values case (what a single count can say), :meth:`FLH.conditional_moments` the
+exact mean and variance given one pool.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from ldp import hashing, theory
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle, check_variance_input
+from ldp.oracles.direct import keep_threshold
+from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_int, check_total, check_values
+
+#: The largest pool (the k' x g table and the k' x |C| lookups must fit).
+MAX_POOL = 1 << 20
+
+
+class PoolReports(NamedTuple):
+    """FLH reports: each user's pool index and perturbed cell, and the public pool."""
+
+    index: np.ndarray  #: int64 in [0, k'), one per user: which pool function it used
+    values: np.ndarray  #: int64 in [0, g), one per user
+    pool: np.ndarray  #: uint64 seeds of the k' pool functions (public, one per collection)
+
+    @property
+    def seeds(self) -> np.ndarray:
+        """The seed of each user's hash function (the auditor's hashed events read this)."""
+        return self.pool[self.index]
+
+
+@register(label="FLH", color="#a6761d", order=75)
+@dataclass(frozen=True, kw_only=True)
+class FLH(PureOracle):
+    """Fast local hashing ([CMM] Sec. 4.2): OLH with a public pool of ``k_prime`` functions.
+
+    ``g`` is the hash range, ⌈e^ε + 1⌉ unless given (as OLH); ``k_prime`` the pool size k'.
+    """
+
+    name = "FLH"
+    report_model = "hashed"
+    k_prime: int = 1000
+    g: int | None = None
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(
+            self, "k_prime", check_int(self.k_prime, "k_prime", minimum=1, maximum=MAX_POOL)
+        )
+        g = theory.olh_default_g(self.epsilon) if self.g is None else self.g
+        if self.g is None and g > hashing.MAX_RANGE:
+            raise ValueError(
+                f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
+                "family's range: pass a smaller g"
+            )
+        object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))
+
+    # --- the mechanism --------------------------------------------------------------------
+    @property
+    def p_star(self) -> float:
+        """The realised keep probability, <= e^ε/(e^ε+g-1)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """1/g, over the draw of the pool (not given it)."""
+        return 1.0 / self.g
+
+    def report_bits(self) -> int:
+        """⌈log2 k'⌉ + ⌈log2 g⌉ bits per report."""
+        return max(1, math.ceil(math.log2(self.k_prime))) + math.ceil(math.log2(self.g))
+
+    def draw_pool(self, rng: np.random.Generator) -> np.ndarray:
+        """k' independent uniform 64-bit seeds: the public pool of one collection."""
+        rng = check_generator(rng)
+        return rng.integers(0, 2**64 - 1, size=self.k_prime, dtype=np.uint64, endpoint=True)
+
+    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
+        """Pr[y | value, seed] for each given seed (rows) and y in [0, g), as for OLH."""
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        keys = np.full(seeds.shape[0], value, dtype=np.uint64)
+        hashed = hashing.hash_values(keys, seeds, self.g)
+        probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
+        probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
+        return probabilities
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """H_j(v) = y != H_j(v') given v and given v' (ideal hash), as for OLH."""
+        g, p = self.g, self.p_star
+        return p * (1 - 1 / g), (1 - p) * (1 - 1 / g) / (g - 1)
+
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None
+    ) -> PoolReports:
+        """A uniform pool index per user, its hash of the value, randomised response on [0, g).
+
+        ``pool`` (k' uint64 seeds) is the collection's public pool; a fresh one is drawn
+        when it is not given (:meth:`draw_pool`).
+        """
+        values = check_values(values, self.domain_size)
+        rng = check_generator(rng)
+        pool = self.draw_pool(rng) if pool is None else self._check_pool(pool)
+        n = values.shape[0]
+        index = rng.integers(0, self.k_prime, size=n)
+        hashed = hashing.hash_values(values, pool[index], self.g)
+        keep = exact.bernoulli(rng, self._keep, n)
+        shift = rng.integers(1, self.g, size=n)
+        return PoolReports(index, np.where(keep, hashed, (hashed + shift) % self.g), pool)
+
+    # --- the aggregator -------------------------------------------------------------------
+    def _check_pool(self, pool: np.ndarray) -> np.ndarray:
+        pool = np.asarray(pool)
+        if pool.dtype != np.uint64 or pool.shape != (self.k_prime,):
+            raise ValueError(
+                f"pool must be {self.k_prime} uint64 seeds, got {pool.shape} {pool.dtype}"
+            )
+        return pool
+
+    def _check_reports(self, reports: PoolReports) -> PoolReports:
+        if not isinstance(reports, PoolReports):
+            raise TypeError(
+                f"reports must be PoolReports(index, values, pool), got {type(reports).__name__}"
+            )
+        pool = self._check_pool(reports.pool)
+        index = check_values(reports.index, self.k_prime, name="report index")
+        values = check_values(reports.values, self.g, name="report values")
+        if index.ndim != 1 or index.shape != values.shape:
+            raise ValueError("reports must hold one index and one value per user")
+        return PoolReports(index.astype(np.int64), values.astype(np.int64), pool)
+
+    def n_reports(self, reports: PoolReports) -> int:
+        return int(self._check_reports(reports).index.shape[0])
+
+    def table(self, reports: PoolReports) -> np.ndarray:
+        """T[j, y]: how many users of pool function j reported cell y (k' x g, int64)."""
+        index, values, _ = self._check_reports(reports)
+        flat = np.bincount(index * self.g + values, minlength=self.k_prime * self.g)
+        return flat.reshape(self.k_prime, self.g).astype(np.int64)
+
+    def lookup(self, table: np.ndarray, pool: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """I_v = Σ_j T[j, h_j(v)] for each candidate: k' |C| hash evaluations
+        (:func:`ldp.hashing.table_lookup`, a numba kernel parallel over the candidates)."""
+        return hashing.table_lookup(table, pool, candidates)
+
+    def support_counts(self, reports: PoolReports, candidates: np.ndarray) -> np.ndarray:
+        return self.lookup(self.table(reports), reports.pool, candidates)
+
+    # --- the sampled engine ---------------------------------------------------------------
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The exact law of ``estimate(perturb(values))``: a fresh pool, then its k' x g table.
+
+        The collisions under the pool depend on every value held, so this uses all of
+        ``true_counts`` (:meth:`simulate_table`).  Cost O(Σ_v min(n_v, k') + k' g + k' |C|).
+        """
+        counts = check_counts(true_counts, self.domain_size)
+        n_users = check_total(counts)
+        rng = check_generator(rng)
+        chosen = self.candidates(candidates)
+        if candidates is not None and np.unique(chosen).size != chosen.size:
+            raise ValueError("candidates must be distinct for simulate()")
+        pool = self.draw_pool(rng)
+        held = np.flatnonzero(counts)
+        table = self.simulate_table(held, counts[held], pool, rng)
+        support = self.lookup(table, pool, chosen)
+        return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
+
+    def simulate_table(
+        self, held: np.ndarray, counts: np.ndarray, pool: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The k' x g table of ``counts[i]`` users of value ``held[i]``, drawn exactly.
+
+        Randomised response over g cells is "keep h_j(v) with probability p* - q', else a
+        uniform cell" (q' = (1-p*)/(g-1), so 1 - g q' = p* - q').  Each value's users are
+        spread over the pool (one by one, or a multinomial when they outnumber k'); those
+        kept land on h_j(v); the others, of all values together, are a multinomial per j.
+        """
+        k, g = self.k_prime, self.g
+        gap = self.p_star - (1.0 - self.p_star) / (g - 1)
+        light = counts <= k
+        users_j = (
+            np.repeat(held[light], counts[light]),
+            rng.integers(0, k, int(counts[light].sum())),
+        )
+        pairs_value, pairs_j, pairs_m = users_j[0], users_j[1], np.ones(users_j[0].shape[0], int)
+        heavy_values, heavy_j, heavy_m = [], [], []
+        for value, c in zip(held[~light], counts[~light], strict=True):
+            spread = rng.multinomial(int(c), np.full(k, 1.0 / k))
+            heavy_values.append(np.full(k, value)), heavy_j.append(np.arange(k))
+            heavy_m.append(spread)
+        if heavy_values:
+            pairs_value = np.concatenate([pairs_value, *heavy_values])
+            pairs_j = np.concatenate([pairs_j, *heavy_j])
+            pairs_m = np.concatenate([pairs_m, *heavy_m])
+        kept = rng.binomial(pairs_m, gap)
+        cells = hashing.hash_values(pairs_value.astype(np.int64), pool[pairs_j], g)
+        table = np.bincount(pairs_j * g + cells, weights=kept, minlength=k * g)
+        table = table.reshape(k, g).astype(np.int64)
+        uniform = np.bincount(pairs_j, weights=pairs_m - kept, minlength=k).astype(np.int64)
+        table += rng.multinomial(uniform, np.full(g, 1.0 / g))
+        return table
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Exact for one population: candidate i is value i, the others spread evenly.
+
+        The collisions make the law depend on how concentrated the other users are
+        (Σ n_u² in the variance), which counts of the candidates alone do not say; this
+        draws the population in which the n - Σ n_c others are spread as evenly as
+        possible over the values m..d-1.  :meth:`simulate` uses the true counts.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        m, d = counts.shape[0], self.domain_size
+        rest = n - int(counts.sum())
+        if m > d or (rest and m == d):
+            raise ValueError("candidate_counts must leave room in the domain for the other users")
+        others = min(d - m, max(rest, 1))  # values actually used by the others
+        spread = np.full(others, rest // others, dtype=np.int64)
+        spread[: rest % others] += 1
+        held = np.concatenate([np.arange(m), m + np.arange(others)])
+        population = np.concatenate([counts, spread])
+        pool = self.draw_pool(rng)
+        table = self.simulate_table(held[population > 0], population[population > 0], pool, rng)
+        support = self.lookup(table, pool, np.arange(m))
+        return theory.pure_estimate(support, n, self.p_star, self.q_star)
+
+    # --- analysis ---------------------------------------------------------------------------
+    def _collision_terms(self) -> tuple[float, float]:
+        """(p*(1-p*) - s², b² s²/k') of the variance (module docstring)."""
+        q = 1.0 / self.g
+        s2 = q * (1 - q)
+        b = self.p_star - (1.0 - self.p_star) / (self.g - 1)
+        return s2, b * b * s2 / self.k_prime
+
+    def variance_given_counts(self, counts: np.ndarray, value: int) -> float:
+        """The exact Var[ĉ(value)] over the pool and the users, for a whole population."""
+        counts = check_counts(counts, self.domain_size, name="counts")
+        value = int(check_values(np.array([value]), self.domain_size, name="value")[0])
+        n, n_v = int(counts.sum()), int(counts[value])
+        s2, shared = self._collision_terms()
+        squares = float(np.sum(counts.astype(float) ** 2)) - float(n_v) ** 2
+        p = self.p_star
+        support = n_v * p * (1 - p) + (n - n_v) * (s2 - shared) + shared * squares
+        return support / (p - 1.0 / self.g) ** 2
+
+    def variance(self, n_users: int, true_count: float = 0) -> float:
+        """Var[ĉ(v)] when the other users hold distinct values: OLH's variance exactly.
+
+        The collision term (b² s²/k') Σ_{u≠v} n_u² needs the other counts: see
+        :meth:`variance_given_counts`; with distinct values Σ n_u² = n - n_v cancels the
+        -(n - n_v) b² s²/k' term.
+        """
+        n_users, true_count = check_variance_input(n_users, true_count)
+        return float(theory.pure_variance(n_users, self.p_star, self.q_star, true_count))
+
+    def conditional_moments(
+        self, pool: np.ndarray, counts: np.ndarray, candidates: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The exact mean and variance of each candidate's estimate given the pool.
+
+        A user of u supports v with probability r_u = p* if u = v, else
+        (1-p*)/(g-1) + b c_uv with c_uv the fraction of the pool under which u and v
+        collide; users are independent.  Cost O(k' (#values held + |C|)).
+        """
+        pool = self._check_pool(pool)
+        counts = check_counts(counts, self.domain_size, name="counts")
+        chosen = check_values(candidates, self.domain_size, name="candidates")
+        held = np.flatnonzero(counts)
+        p, g = self.p_star, self.g
+        b = p - (1.0 - p) / (g - 1)
+        h_held, h_chosen = hashing.hash_matrix(held, pool, g), hashing.hash_matrix(chosen, pool, g)
+        n = int(counts.sum())
+        collide = (h_chosen[:, None, :] == h_held[None, :, :]).mean(axis=2)  # |C| x held
+        r = (1.0 - p) / (g - 1) + b * collide
+        r[chosen[:, None] == held[None, :]] = p
+        mean_support = r @ counts[held]
+        var_support = (r * (1 - r)) @ counts[held]
+        scale = p - 1.0 / g
+        return (mean_support - n / g) / scale, var_support / scale**2

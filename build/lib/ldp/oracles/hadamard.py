@@ -1,0 +1,459 @@
+"""Hadamard response (HR; Acharya, Sun, Zhang, AISTATS 2019) and the Hadamard mechanism (HM).
+
+Citations ``[HR]`` are to J. Acharya, Z. Sun, H. Zhang, *Hadamard Response: Estimating
+Distributions Privately, Efficiently, and with Little Communication*, AISTATS 2019;
+``[CMM]`` to G. Cormode, S. Maddock, C. Maple, *Frequency Estimation under Local
+Differential Privacy*, VLDB 2021, Sec. 3.
+
+Let K be the smallest power of two > d and H the K x K Sylvester-Hadamard matrix,
+H[i, y] = (-1)^popcount(i & y).  Row 0 is all ones; value v uses row v + 1, whose +1 set
+C_v = {y : popcount((v+1) & y) even} holds K/2 indices.  The user with value v reports
+y in [K] uniformly from C_v with probability p = e^ε/(e^ε+1), else uniformly from its
+complement ([HR] Sec. 4), so Pr[y | v] is 2p/K on C_v and 2(1-p)/K off it: the ratio
+between two inputs is at most p/(1-p) = e^ε.
+
+In the pure framework ([FO] "Method", [CMM] Sec. 3.3) y supports v when y is in C_v:
+p* = p, and q* = 1/2 exactly, because distinct rows other than row 0 agree on exactly
+half of the columns (|C_u ∩ C_v| = K/4).  Hence Var = n/(4(p-1/2)^2) - n_v.  The support
+counts of all values are one fast Walsh-Hadamard transform of the histogram of reports:
+I_v = (n + (H h)[v+1]) / 2, O(n + K log K) for the whole domain; a report is log2 K bits.
+
+Exact coins.  The keep coin is drawn on the 53-bit grid of :mod:`ldp.oracles.exact`
+(rounded down; p* is the realised value), and a uniform index of C_v (or of its
+complement) as a uniform r in [K] (``rng.integers``, exact) moved into the wanted half by
+flipping the lowest set bit of v + 1 when its parity is wrong: a bijection between the two
+halves, so the result is exactly uniform on the wanted half.
+
+HM ([CMM] Sec. 4.3, t = 1) is documented on :class:`HM`.
+
+The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`), at
+cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept users are
+placed one by one up to K/2 of them.
+[HR]'s general scheme for large ε (blocks of Hadamard codes) is not implemented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from ldp import theory
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle
+from ldp.oracles.direct import keep_threshold
+from ldp.registry import register
+from ldp.validation import check_counts, check_generator, check_total, check_values
+
+#: K is at most this (the transform holds K int64): d <= 2^27 - 1.
+MAX_HADAMARD_ORDER = 2**27
+
+
+def hadamard_order(domain_size: int) -> int:
+    """K: the smallest power of two > d (rows 1..d of H are the values' codewords)."""
+    return 1 << int(domain_size).bit_length()
+
+
+def parity(x: np.ndarray) -> np.ndarray:
+    """popcount(x) mod 2, elementwise, as int64 (0 or 1): H[i, y] = 1 - 2 parity(i & y)."""
+    return (np.bitwise_count(x) & 1).astype(np.int64)
+
+
+def fwht(x: np.ndarray) -> np.ndarray:
+    """The Walsh-Hadamard transform H x of a length-K vector (K a power of two), exact on ints.
+
+    Sylvester order, unnormalised: (H x)[i] = Σ_y (-1)^popcount(i & y) x[y]; K log2 K additions.
+    """
+    out = np.array(x, copy=True)
+    k = out.shape[0]
+    if k & (k - 1):
+        raise ValueError(f"x must have a power-of-two length, got {k}")
+    h = 1
+    while h < k:
+        pairs = out.reshape(-1, 2, h)
+        top, bottom = pairs[:, 0, :].copy(), pairs[:, 1, :]
+        pairs[:, 0, :] += bottom
+        pairs[:, 1, :] = top - bottom
+        h *= 2
+    return out
+
+
+def draw_in_half(rows: np.ndarray, inside: np.ndarray, order: int, rng) -> np.ndarray:
+    """Uniform indices y in [K] with H[row, y] = +1 where ``inside``, -1 elsewhere (exact).
+
+    r uniform in [K]; if its parity with ``row`` is not the wanted one, flip the lowest set
+    bit of ``row`` (a bijection between the two halves of row >= 1).
+    """
+    r = rng.integers(0, order, size=rows.shape[0], dtype=np.int64)
+    wrong = parity(rows & r) != np.where(inside, 0, 1)
+    return r ^ np.where(wrong, rows & -rows, 0)
+
+
+def kept_histogram(kept: np.ndarray, rows: np.ndarray, order: int, rng) -> np.ndarray:
+    """The histogram over [K] of ``kept[j]`` uniform draws from the +1 set of ``rows[j]``, all j.
+
+    Exact: a value with at most K/2 kept users draws them one by one
+    (:func:`draw_in_half`); one with more draws a multinomial over the +1 set (K/2 cells).
+    Cost Σ_j min(kept[j], K/2) + K per heavy value.
+    """
+    hist = np.zeros(order, dtype=np.int64)
+    light = (kept > 0) & (kept <= order // 2)
+    if light.any():
+        many = np.repeat(rows[light], kept[light])
+        hist += np.bincount(
+            draw_in_half(many, np.ones(many.shape[0], bool), order, rng), minlength=order
+        )
+    everything = np.arange(order, dtype=np.int64)
+    for row, k in zip(rows[kept > order // 2], kept[kept > order // 2], strict=True):
+        cells = everything[parity(row & everything) == 0]
+        hist[cells] += rng.multinomial(int(k), np.full(cells.shape[0], 1.0 / cells.shape[0]))
+    return hist
+
+
+def spread_population(counts: np.ndarray, n: int, domain_size: int) -> tuple[np.ndarray, int]:
+    """Counts of a whole domain: the m candidates as values 0..m-1, the n - Σ others spread
+    as evenly as possible over m..d-1 (the population ``simulate_candidates`` draws)."""
+    m = counts.shape[0]
+    rest, others = n - int(counts.sum()), domain_size - m
+    if others < 0 or (rest and not others):
+        raise ValueError("candidate_counts must leave room in the domain for the other users")
+    full = np.zeros(domain_size, dtype=np.int64)
+    full[:m] = counts
+    if rest:
+        full[m:] = rest // others
+        full[m : m + rest % others] += 1
+    return full, m
+
+
+def support_from_histogram(hist: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """I = #reports y with H[row, y] = +1, for each row: (n + (H h)[row]) / 2 (int64)."""
+    hist = np.asarray(hist, dtype=np.int64)
+    return (int(hist.sum()) + fwht(hist)[rows]) // 2
+
+
+def simulate_histogram(
+    counts: np.ndarray, p_star: float, order: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The histogram over [K] of the HR reports of a population, drawn exactly.
+
+    Reporting "uniformly from C_v with p, else from its complement" is "uniformly from
+    C_v with probability 2p - 1, else uniformly from all of [K]" (a uniform index is in
+    C_v half the time; 2p* - 1 is exact in float64).  So value v keeps Bin(n_v, 2p* - 1)
+    users, drawn from C_v (:func:`kept_histogram`), and the others are one multinomial
+    over [K].
+    """
+    kept = rng.binomial(counts, 2.0 * p_star - 1.0)
+    rows = np.arange(1, counts.shape[0] + 1, dtype=np.int64)
+    hist = kept_histogram(kept, rows, order, rng)
+    spread = int(counts.sum() - kept.sum())
+    return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
+
+
+@register(label="HR", color="#d62728", order=80)
+@dataclass(frozen=True, kw_only=True)
+class HR(PureOracle):
+    """Hadamard response: p* = e^ε/(e^ε+1) (realised on the 53-bit grid), q* = 1/2.
+
+    Reports are int64 indices y in [K], K = the smallest power of two > d ([HR] Sec. 4).
+    """
+
+    name = "HR"
+    report_model = "categorical"
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if hadamard_order(self.domain_size) > MAX_HADAMARD_ORDER:
+            raise ValueError(
+                f"domain_size must be < {MAX_HADAMARD_ORDER} for HR (K = the next power of "
+                f"two holds its transform), got {self.domain_size}"
+            )
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
+
+    @property
+    def order(self) -> int:
+        """K, the order of the Hadamard matrix; a report is log2 K bits."""
+        return hadamard_order(self.domain_size)
+
+    @property
+    def p_star(self) -> float:
+        """The realised probability of reporting from C_v, <= e^ε/(e^ε+1)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """1/2: a report from C_v or from its complement lies in C_u half the time."""
+        return 0.5
+
+    def report_bits(self) -> int:
+        """log2 K bits per report."""
+        return self.order.bit_length() - 1
+
+    def report_bytes(self, n_users: int) -> int:
+        """8 n bytes (int64 indices)."""
+        return 8 * n_users
+
+    def report_probabilities(self, value: int) -> np.ndarray:
+        """Pr[y | value] for every y in [K] (for privacy checks): 2p*/K on C_v, else 2(1-p*)/K."""
+        everything = np.arange(self.order, dtype=np.int64)
+        inside = parity((int(value) + 1) & everything) == 0
+        half = self.order // 2
+        return np.where(inside, self.p_star / half, (1.0 - self.p_star) / half)
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """y in C_v minus C_v' (evidence for v) and the reverse: ratio p*/(1-p*) each."""
+        from ldp.audit import Event  # ldp.audit imports the oracles
+
+        def only(a: int, b: int):
+            return lambda y: (parity((a + 1) & y) == 0) & (parity((b + 1) & y) == 1)
+
+        return [
+            Event(f"y in C_{v} minus C_{v_prime}", only(v, v_prime), +1),
+            Event(f"y in C_{v_prime} minus C_{v}", only(v_prime, v), -1),
+        ]
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(y in C_v minus C_v' | v) = p*/2 and given v': (1-p*)/2."""
+        return self.p_star / 2, (1.0 - self.p_star) / 2
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """y uniform in C_v with probability p*, else uniform in its complement (int64)."""
+        values = check_values(values, self.domain_size).astype(np.int64, copy=False)
+        rng = check_generator(rng)
+        self.check_report_size(values.shape[0])
+        keep = exact.bernoulli(rng, self._keep, values.shape[0])
+        return draw_in_half(values + 1, keep, self.order, rng)
+
+    def n_reports(self, reports: np.ndarray) -> int:
+        return int(np.shape(self._check_reports(reports))[0])
+
+    def _check_reports(self, reports: np.ndarray) -> np.ndarray:
+        return check_values(reports, self.order, name="reports")
+
+    def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """I_v = (n + (H h)[v+1]) / 2 from one transform of the histogram h of reports.
+
+        For a few candidates and few reports, counting directly (O(n |C|)) is cheaper
+        than the transform (O(K log K)) and gives the same integers.
+        """
+        reports = self._check_reports(reports)
+        n, rows = reports.shape[0], np.asarray(candidates, dtype=np.int64) + 1
+        if n * rows.shape[0] < self.order * (self.report_bits() + 1):
+            return np.array([np.count_nonzero(parity(r & reports) == 0) for r in rows])
+        return support_from_histogram(np.bincount(reports, minlength=self.order), rows)
+
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The exact law of ``estimate(perturb(values))``, drawn from the report histogram.
+
+        The candidates' support indicators are not independent (one index y decides them
+        all), and their joint law depends on which values every user holds, so this uses
+        all of ``true_counts`` (:func:`simulate_histogram`).
+        """
+        counts = check_counts(true_counts, self.domain_size)
+        n_users = check_total(counts)
+        rng = check_generator(rng)
+        chosen = self.candidates(candidates)
+        if candidates is not None and np.unique(chosen).size != chosen.size:
+            raise ValueError("candidates must be distinct for simulate()")
+        hist = simulate_histogram(counts, self.p_star, self.order, rng)
+        support = support_from_histogram(hist, chosen + 1)
+        return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Exact for one population: candidate j is value j, the others spread evenly.
+
+        Each candidate's estimate has its exact marginal law whatever the other users
+        hold; their joint law depends on the values themselves (the users of w tie the
+        indicators of u and v when (u+1) xor (v+1) = w+1), so it is exact for the population in
+        which the candidates are the values 0..m-1 and the n - Σ n_c other users are spread
+        as evenly as possible over the values m..d-1.  :meth:`simulate` uses the true values.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        full, m = spread_population(counts, n, self.domain_size)
+        hist = simulate_histogram(full, self.p_star, self.order, rng)
+        support = support_from_histogram(hist, np.arange(1, m + 1))
+        return theory.pure_estimate(support, n, self.p_star, self.q_star)
+
+
+class Coefficients(NamedTuple):
+    """HM reports: each user's sampled coefficient index and its randomised sign bit."""
+
+    index: np.ndarray  #: int64 in [0, D): which coefficient of the transform
+    bits: np.ndarray  #: uint8, 1 for +1 and 0 for -1
+
+
+def simulate_coefficient_sums(
+    counts: np.ndarray, p_star: float, order: int, rng: np.random.Generator
+) -> np.ndarray:
+    """S[j] = Σ of the ±1 signs of the users who sampled coefficient j, drawn exactly.
+
+    A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Value v keeps
+    Bin(n_v, 2p* - 1) users, each at a uniform j, contributing H[v, j] (one by one, or a
+    multinomial over [D] for more than D of them); the others are a multinomial over [D]
+    whose cell m_j sums to 2 Bin(m_j, 1/2) - m_j.
+    """
+    kept = rng.binomial(counts, 2.0 * p_star - 1.0)
+    sums = np.zeros(order, dtype=np.int64)
+    light = (kept > 0) & (kept <= order)
+    values = np.repeat(np.flatnonzero(light), kept[light])
+    index = rng.integers(0, order, size=values.shape[0], dtype=np.int64)
+    sums += np.bincount(index, weights=1 - 2 * parity(values & index), minlength=order).astype(
+        np.int64
+    )
+    everything = np.arange(order, dtype=np.int64)
+    for value in np.flatnonzero(kept > order):
+        spread = rng.multinomial(int(kept[value]), np.full(order, 1.0 / order))
+        sums += spread * (1 - 2 * parity(value & everything))
+    fair = rng.multinomial(int(counts.sum() - kept.sum()), np.full(order, 1.0 / order))
+    return sums + 2 * rng.binomial(fair, 0.5) - fair
+
+
+@register(label="HM", color="#9467bd", order=82)
+@dataclass(frozen=True, kw_only=True)
+class HM(PureOracle):
+    """The Hadamard mechanism ([CMM] Sec. 4.3 with t = 1): one randomised coefficient.
+
+    D is the smallest power of two >= d.  The user with value v samples j uniformly in
+    [D] and sends j and the sign H[v, j] (the j-th coefficient of the transform of its
+    one-hot vector, up to the factor D^{-1/2}), kept with probability p = e^ε/(e^ε+1),
+    else flipped: given j, the ratio is p/(1-p) = e^ε.  Σ_i H[v, j_i] y_i/(2p-1) is
+    unbiased for n_v because rows of H are orthogonal; in the pure framework the report
+    supports v when H[v, j] y = +1: p* = p, q* = 1/2, Var = n/(4(p-1/2)^2) - n_v, as HR.
+    All the support counts are one transform of the per-coefficient sums S:
+    I_v = (n + (H S)[v])/2.  A report is log2 D + 1 bits.  ([CMM]'s t > 1, which sends
+    t coefficients randomised together, is not implemented.)
+    """
+
+    name = "HM"
+    report_model = "categorical"
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order > MAX_HADAMARD_ORDER:
+            raise ValueError(
+                f"domain_size must be <= {MAX_HADAMARD_ORDER} for HM, got {self.domain_size}"
+            )
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
+
+    @property
+    def order(self) -> int:
+        """D, the smallest power of two >= d."""
+        return 1 << (int(self.domain_size) - 1).bit_length()
+
+    @property
+    def p_star(self) -> float:
+        """The realised probability of sending the true sign, <= e^ε/(e^ε+1)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """1/2: H[u, j] H[v, j] is balanced over j for u != v."""
+        return 0.5
+
+    def report_bits(self) -> int:
+        """log2 D + 1 bits per report."""
+        return self.order.bit_length()
+
+    def report_bytes(self, n_users: int) -> int:
+        """9 n bytes (an int64 index and a byte)."""
+        return 9 * n_users
+
+    def report_probabilities(self, value: int) -> np.ndarray:
+        """Pr[(j, b) | value] at position 2j + b, for privacy checks: (1/D) p* or (1/D)(1-p*)."""
+        index = np.arange(self.order, dtype=np.int64)
+        sign_bit = parity(int(value) & index) == 0  # the bit of +1 is 1
+        out = np.empty(2 * self.order)
+        out[1::2] = np.where(sign_bit, self.p_star, 1.0 - self.p_star) / self.order
+        out[0::2] = np.where(sign_bit, 1.0 - self.p_star, self.p_star) / self.order
+        return out
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """H[v, j] y = +1 and H[v', j] y = -1 (evidence for v) and the reverse."""
+        from ldp.audit import Event  # ldp.audit imports the oracles
+
+        def sign(reports: Coefficients, value: int) -> np.ndarray:
+            return (1 - 2 * parity(value & reports.index)) * (2 * reports.bits.astype(int) - 1)
+
+        def only(a: int, b: int):
+            return lambda r: (sign(r, a) == 1) & (sign(r, b) == -1)
+
+        return [
+            Event(f"H[{v},j]y = 1, H[{v_prime},j]y = -1", only(v, v_prime), +1),
+            Event(f"H[{v_prime},j]y = 1, H[{v},j]y = -1", only(v_prime, v), -1),
+        ]
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """p*/2 given v, (1-p*)/2 given v'."""
+        return self.p_star / 2, (1.0 - self.p_star) / 2
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Coefficients:
+        """A uniform coefficient index per user and its sign, kept with probability p*."""
+        values = check_values(values, self.domain_size).astype(np.int64, copy=False)
+        rng = check_generator(rng)
+        n = values.shape[0]
+        self.check_report_size(n)
+        index = rng.integers(0, self.order, size=n, dtype=np.int64)
+        keep = exact.bernoulli(rng, self._keep, n)
+        true_bit = parity(values & index) == 0
+        return Coefficients(index, (true_bit == keep).astype(np.uint8))
+
+    def _check_reports(self, reports: Coefficients) -> Coefficients:
+        if not isinstance(reports, Coefficients):
+            raise TypeError(
+                f"reports must be Coefficients(index, bits), got {type(reports).__name__}"
+            )
+        index = check_values(reports.index, self.order, name="report index")
+        bits = check_values(reports.bits, 2, name="report bits")
+        if index.ndim != 1 or index.shape != bits.shape:
+            raise ValueError("reports must hold one index and one bit per user")
+        return Coefficients(index.astype(np.int64), bits)
+
+    def n_reports(self, reports: Coefficients) -> int:
+        return int(self._check_reports(reports).index.shape[0])
+
+    def coefficient_sums(self, reports: Coefficients) -> np.ndarray:
+        """S[j] = Σ of the signs sent for coefficient j (int64, length D)."""
+        index, bits = self._check_reports(reports)
+        signs = 2 * bits.astype(np.int64) - 1
+        return np.bincount(index, weights=signs, minlength=self.order).astype(np.int64)
+
+    def support_counts(self, reports: Coefficients, candidates: np.ndarray) -> np.ndarray:
+        """I_v = (n + (H S)[v]) / 2: one transform of the coefficient sums."""
+        n = self.n_reports(reports)
+        return (n + fwht(self.coefficient_sums(reports))[candidates]) // 2
+
+    def simulate(
+        self,
+        true_counts: np.ndarray,
+        rng: np.random.Generator,
+        candidates: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The exact law of the estimates, through the coefficient sums (all true counts)."""
+        counts = check_counts(true_counts, self.domain_size)
+        n_users = check_total(counts)
+        rng = check_generator(rng)
+        chosen = self.candidates(candidates)
+        if candidates is not None and np.unique(chosen).size != chosen.size:
+            raise ValueError("candidates must be distinct for simulate()")
+        sums = simulate_coefficient_sums(counts, self.p_star, self.order, rng)
+        support = (n_users + fwht(sums)[chosen]) // 2
+        return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Exact for one population (candidates as 0..m-1, the others spread), as HR's."""
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        full, m = spread_population(counts, n, self.domain_size)
+        sums = simulate_coefficient_sums(full, self.p_star, self.order, rng)
+        support = (n + fwht(sums)[:m]) // 2
+        return theory.pure_estimate(support, n, self.p_star, self.q_star)

@@ -1,0 +1,146 @@
+"""Local hashing: BLH (Bassily & Smith) and OLH, USENIX'17 Sec. 4.4.
+
+Each user draws a hash function H from the seeded family of :mod:`ldp.hashing` (by
+drawing its 64-bit seed), hashes the value into {0, ..., g-1}, and applies randomised
+response over those g cells: keep H(v) with probability p = e^ε/(e^ε+g-1), else report
+one of the g-1 other cells uniformly.  The report (seed, y) supports every v with
+H(v) = y, so p* = p and q* = 1/g.  The privacy ratio is p/q = e^ε for every hash
+function; the hash's quality only matters for q*, hence for unbiasedness.  The keep coin is
+drawn on the exact 53-bit grid of :mod:`ldp.oracles.exact` (p rounded down) and the other
+cell with ``rng.integers`` (exact), so p* is the realised keep probability.
+
+BLH is g = 2; OLH takes g = ⌈e^ε + 1⌉ by default (the PEM paper's choice).
+Values may be wider than 64 bits (``domain_size > 2**64``): then they, and candidates,
+are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from ldp import hashing, theory
+from ldp.oracles import exact
+from ldp.oracles.base import FrequencyOracle, PureOracle
+from ldp.oracles.direct import keep_threshold
+from ldp.registry import register
+from ldp.validation import check_generator, check_int, check_values
+
+
+class HashReports(NamedTuple):
+    """Local-hashing reports: each user's hash seed and perturbed hash value."""
+
+    seeds: np.ndarray  #: uint64, one per user: names the user's hash function
+    values: np.ndarray  #: int64 in [0, g), one per user
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LocalHashing(PureOracle):
+    """Shared client and aggregator of BLH and OLH.
+
+    Subclasses provide ``g``, the hash range: a constant 2 for BLH, a field for OLH.  The
+    keep coin e^ε/(e^ε+g-1) must be representable: ε <= ln(g-1) + 36.7.
+    """
+
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))
+
+    @property
+    def p_star(self) -> float:
+        """The realised keep probability, <= e^ε/(e^ε+g-1)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """1/g: another value hashes to the report's cell with probability 1/g."""
+        return 1.0 / self.g
+
+    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
+        """Pr[y | value, seed] for each given seed (rows) and y in [0, g) (columns).
+
+        The seed itself is drawn independently of the value, so these rows are the whole
+        likelihood of a report (for privacy checks).
+        """
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)
+        hashed = hashing.hash_values(keys, seeds, self.g)
+        probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
+        probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
+        return probabilities
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> HashReports:
+        """Draw a seed per user, hash the value, randomised response over [0, g)."""
+        values = check_values(values, self.domain_size)
+        rng = check_generator(rng)
+        n = values.shape[0]
+        seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        hashed = hashing.hash_values(values, seeds, self.g)
+        keep = exact.bernoulli(rng, self._keep, n)
+        shift = rng.integers(1, self.g, size=n)
+        return HashReports(seeds, np.where(keep, hashed, (hashed + shift) % self.g))
+
+    def _check_reports(self, reports: HashReports) -> HashReports:
+        if not isinstance(reports, tuple) or len(reports) != 2:
+            raise TypeError(
+                f"reports must be HashReports(seeds, values), got {type(reports).__name__}"
+            )
+        seeds, values = np.asarray(reports[0]), np.asarray(reports[1])
+        if seeds.dtype.kind not in "iu" or values.dtype.kind not in "iu":
+            raise TypeError(
+                f"reports must hold integer seeds and values, got {seeds.dtype} and {values.dtype}"
+            )
+        if seeds.shape != values.shape or seeds.ndim != 1:
+            raise ValueError("reports must hold one seed and one value per user")
+        if values.size and (values.min() < 0 or values.max() >= self.g):
+            raise ValueError(f"report values must lie in [0, {self.g})")
+        return HashReports(seeds, values)
+
+    def n_reports(self, reports: HashReports) -> int:
+        return int(self._check_reports(reports).seeds.shape[0])
+
+    def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
+        seeds, values = self._check_reports(reports)
+        return hashing.support_counts(seeds, values, candidates, self.g)
+
+
+@register(color="#949494", order=60)
+@dataclass(frozen=True, kw_only=True)
+class BLH(_LocalHashing):
+    """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
+
+    name = "BLH"
+
+    @property
+    def g(self) -> int:
+        return 2
+
+
+@register(color="#cc78bc", order=70)
+@dataclass(frozen=True, kw_only=True)
+class OLH(_LocalHashing):
+    """Optimised local hashing: p* = e^ε/(e^ε+g-1), q* = 1/g.
+
+    ``g`` is the hash range, ⌈e^ε + 1⌉ unless given.
+    """
+
+    g: int | None = None  # type: ignore[assignment]
+    name = "OLH"
+
+    def __post_init__(self) -> None:
+        FrequencyOracle.__post_init__(self)  # epsilon first: g may derive from it
+        if self.g is None:
+            g = theory.olh_default_g(self.epsilon)
+            if g > hashing.MAX_RANGE:
+                raise ValueError(
+                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
+                    "family's range: pass a smaller g"
+                )
+        else:
+            g = self.g
+        object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
+        object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))

@@ -1,0 +1,167 @@
+"""RAPPOR as Google's deployed client encodes it, so that its reports decode here.
+
+Citations ``[RAPPOR]`` are to Erlingsson, Pihur, Korolova, CCS 2014; the encoding details
+are those of the reference client (google/rappor, ``client/python``), restated here:
+
+* **Bloom filter**: the first h bytes of MD5(4-byte big-endian cohort || value bytes), each
+  mod k, set bit i of an integer (:func:`ldp.oracles.rappor.bloom_positions`); k <= 32.
+* **PRR**: D = HMAC-SHA256(client secret, the filter as 4 big-endian bytes).  Byte i of D
+  decides bit i: its lowest bit is the uniform bit, and its upper 7 bits r in [0, 128)
+  randomize the bit when r < 128 f.  So bit i is randomized w.p. ⌈128 f⌉/128: f is
+  effectively quantized up to a multiple of 1/128 (:func:`quantized_f`), and that is the f
+  this module declares and the decoder uses.  The PRR is a deterministic function of
+  (secret, filter): memoized per (client, value) without storing anything.
+* **IRR**: fresh per report, a 0 becomes 1 w.p. p and a 1 stays 1 w.p. q; the report is the
+  integer whose bit i is the IRR's bit i.  Here the IRR coins come from the caller's
+  ``numpy.random.Generator`` on the exact 53-bit grid (:mod:`ldp.oracles.exact`); Google's
+  client draws them from the operating system's random source.
+
+Privacy.  HMAC-SHA256 under a secret key is modelled as a random function (the reference
+implementation's assumption): then the PRR bits are independent, randomized w.p.
+⌈128 f⌉/128 with a fair uniform bit, and ε∞, ε₁ are those of :class:`~ldp.oracles.rappor.RAPPOR`
+with the quantized f.  Two reports of a client with the same filter share their PRR; this
+is what bounds a longitudinal observer by ε∞.
+
+The Generator-driven path (:meth:`RAPPOR.perturb`, :class:`~ldp.oracles.rappor.RapporClients`)
+draws the same distribution with exact coins and is what the simulations use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldp.oracles.rappor import (
+    RAPPOR,
+    CohortCounts,
+    RapporReports,
+    bloom_positions,
+    bloom_table,
+    rappor_epsilon_one,
+)
+from ldp.oracles.rappor_decode import RapporDecoding, decode
+from ldp.validation import check_generator, check_int
+
+#: HMAC-SHA256 gives 32 bytes, one per bit, and reports are 32-bit integers.
+MAX_BITS = 32
+
+
+def quantized_f(f: float) -> float:
+    """The f Google's PRR realises: ⌈128 f⌉/128 (7 random bits compared with 128 f)."""
+    if not 0.0 <= f <= 1.0:
+        raise ValueError(f"f must lie in [0, 1], got {f}")
+    return math.ceil(128 * f) / 128
+
+
+def google_rappor(
+    *,
+    k: int = 16,
+    h: int = 2,
+    m: int = 64,
+    f: float = 0.5,
+    p: float = 0.5,
+    q: float = 0.75,
+    domain_size: int = 2,
+) -> RAPPOR:
+    """The :class:`RAPPOR` whose p*, q* describe Google's client with these parameters.
+
+    Its f is :func:`quantized_f` (f) and its ``epsilon`` the resulting ε₁ (the default
+    parameters are google/rappor's client defaults).  ``domain_size`` only matters for the
+    integer-valued API; Google's clients report strings (:class:`GoogleClient`).
+    """
+    k = check_int(k, "k", minimum=1, maximum=MAX_BITS)
+    f_q = quantized_f(f)
+    epsilon = rappor_epsilon_one(f_q, p, q, h)
+    return RAPPOR(
+        epsilon=epsilon * (1 + 1e-12),
+        domain_size=max(domain_size, 2),
+        k=k,
+        h=h,
+        m=m,
+        f=f_q,
+        p=p,
+        q=q,
+    )
+
+
+def prr_masks(secret: bytes, bloom: int, f: float, k: int) -> tuple[int, int]:
+    """(uniform, randomize): the PRR's two masks from HMAC-SHA256(secret, filter).
+
+    Bit i of ``uniform`` is the lowest bit of digest byte i; bit i of ``randomize`` is set
+    when that byte's upper 7 bits are below 128 f.
+    """
+    digest = hmac.new(secret, bloom.to_bytes(4, "big"), hashlib.sha256).digest()
+    uniform = randomize = 0
+    for i in range(k):
+        uniform |= (digest[i] & 1) << i
+        randomize |= (int(digest[i] >> 1 < 128 * f)) << i
+    return uniform, randomize
+
+
+@dataclass(frozen=True)
+class GoogleClient:
+    """One client of Google's deployment: a cohort and a secret, for life."""
+
+    oracle: RAPPOR
+    cohort: int
+    secret: bytes
+
+    def __post_init__(self) -> None:
+        if self.oracle.k > MAX_BITS:
+            raise ValueError(f"k must be <= {MAX_BITS} for Google's encoding, got {self.oracle.k}")
+        check_int(self.cohort, "cohort", minimum=0, maximum=self.oracle.m - 1)
+        if not isinstance(self.secret, bytes) or not self.secret:
+            raise TypeError("secret must be non-empty bytes")
+
+    def bloom(self, value: bytes) -> int:
+        """The Bloom filter of a value as an integer (bit i = position i)."""
+        filter_bits = 0
+        for position in bloom_positions(value, self.cohort, self.oracle.h, self.oracle.k):
+            filter_bits |= 1 << position
+        return filter_bits
+
+    def permanent(self, value: bytes) -> int:
+        """The PRR of a value: B' = (B & ~randomize) | (uniform & randomize)."""
+        bloom = self.bloom(value)
+        uniform, randomize = prr_masks(self.secret, bloom, self.oracle.f_realised, self.oracle.k)
+        return (bloom & ~randomize) | (uniform & randomize)
+
+    def report(self, value: bytes, rng: np.random.Generator) -> int:
+        """One report: the IRR of the memoized PRR, as an integer."""
+        rng = check_generator(rng)
+        prr = self.permanent(value)
+        k = self.oracle.k
+        bits = (prr >> np.arange(k, dtype=np.int64)) & 1
+        coins = self.oracle.instantaneous(bits[None, :].astype(bool), rng)[0]
+        return int(np.sum(coins.astype(np.int64) << np.arange(k, dtype=np.int64)))
+
+
+def collect(
+    oracle: RAPPOR, values: list[bytes], rng: np.random.Generator
+) -> tuple[RapporReports, list[GoogleClient]]:
+    """One report from each of ``len(values)`` new Google clients (uniform cohort, random
+    32-byte secret drawn from ``rng``), as :class:`RapporReports`, and the clients."""
+    rng = check_generator(rng)
+    cohorts = rng.integers(0, oracle.m, size=len(values))
+    clients = [GoogleClient(oracle, int(c), rng.bytes(32)) for c in cohorts]
+    prr = np.array([cl.permanent(v) for cl, v in zip(clients, values, strict=True)])
+    bits = ((prr[:, None] >> np.arange(oracle.k)) & 1).astype(bool)
+    irr = oracle.instantaneous(bits, rng)  # the same coins as GoogleClient.report, batched
+    integers = (irr.astype(np.int64) << np.arange(oracle.k, dtype=np.int64)).sum(axis=1)
+    return RapporReports.from_integers(cohorts, integers, oracle.k), clients
+
+
+def decode_strings(
+    oracle: RAPPOR,
+    reports: RapporReports | CohortCounts,
+    candidates: list[bytes],
+    **options: object,
+) -> RapporDecoding:
+    """Decode reports against candidate byte strings (:func:`ldp.oracles.rappor_decode.decode`)."""
+    counts = reports if isinstance(reports, CohortCounts) else oracle.cohort_counts(reports)
+    positions = bloom_table(list(candidates), oracle.m, oracle.h, oracle.k)
+    return decode(oracle, counts, positions, **options)

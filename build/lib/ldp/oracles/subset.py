@@ -1,0 +1,260 @@
+"""Subset selection (SS): Wang et al. 2016; Ye & Barg, IEEE Trans. Inf. Theory 2018.
+
+Citations ``[SS]`` are to M. Ye, A. Barg, *Optimal Schemes for Discrete Distribution
+Estimation under Locally Differential Privacy*, IEEE Trans. Inf. Theory 64(8), 2018,
+Sec. III (the "ω-subset mechanism", also S. Wang et al., *Mutual Information Optimally
+Local Private Discrete Distribution Estimation*, arXiv:1607.08025, 2016); ``[CMM]`` to
+Cormode, Maddock, Maple, VLDB 2021, Sec. 3.
+
+The user with value v reports a subset S of the domain of size ω.  S contains v with
+probability p = ωe^ε/(ωe^ε + d - ω); the rest of S is uniform: ω - 1 (if v is in S) or ω
+(if not) distinct values drawn uniformly from the d - 1 others.  Every subset holding v
+then has probability p / C(d-1, ω-1), every other (1-p) / C(d-1, ω), and their ratio is
+[ωe^ε/(d-ω)] [C(d-1, ω)/C(d-1, ω-1)] = e^ε ([SS] Eq. (13)).
+
+In the pure framework ([FO] "Method") S supports every value it holds: p* = p and
+q* = p(ω-1)/(d-1) + (1-p)ω/(d-1).  A user's support indicators are negatively
+correlated (exactly ω of them are 1), like GRR's; the sampled engine respects that.
+
+ω.  The variance-optimal ω is near d/(e^ε+1) ([SS] Sec. III; [CMM] Sec. 3.4).  Libraries
+round it differently (multi-freq-ldpy to the nearest integer; others take the floor or
+the ceiling, whichever has the smaller variance): here the default is the one of
+⌊d/(e^ε+1)⌋ and ⌈d/(e^ε+1)⌉, clipped to [1, d-1], whose exact variance at n_v = 0 is
+smaller (the floor on a tie).  ``omega`` sets it explicitly.
+
+Exact coins: the keep coin is on the 53-bit grid (rounded down, so the realised ratio
+p*(d-ω)/((1-p*)ω) stays <= e^ε); the other members are drawn with Floyd's algorithm from
+exact ``rng.integers`` draws.  Reports are :class:`~ldp.oracles.unary.UnaryReports`
+(the subset as d packed bits).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldp import theory
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle
+from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
+from ldp.registry import register
+from ldp.validation import check_generator, check_int, check_values
+
+#: The sampled engine draws the users' own subsets when n d is at most this.
+REPORTS_SHORTCUT = 1 << 22
+#: ``report_probabilities`` enumerates every ω-subset: at most this many.
+MAX_ENUMERATED = 1 << 20
+
+
+def default_omega(epsilon: float, domain_size: int) -> int:
+    """⌊d/(e^ε+1)⌋ or ⌈d/(e^ε+1)⌉ in [1, d-1], whichever has the smaller variance."""
+    d, e = domain_size, math.exp(epsilon)
+    centre = d / (e + 1)
+    choices = sorted({min(max(int(x), 1), d - 1) for x in (math.floor(centre), math.ceil(centre))})
+    return min(choices, key=lambda w: _ideal_variance(epsilon, d, w))
+
+
+def _ideal_pq(epsilon: float, d: int, omega: int) -> tuple[float, float]:
+    p = omega * math.exp(epsilon) / (omega * math.exp(epsilon) + d - omega)
+    return p, (p * (omega - 1) + (1 - p) * omega) / (d - 1)
+
+
+def _ideal_variance(epsilon: float, d: int, omega: int) -> float:
+    p, q = _ideal_pq(epsilon, d, omega)
+    return q * (1 - q) / (p - q) ** 2
+
+
+def subset_support(
+    own: np.ndarray, without: np.ndarray, d: int, omega: int, stop: int, rng: np.random.Generator
+) -> np.ndarray:
+    """How many users' subsets hold each value j < ``stop``, drawn exactly without reports.
+
+    ``own[v]`` users of value v hold v and ω-1 uniform others; ``without[v]`` users hold ω
+    uniform others; entries beyond ``stop`` - 1 may be lumped into one (index ``stop``):
+    those users are never reached.  The values are visited in order, tracking only how
+    many users still need r more members (r = 0..ω), apart for users whose own value is
+    still ahead (their pool excludes it) and those past it.  At value j, with m = d - j
+    values left: the users of value j leave "ahead" (which of them need what r is a
+    multivariate hypergeometric draw: the users ahead are exchangeable) and skip j, the
+    own-type ones counting at j; every other user needing r takes j with probability
+    r/(m-1) if its own value is still ahead, r/m if it is past (a uniform r-subset of a
+    pool holds each member with probability r/|pool|, and given that, the rest is a
+    uniform subset of the remaining pool); then the users of value j join "past".
+    Cost O(stop x ω), independent of n.
+    """
+    counts = np.zeros(stop, dtype=np.int64)
+    for users, need, holds_own in ((own, omega - 1, True), (without, omega, False)):
+        # groups[0] are the users whose own value is ahead, groups[1] those past it
+        groups = np.zeros((2, need + 1), dtype=np.int64)
+        groups[0, need] = int(users.sum())
+        r = np.arange(need + 1)
+        for j in range(stop):
+            pool = np.array([[d - j - 1], [d - j]])  # values left that a user may take
+            leaving = None
+            if users[j]:  # the users of value j: they cannot take j, and are past it after
+                leaving = rng.multivariate_hypergeometric(groups[0], int(users[j]))
+                groups[0] -= leaving
+                if holds_own:
+                    counts[j] += int(users[j])
+            # a uniform r-subset of the pool holds j with probability r/|pool| (0 if empty)
+            taken = rng.binomial(groups, np.minimum(r / np.maximum(pool, 1), 1.0))
+            counts[j] += int(taken.sum())
+            groups -= taken
+            groups[:, :-1] += taken[:, 1:]
+            if leaving is not None:
+                groups[1] += leaving
+    return counts
+
+
+@register(label="SS", color="#bcbd22", order=85)
+@dataclass(frozen=True, kw_only=True)
+class SS(PureOracle):
+    """Subset selection: a size-ω subset, holding v with p = ωe^ε/(ωe^ε+d-ω) ([SS] Sec. III).
+
+    ``omega`` defaults to the better of ⌊d/(e^ε+1)⌋ and ⌈d/(e^ε+1)⌉ (see the module).
+    """
+
+    name = "SS"
+    report_model = "categorical"
+    omega: int | None = None
+    _keep: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        d = self.domain_size
+        if self.omega is None:
+            object.__setattr__(self, "omega", default_omega(self.epsilon, d))
+        omega = check_int(self.omega, "omega", minimum=1, maximum=d - 1)
+        object.__setattr__(self, "omega", omega)
+        scaled = omega * math.exp(self.epsilon)
+        keep, flip = scaled / (scaled + d - omega), (d - omega) / (scaled + d - omega)
+        exact.check_representable(
+            self.name,
+            self.epsilon,
+            min(keep, flip),
+            largest_safe=math.log((d - omega) / omega) + exact.LOG_GRID,
+        )
+        object.__setattr__(self, "_keep", exact.threshold(keep, flip, round_down=True))
+
+    @property
+    def p_star(self) -> float:
+        """The realised probability that S holds v, <= ωe^ε/(ωe^ε+d-ω)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """p*(ω-1)/(d-1) + (1-p*)ω/(d-1): S holds a fixed other value."""
+        p, d, w = self.p_star, self.domain_size, self.omega
+        return (p * (w - 1) + (1 - p) * w) / (d - 1)
+
+    def report_bits(self) -> int:
+        """d bits as sent here (⌈log2 C(d, ω)⌉ would suffice with an index of the subset)."""
+        return self.domain_size
+
+    def report_bytes(self, n_users: int) -> int:
+        """n ⌈d/8⌉ packed bytes."""
+        return n_users * -(-self.domain_size // 8)
+
+    def subsets(self) -> list[tuple[int, ...]]:
+        """Every ω-subset of the domain, in lexicographic order (the report alphabet)."""
+        return list(itertools.combinations(range(self.domain_size), self.omega))
+
+    def report_probabilities(self, value: int) -> np.ndarray:
+        """Pr[S | value] for every ω-subset S (for privacy checks; small domains only)."""
+        d, w = self.domain_size, self.omega
+        if math.comb(d, w) > MAX_ENUMERATED:
+            raise ValueError(
+                f"domain_size {d} has C({d}, {w}) subsets of size omega, too many to enumerate"
+            )
+        holds = np.array([value in s for s in self.subsets()])
+        inside = self.p_star / math.comb(d - 1, w - 1)
+        outside = (1.0 - self.p_star) / math.comb(d - 1, w)
+        return np.where(holds, inside, outside)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(v in S, v' not in S) given v and given v' (the default unary event)."""
+        d, w, p = self.domain_size, self.omega, self.p_star
+        return p * (d - w) / (d - 1), (1.0 - p) * w / (d - 1)
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> UnaryReports:
+        """Each user's subset as packed bits, shape (n, ⌈d/8⌉) (bit v at (i, v // 8))."""
+        values = check_values(values, self.domain_size).astype(np.int64, copy=False)
+        rng = check_generator(rng)
+        d, n, w = self.domain_size, values.shape[0], self.omega
+        self.check_report_size(n)
+        out = np.empty((n, -(-d // 8)), dtype=np.uint8)
+        rows = max(1, min(n, CHUNK // d))
+        for start in range(0, n, rows):
+            chunk = values[start : start + rows]
+            index = np.arange(chunk.shape[0])
+            keep = exact.bernoulli(rng, self._keep, chunk.shape[0])
+            bits = np.zeros((chunk.shape[0], d), dtype=bool)
+            # Floyd: for j = m-k .. m-1 draw t in [0, j]; take t unless taken, else j.
+            # Others are indexed 0..d-2 (index i is value i + (i >= v)); k = ω - keep.
+            m = d - 1
+            for j in range(m - w, m):
+                active = (j >= m - w + 1) | ~keep  # users keeping v need one fewer
+                t = rng.integers(0, j + 1, size=chunk.shape[0])
+                t_value = t + (t >= chunk)
+                j_value = j + (j >= chunk)
+                pick = np.where(bits[index, t_value], j_value, t_value)
+                bits[index[active], pick[active]] = True
+            bits[index, chunk] = keep
+            out[start : start + rows] = np.packbits(bits, axis=1)
+        return UnaryReports(out, d)
+
+    def _check_reports(self, reports: UnaryReports) -> np.ndarray:
+        if not isinstance(reports, UnaryReports):
+            raise TypeError(
+                f"reports must be UnaryReports(bits, domain_size), got {type(reports).__name__}"
+            )
+        if reports.domain_size != self.domain_size:
+            raise ValueError(
+                f"reports encode a domain of {reports.domain_size} values, not domain_size = "
+                f"{self.domain_size}"
+            )
+        bits, width = np.asarray(reports.bits), -(-self.domain_size // 8)
+        if bits.dtype != np.uint8 or bits.ndim != 2 or bits.shape[1] != width:
+            raise ValueError(
+                f"reports must be packed bits of shape (n, {width}) uint8, got {bits.shape} "
+                f"{bits.dtype}"
+            )
+        return bits
+
+    def n_reports(self, reports: UnaryReports) -> int:
+        return int(self._check_reports(reports).shape[0])
+
+    def support_counts(self, reports: UnaryReports, candidates: np.ndarray) -> np.ndarray:
+        return column_sums(self._check_reports(reports), self.domain_size)[candidates]
+
+    def simulate_candidates(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The exact joint law of the candidates' estimates (:func:`subset_support`).
+
+        Which values the other users hold does not matter: for a user whose value is not a
+        candidate, S restricted to the candidates has the same law whatever that value.
+        So the candidates are taken as values 0..m-1, the others lumped at value m, and
+        the values are visited up to m - 1 only: cost O(m ω), independent of n.  When
+        n d <= ``REPORTS_SHORTCUT``, drawing that population's subsets one by one
+        (:meth:`perturb`, O(n ω)) is cheaper and just as exact, and is used instead.
+        """
+        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        m = counts.shape[0]
+        if m > self.domain_size:
+            raise ValueError(f"candidate_counts has {m} entries, more than domain_size")
+        rest = n - int(counts.sum())
+        if rest and m == self.domain_size:
+            raise ValueError("candidate_counts cover the domain but sum to less than n_users")
+        population = np.append(counts, rest)
+        if n * self.domain_size <= REPORTS_SHORTCUT:  # few users: their own subsets are cheaper
+            values = np.repeat(np.arange(population.shape[0]), population)
+            bits = self.perturb(values[values < self.domain_size], rng).bits
+            support = column_sums(bits, self.domain_size)[:m]
+            return theory.pure_estimate(support, n, self.p_star, self.q_star)
+        own = rng.binomial(population, self.p_star)
+        support = subset_support(own, population - own, self.domain_size, self.omega, m, rng)
+        return theory.pure_estimate(support, n, self.p_star, self.q_star)

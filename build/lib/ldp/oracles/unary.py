@@ -1,0 +1,199 @@
+"""Unary encodings: SUE (basic one-time RAPPOR) and OUE, USENIX'17 Sec. 4.3.
+
+A value v becomes the d-bit vector with a single 1 at position v; each bit is then
+perturbed independently: a 1 stays 1 with probability p, a 0 becomes 1 with probability
+q.  A report supports every value whose bit is 1, so p* = p and q* = q.  ε-LDP holds
+because two encodings differ in two bits: p(1-q)/((1-p)q) = e^ε.
+
+Both coins are drawn on the exact 53-bit grid of :mod:`ldp.oracles.exact`: p rounded
+down, q up, so the realised ratio p*(1-q*)/((1-p*)q*) stays <= e^ε, and p*, q* are the
+realised probabilities.  THE (:mod:`ldp.oracles.histogram`) thresholds on the client and
+reuses this client and aggregator with its own (p, q).
+
+Reports are :class:`UnaryReports`: the bits packed along the domain (``numpy.packbits``,
+shape (n, ⌈d/8⌉) uint8) together with the domain size d they encode, so reports of
+another domain are refused even when their byte width matches.  Users are processed in
+chunks, so no n x d array beyond the packed reports exists.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from ldp import theory
+from ldp.oracles import exact
+from ldp.oracles.base import PureOracle
+from ldp.registry import register
+from ldp.validation import check_generator, check_values
+
+#: Random draws per chunk of users (bounds the temporary memory to ~ 9 x this bytes).
+CHUNK = 1 << 22
+
+
+class UnaryReports(NamedTuple):
+    """Unary-encoding reports: packed bits, bit v of user i at ``bits[i, v // 8]``."""
+
+    bits: np.ndarray  #: uint8 of shape (n, ⌈d/8⌉), big-endian within each byte
+    domain_size: int  #: the d the bits encode (the padding bits beyond d are 0)
+
+
+def column_sums(packed: np.ndarray, d: int) -> np.ndarray:
+    """How many reports have each of the d bits set (int64), unpacking a chunk at a time."""
+    rows = max(1, CHUNK // d)
+    totals = np.zeros(d, dtype=np.int64)
+    for start in range(0, packed.shape[0], rows):
+        bits = np.unpackbits(packed[start : start + rows], axis=1, count=d)
+        totals += bits.sum(axis=0, dtype=np.int64)
+    return totals
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnaryEncoding(PureOracle):
+    """Shared client and aggregator of SUE, OUE and THE; subclasses give the ideal (p, q).
+
+    ``coins()`` returns p, 1-p, q, 1-q from their closed forms and
+    ``largest_safe_epsilon()`` the ε beyond which one of them is below one grid step.
+    """
+
+    #: p is an exact constant (OUE's 1/2), realised without widening.
+    exact_p: ClassVar[bool] = False
+
+    _keep: int = field(init=False, repr=False, compare=False)
+    _flip: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._set_coins()
+
+    def _set_coins(self) -> None:
+        p, not_p, q, not_q = self.coins()
+        exact.check_representable(
+            self.name,
+            self.epsilon,
+            min(p, not_p, q, not_q),
+            largest_safe=self.largest_safe_epsilon(),
+        )
+        keep = exact.threshold(p, not_p, round_down=True, exact=self.exact_p)
+        object.__setattr__(self, "_keep", keep)
+        object.__setattr__(self, "_flip", exact.threshold(q, not_q, round_down=False))
+
+    @abstractmethod
+    def coins(self) -> tuple[float, float, float, float]:
+        """The ideal p, 1 - p, q, 1 - q, each from its closed form."""
+
+    @abstractmethod
+    def largest_safe_epsilon(self) -> float:
+        """The largest ε at which every coin is representable on the 53-bit grid."""
+
+    @property
+    def p_star(self) -> float:
+        """The realised probability that the user's own bit is 1 (<= the ideal p)."""
+        return exact.realised(self._keep)
+
+    @property
+    def q_star(self) -> float:
+        """The realised probability that another bit is 1 (>= the ideal q)."""
+        return exact.realised(self._flip)
+
+    def report_probabilities(self, value: int) -> np.ndarray:
+        """Pr[bit i of the report = 1 | value] for each i (bits are independent)."""
+        probabilities = np.full(self.domain_size, self.q_star)
+        probabilities[value] = self.p_star
+        return probabilities
+
+    def report_bytes(self, n_users: int) -> int:
+        """n ⌈d/8⌉ packed bytes."""
+        return n_users * -(-self.domain_size // 8)
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> UnaryReports:
+        """Packed perturbed bit vectors, shape (n, ⌈d/8⌉), bit v of row i at (i, v // 8)."""
+        values = check_values(values, self.domain_size).astype(np.int64, copy=False)
+        rng = check_generator(rng)
+        d, n = self.domain_size, values.shape[0]
+        self.check_report_size(n)
+        out = np.empty((n, -(-d // 8)), dtype=np.uint8)
+        rows = max(1, min(n, CHUNK // d))
+        bits_buffer = np.empty((rows, d), dtype=bool)
+        for start in range(0, n, rows):
+            chunk = values[start : start + rows]
+            uniform = exact.uniform(rng, (chunk.shape[0], d))
+            bits = bits_buffer[: chunk.shape[0]]
+            np.less(uniform, self._flip, out=bits)
+            index = np.arange(chunk.shape[0])
+            bits[index, chunk] = uniform[index, chunk] < self._keep
+            out[start : start + rows] = np.packbits(bits, axis=1)
+        return UnaryReports(out, d)
+
+    def _check_reports(self, reports: UnaryReports) -> np.ndarray:
+        if not isinstance(reports, UnaryReports):
+            raise TypeError(
+                f"reports must be UnaryReports(bits, domain_size) as returned by perturb, "
+                f"got {type(reports).__name__}"
+            )
+        if reports.domain_size != self.domain_size:
+            raise ValueError(
+                f"reports encode a domain of {reports.domain_size} values, not "
+                f"domain_size = {self.domain_size}"
+            )
+        bits, width = np.asarray(reports.bits), -(-self.domain_size // 8)
+        if bits.dtype != np.uint8 or bits.ndim != 2 or bits.shape[1] != width:
+            raise ValueError(
+                f"reports must be packed bits of shape (n, {width}) uint8, "
+                f"got {bits.shape} {bits.dtype}"
+            )
+        padding = np.uint8((1 << (8 * width - self.domain_size)) - 1)
+        if bits.shape[0] and np.any(bits[:, -1] & padding):
+            raise ValueError(
+                f"reports have bits set beyond domain_size = {self.domain_size}: they encode "
+                "another domain"
+            )
+        return bits
+
+    def n_reports(self, reports: UnaryReports) -> int:
+        return int(self._check_reports(reports).shape[0])
+
+    def support_counts(self, reports: UnaryReports, candidates: np.ndarray) -> np.ndarray:
+        return column_sums(self._check_reports(reports), self.domain_size)[candidates]
+
+
+@register(color="#de8f05", order=20)
+@dataclass(frozen=True, kw_only=True)
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1 - p.
+
+    Representable for ε <= 2 ln(2^53) ≈ 73.5.
+    """
+
+    name = "SUE"
+
+    def coins(self) -> tuple[float, float, float, float]:
+        p, q = theory.sue_pq(self.epsilon)
+        return p, q, q, p
+
+    def largest_safe_epsilon(self) -> float:
+        return 2 * exact.LOG_GRID
+
+
+@register(color="#029e73", order=30)
+@dataclass(frozen=True, kw_only=True)
+class OUE(UnaryEncoding):
+    """Optimised unary encoding: p = 1/2, q = 1/(e^ε+1) (USENIX'17 Sec. 4.3).
+
+    Representable for ε <= ln(2^53) ≈ 36.7.
+    """
+
+    name = "OUE"
+    exact_p = True
+
+    def coins(self) -> tuple[float, float, float, float]:
+        p, q = theory.oue_pq(self.epsilon)
+        e = math.exp(self.epsilon)
+        return p, 1 - p, q, e / (e + 1)
+
+    def largest_safe_epsilon(self) -> float:
+        return exact.LOG_GRID

@@ -1,0 +1,161 @@
+"""Frequency-oracle closed forms of Wang, Blocki, Li, Jha (USENIX Security 2017).
+
+Citations ``[FO]`` point at that paper (Table 1, its pure framework) and the
+authors' talk of it (the multiple-questions slide).
+
+A *pure* protocol has a support set per report and two probabilities p* > q*: a user
+holding v reports something supporting v with probability p*, and something supporting
+any fixed v' != v with probability q*.  With I_v reports supporting v out of n,
+
+    c(v) = (I_v - n q*) / (p* - q*)                                   [FO] "Method"
+    Var[c(v)] = n q*(1-q*)/(p*-q*)^2 + n_v (1-p*-q*)/(p*-q*)
+
+The first variance term alone is the approximation that Table 1 tabulates (n_v << n).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ldp.validation import check_epsilon, check_int
+
+ArrayLike = float | np.ndarray
+
+
+def pure_estimate(support: ArrayLike, n: int, p_star: float, q_star: float) -> ArrayLike:
+    """Unbiased count c(v) = (I_v - n q*)/(p* - q*) of the pure framework ([FO] "Method")."""
+    return (np.asarray(support, dtype=float) - n * q_star) / (p_star - q_star)
+
+
+def pure_variance(n: int, p_star: float, q_star: float, n_v: ArrayLike = 0) -> ArrayLike:
+    """Exact Var[c(v)] of a pure protocol with n users, n_v of whom hold v.
+
+    Var[I_v] = n_v p*(1-p*) + (n-n_v) q*(1-q*) because reports are independent across
+    users; dividing by (p*-q*)^2 and using p(1-p) - q(1-q) = (p-q)(1-p-q) gives
+    n q*(1-q*)/(p*-q*)^2 + n_v (1-p*-q*)/(p*-q*).  With n_v = 0 this is Table 1's entry.
+    """
+    gap = p_star - q_star
+    return n * q_star * (1 - q_star) / gap**2 + np.asarray(n_v) * (1 - p_star - q_star) / gap
+
+
+def grr_pq(epsilon: float, d: int) -> tuple[float, float]:
+    """GRR (direct encoding): p = e^ε/(e^ε+d-1), q = 1/(e^ε+d-1) ([FO] "Direct Encoding")."""
+    e = math.exp(epsilon)
+    return e / (e + d - 1), 1 / (e + d - 1)
+
+
+def sue_pq(epsilon: float) -> tuple[float, float]:
+    """SUE (basic RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1/(e^{ε/2}+1) per bit ([FO] "Unary")."""
+    e = math.exp(epsilon / 2)
+    return e / (e + 1), 1 / (e + 1)
+
+
+def oue_pq(epsilon: float) -> tuple[float, float]:
+    """OUE: the 1-bit kept with p = 1/2, a 0-bit set with q = 1/(e^ε+1) ([FO] "Optimized UE")."""
+    return 0.5, 1 / (math.exp(epsilon) + 1)
+
+
+def the_pq(epsilon: float, theta: float) -> tuple[float, float]:
+    """THE with threshold θ in (0, 1]: Laplace noise of scale 2/ε on each coordinate.
+
+    A coordinate is supported when it exceeds θ: p* = Pr[1 + L > θ] = 1 - ½e^{ε(θ-1)/2} and
+    q* = Pr[L > θ] = ½e^{-εθ/2} (USENIX'17 Sec. 4.2; both need 0 <= θ <= 1).
+    """
+    return 1 - 0.5 * math.exp(epsilon * (theta - 1) / 2), 0.5 * math.exp(-epsilon * theta / 2)
+
+
+def blh_pq(epsilon: float) -> tuple[float, float]:
+    """BLH: hash to one bit, randomised response on it: p* = e^ε/(e^ε+1), q* = 1/2 ([FO] "BLH")."""
+    e = math.exp(epsilon)
+    return e / (e + 1), 0.5
+
+
+def olh_default_g(epsilon: float) -> int:
+    """OLH's hash range g = ⌈e^ε + 1⌉ (the PEM paper's choice; e^ε + 1 minimises variance)."""
+    return math.ceil(math.exp(epsilon) + 1)
+
+
+def olh_pq(epsilon: float, g: int) -> tuple[float, float]:
+    """OLH: p* = e^ε/(e^ε+g-1) (GRR over the g hash values), q* = 1/g ([FO] "OLH")."""
+    e = math.exp(epsilon)
+    return e / (e + g - 1), 1 / g
+
+
+def she_variance(epsilon: ArrayLike) -> ArrayLike:
+    """SHE: Var[c(v)]/n = 2 (2/ε)^2 = 8/ε^2, one Laplace(2/ε) per user ([FO] Table 1)."""
+    return 8 / np.asarray(epsilon, dtype=float) ** 2
+
+
+def discrete_laplace_variance(alpha: ArrayLike, grid: ArrayLike = 1) -> ArrayLike:
+    """Var(Z)/s² = 2α/((1-α)² s²) for P(Z = z) ∝ α^|z| on the integers.
+
+    SHE on an integer grid s with α = e^{-ε/(2s)} ([FO] Sec. 4.2 with discrete noise, see
+    :mod:`ldp.oracles.discrete_laplace`): with λ = ε/(2s) this is
+    8/ε² · (λ/2)²/sinh²(λ/2) = 8/ε² (1 - λ²/12 + O(λ⁴)), Table 1's 8/ε² as s grows.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    return 2 * alpha / ((1 - alpha) ** 2 * np.asarray(grid, dtype=float) ** 2)
+
+
+def the_optimal_theta(epsilon: float) -> float:
+    """The threshold θ in [1/2, 1] that minimises THE's variance q*(1-q*)/(p*-q*)^2.
+
+    USENIX'17 Sec. 4.2 searches θ in (0.5, 1) numerically; so do we (bounded Brent).
+    """
+    epsilon = check_epsilon(epsilon)
+
+    def var(theta: float) -> float:
+        p, q = the_pq(epsilon, theta)
+        return q * (1 - q) / (p - q) ** 2
+
+    result = minimize_scalar(var, bounds=(0.5, 1.0), method="bounded", options={"xatol": 1e-10})
+    return float(result.x)
+
+
+#: The seven oracles of [FO] Table 1, in its order (other registered oracles have no entry).
+TABLE1_PROTOCOLS = ("GRR", "SUE", "OUE", "SHE", "THE", "BLH", "OLH")
+
+
+def table1_variance(protocol: str, epsilon: ArrayLike, d: int = 2) -> np.ndarray:
+    """Var[c(v)]/n as printed in Table 1 of USENIX'17 ([FO] "Comparison").
+
+    ``protocol`` is one of GRR (DE), SUE, OUE, SHE, THE, BLH, OLH.  THE uses θ = 1 as in
+    the table (use :func:`pure_variance` with :func:`the_pq` for another θ); OLH uses the
+    continuous optimum g = e^ε + 1, which is why it equals OUE.  ``d`` matters only for GRR.
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    e, h = np.exp(eps), np.exp(eps / 2)
+    name = protocol.upper()
+    if name in ("GRR", "DE"):
+        check_int(d, "d", minimum=2)
+        return (d - 2 + e) / (e - 1) ** 2
+    formulas = {
+        "SUE": lambda: h / (h - 1) ** 2,
+        "OUE": lambda: 4 * e / (e - 1) ** 2,
+        "SHE": lambda: 8 / eps**2,
+        "THE": lambda: (2 * h - 1) / (h - 1) ** 2,
+        "BLH": lambda: (e + 1) ** 2 / (e - 1) ** 2,
+        "OLH": lambda: 4 * e / (e - 1) ** 2,
+    }
+    if name not in formulas:
+        raise ValueError(f"protocol must be one of GRR, {', '.join(formulas)}; got {protocol!r}")
+    return formulas[name]()
+
+
+def multiple_questions_variance(epsilon: ArrayLike, n: int, questions: int = 2) -> dict:
+    """Var[c(v)/n] of OLH when each user answers ``questions`` equally important questions.
+
+    [FO] "On answering multiple questions": splitting the budget gives each answer ε/t
+    with all n users, 4e^{ε/t}/(n(e^{ε/t}-1)^2); partitioning the users gives each question
+    n/t users at full ε, t·4e^ε/(n(e^ε-1)^2) (normalised by the users who answered).
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    e_split = np.exp(eps / questions)
+    e = np.exp(eps)
+    return {
+        "split": 4 * e_split / (n * (e_split - 1) ** 2),
+        "partition": questions * 4 * e / (n * (e - 1) ** 2),
+    }

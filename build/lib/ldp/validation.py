@@ -1,0 +1,169 @@
+"""Parameter checks shared by every protocol: the one public place inputs are validated.
+
+Every check raises before any randomness is drawn.  A value of the wrong kind raises
+``TypeError``; a value out of range raises :class:`ParameterError` (a ``ValueError``)
+whose attributes carry the parameter's name, the value and the allowed range, so a caller
+(the harness, a plug-in's tests) reads them instead of parsing the message.
+
+>>> from ldp.validation import ParameterError, check_int
+>>> try:
+...     check_int(1, "g", minimum=2)
+... except ParameterError as error:
+...     (error.name, error.value, error.allowed)
+('g', 1, '>= 2')
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+class ParameterError(ValueError):
+    """A parameter outside its allowed range.
+
+    Attributes
+    ----------
+    name : str
+        The parameter's name as the caller spelled it (``"epsilon"``, ``"g"``).
+    value : object
+        The value that was refused.
+    allowed : str
+        The allowed range in words (``"> 0"``, ``"in [2, 2**20]"``).
+    """
+
+    def __init__(self, name: str, value: object, allowed: str, detail: str = "") -> None:
+        self.name, self.value, self.allowed, self.detail = name, value, allowed, detail
+        reason = f" ({detail})" if detail else ""
+        super().__init__(f"{name} must be {allowed}{reason}, got {value}")
+
+    def __reduce__(self):  # keep the attributes across pickling (joblib workers)
+        return (type(self), (self.name, self.value, self.allowed, self.detail))
+
+
+#: Above this, e^epsilon overflows float64 arithmetic in the variance formulas.
+MAX_EPSILON = 700.0
+#: Below this, p* - q* is lost to rounding (e^epsilon - 1 ~ epsilon) and estimates divide by ~0.
+MIN_EPSILON = 1e-6
+#: The most users a count vector may describe: its sum must fit an int64.
+MAX_USERS = 2**63 - 1
+
+
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking 0 < epsilon <= MAX_EPSILON."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
+    value = float(epsilon)
+    if not math.isfinite(value):
+        raise ParameterError(name, value, "finite")
+    if value <= 0:
+        raise ParameterError(name, value, "> 0")
+    if value < MIN_EPSILON:
+        raise ParameterError(name, value, f">= {MIN_EPSILON}", "p* - q* vanishes")
+    if value > MAX_EPSILON:
+        raise ParameterError(name, value, f"<= {MAX_EPSILON}", f"e^{name} overflows")
+    return value
+
+
+def check_int(value: object, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` as a Python int after checking minimum <= value (<= maximum)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ParameterError(name, value, f">= {minimum}")
+    if maximum is not None and value > maximum:
+        raise ParameterError(name, value, f"<= {maximum}")
+    return value
+
+
+def check_generator(rng: object) -> np.random.Generator:
+    """Protocols take a ``numpy.random.Generator``; they never touch global state."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+            f"got {type(rng).__name__}"
+        )
+    return rng
+
+
+def check_values(values: object, domain_size: int, name: str = "values") -> np.ndarray:
+    """Check a 1-D integer array of values in [0, domain_size) and return it.
+
+    Values wider than 64 bits (``domain_size > 2**64``) are given as a 2-D ``uint64`` array
+    of words, most significant first (see :mod:`ldp.bits`); their range is checked on the
+    number of words and on their value.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    if domain_size > 2**64:
+        # one representation only: a 1-D key would hash as one word, its 2-D twin as several
+        bits = (domain_size - 1).bit_length()
+        words = -(-bits // 64)
+        if array.ndim != 2 or array.dtype != np.uint64 or array.shape[1] != words:
+            raise ValueError(
+                f"{name} for a domain of more than 2^64 values must be a 2-D uint64 array "
+                f"of {words} words per value, got shape {array.shape} {array.dtype}"
+            )
+        # value <= domain_size - 1, compared word by word, most significant first
+        above, tied = np.zeros(array.shape[0], dtype=bool), np.ones(array.shape[0], dtype=bool)
+        for column in range(words):
+            limit = np.uint64(((domain_size - 1) >> (64 * (words - 1 - column))) % 2**64)
+            above |= tied & (array[:, column] > limit)
+            tied &= array[:, column] == limit
+        if above.any():
+            raise ValueError(
+                f"{name} must lie in [0, {domain_size}), found word row "
+                f"{array[np.argmax(above)].tolist()}"
+            )
+        return array
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size:
+        low, high = array.min(), array.max()
+        if (array.dtype.kind == "i" and low < 0) or int(high) >= domain_size:
+            bad = low if array.dtype.kind == "i" and low < 0 else high
+            raise ValueError(f"{name} must lie in [0, {domain_size}), found {int(bad)}")
+    return array
+
+
+def check_counts(counts: object, length: int | None, name: str = "true_counts") -> np.ndarray:
+    """Check a 1-D array of non-negative integer counts (of the given length, if any)."""
+    array = np.asarray(counts)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    if array.ndim != 1 or (length is not None and array.shape[0] != length):
+        expected = f"({length},)" if length is not None else "one dimension"
+        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
+    if array.size and array.min() < 0:
+        raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+    if array.size and int(array.max()) > MAX_USERS:
+        raise ValueError(f"{name} must fit int64, found {int(array.max())}")
+    # The total is a number of users (n in every formula): it must be exact in int64. A
+    # float sum has relative error far below 2^-10 here, so 2^62 leaves room for it.
+    total = float(array.sum(dtype=np.float64)) if array.size else 0.0
+    if total >= 2.0**62:
+        raise ValueError(
+            f"{name} sum to about {total:.3g} users: more than int64 can count (limit 2^62)"
+        )
+    return array.astype(np.int64, copy=False)
+
+
+def check_total(counts: np.ndarray, name: str = "true_counts") -> int:
+    """The number of users Σ counts, as a Python int, refused if it exceeds int64.
+
+    ``counts.sum()`` wraps around silently in int64; the sum is taken exactly (in Python
+    integers) whenever the worst case could overflow.
+    """
+    if counts.size == 0:
+        return 0
+    largest = int(counts.max())
+    if largest <= MAX_USERS // counts.size:
+        return int(counts.sum())
+    total = sum(int(c) for c in counts.tolist())
+    if total > MAX_USERS:
+        raise ValueError(f"{name} sum to {total} users, more than 2^63 - 1 (int64)")
+    return total
