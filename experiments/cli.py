@@ -18,6 +18,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 PROG = "ldp-harness"
@@ -47,6 +48,16 @@ COMMANDS: dict[str, Command] = {
     ),
     "rappor": Command("ldp.io.rappor", "main", "RAPPOR reports from and to files (ldp.io.rappor)"),
 }
+
+
+#: The commands that compose the Hydra configs of ``conf/`` (not part of a wheel).
+NEEDS_CONF = ("run", "figures")
+
+
+def _conf_dir() -> Path:
+    from experiments.run import CONF_DIR
+
+    return CONF_DIR
 
 
 def usage() -> str:
@@ -91,7 +102,17 @@ def load(name: str) -> Callable[[list[str]], object]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ldp-harness`` with ``argv`` (default: the process's arguments); the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = dispatch(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): no second error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
+
+
+def dispatch(argv: list[str]) -> int:
+    """The work of :func:`main`: the command list, or the command ``argv[0]`` run."""
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if argv else 2
@@ -109,12 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LookupError as error:
         print(error, file=sys.stderr)
         return 2
-    try:
-        code = entry(rest)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): no second error at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    if name in NEEDS_CONF and not _conf_dir().is_dir():
+        print(
+            f"{PROG} {name}: no config directory at {_conf_dir()}: the experiments read conf/ "
+            "from a clone of the repository, so install it editable there (pip install -e .)",
+            file=sys.stderr,
+        )
+        return 2
+    code = entry(rest)
     return code if isinstance(code, int) else 0
 
 

@@ -94,3 +94,12 @@ def test_a_missing_dependency_inside_a_command_is_not_hidden(monkeypatch) -> Non
 def test_the_commands_exit_code_is_passed_on(capsys) -> None:
     assert cli.main(["figures", "--only", "no_such_figure"]) == 2
     assert "no figure named" in capsys.readouterr().err
+
+
+def test_run_without_the_config_directory_says_where_it_looked(monkeypatch, tmp_path, capsys):
+    """A non-editable install has no conf/: one line, not Hydra's traceback."""
+    import experiments.run
+
+    monkeypatch.setattr(experiments.run, "CONF_DIR", tmp_path / "conf")
+    assert cli.main(["run", "--help"]) == 2
+    assert f"no config directory at {tmp_path / 'conf'}" in capsys.readouterr().err

@@ -8,7 +8,8 @@ build is *clean* when
   annotations of a generated ``__init__`` (a dataclass's, a NamedTuple's) in the wrong
   namespace, which is forgiven when the class's own annotations resolve, and
 * every dotted ``ldp.…`` name a docstring writes as code (in backticks, or in a role such
-  as ``:func:``) resolves to a documented object, i.e. pdoc turned it into a link.
+  as ``:func:``, Sphinx's ``~`` shortening included) resolves to a documented object,
+  i.e. pdoc turned it into a link.
 
 Otherwise the problems are printed, one a line, and the exit code is 1.
 """
@@ -24,10 +25,14 @@ import typing
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from unittest import mock
 
 #: A name written as code that pdoc could not link: ``<code>ldp.x.y</code>`` (a resolved
 #: one is ``<code><a href=...>ldp.x.y</a></code>``); ``{package}`` is the package's name.
-UNRESOLVED = r"<code>({package}(?:\.\w+)+)(?:\(\))?</code>"
+UNRESOLVED = r"<code>~?({package}(?:\.\w+)+)(?:\(\))?</code>"
+#: Sphinx's ``:role:`~a.b.c``` (show only ``c``), which pdoc does not know: the ``~`` is
+#: dropped before pdoc reads the role, so the reference resolves (shown in full).
+SHORTENED_ROLE = re.compile(r"(:(?:py:)?[a-z]+:`)~")
 #: pdoc's warning for an annotation it cannot evaluate, naming the function.
 ANNOTATION = re.compile(r"^Error parsing type annotation .* for ([\w.]+)\.__init__\. ")
 #: Names a docstring may cite before they exist, each with the reason; empty when none.
@@ -96,10 +101,19 @@ def unresolved_references(out: Path, package: str = "ldp") -> list[str]:
 def build(out: Path, package: str = "ldp") -> list[str]:
     """Render ``package``'s reference into ``out``; the problems found (empty: clean)."""
     import pdoc
+    import pdoc.docstrings
     import pdoc.render
 
+    rst = pdoc.docstrings.rst
+
+    def rst_with_shortened_roles(contents: str, source_file: Path | None) -> str:
+        return rst(SHORTENED_ROLE.sub(r"\1", contents), source_file)
+
     pdoc.render.configure(docformat="numpy", search=True, show_source=False)
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        mock.patch.object(pdoc.docstrings, "rst", rst_with_shortened_roles),
+    ):
         warnings.simplefilter("always")
         pdoc.pdoc(*_specs(public_modules(package)), output_directory=out)
     problems = [

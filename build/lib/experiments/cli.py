@@ -18,6 +18,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 PROG = "ldp-harness"
@@ -47,6 +48,16 @@ COMMANDS: dict[str, Command] = {
     ),
     "rappor": Command("ldp.io.rappor", "main", "RAPPOR reports from and to files (ldp.io.rappor)"),
 }
+
+
+#: The commands that compose the Hydra configs of ``conf/`` (not part of a wheel).
+NEEDS_CONF = ("run", "figures")
+
+
+def _conf_dir() -> Path:
+    from experiments.run import CONF_DIR
+
+    return CONF_DIR
 
 
 def usage() -> str:
@@ -108,6 +119,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         entry = load(name)
     except LookupError as error:
         print(error, file=sys.stderr)
+        return 2
+    if name in NEEDS_CONF and not _conf_dir().is_dir():
+        print(
+            f"{PROG} {name}: no config directory at {_conf_dir()}: the experiments read conf/ "
+            "from a clone of the repository, so install it editable there (pip install -e .)",
+            file=sys.stderr,
+        )
         return 2
     try:
         code = entry(rest)
