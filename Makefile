@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv test test-fast lint format figures figures-quick bench audit-peers notebooks clean clean-results
+.PHONY: help venv test test-fast lint format docs figures figures-quick bench audit-peers notebooks clean clean-results
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ lint: $(STAMP)  ## ruff lint and format check
 format: $(STAMP)  ## apply ruff's formatter and import sorting
 	$(PY) -m ruff check --fix ldp experiments tests benchmarks
 	$(PY) -m ruff format ldp experiments tests benchmarks
+
+docs: $(STAMP)  ## the API reference from the docstrings (pdoc), in .cache/api/index.html
+	$(PY) -m experiments.apidocs .cache/api
 
 figures: $(STAMP)  ## run missing experiments at paper scale, draw every figure, gallery and report
 	$(PY) -m experiments.figures

@@ -8,6 +8,7 @@ data sets (:mod:`ldp.datasets`), metrics (:mod:`ldp.metrics`) and the papers' cl
 from importlib.metadata import PackageNotFoundError, version
 
 try:
-    __version__ = version("ldp")
+    # the distribution's name (pyproject.toml), not the import name: docs/decisions.md says why
+    __version__ = version("ldp-harness")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"

@@ -51,6 +51,7 @@ __all__ = [
     "VARIANTS",
     "BaselineParameters",
     "Population",
+    "choose_segment_bits",
     "join_segments",
     "segment",
     "segment_bounds",
