@@ -31,30 +31,45 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ldp.oracles.rappor import (
+    CLIENTS,
     RAPPOR,
     CohortCounts,
     RapporReports,
     bloom_positions,
     bloom_table,
     rappor_epsilon_one,
+    realised_f,
 )
 from ldp.oracles.rappor_decode import RapporDecoding, decode
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 #: HMAC-SHA256 gives 32 bytes, one per bit, and reports are 32-bit integers.
 MAX_BITS = 32
 
 
 def quantized_f(f: float) -> float:
-    """The f Google's PRR realises: ⌈128 f⌉/128 (7 random bits compared with 128 f)."""
+    """The f Google's Python client realises: ⌈128 f⌉/128 (7 random bits compared with 128 f).
+
+    Parameters
+    ----------
+    f : float
+        The configured f, in [0, 1].
+
+    Returns
+    -------
+    float
+        ``realised_f(f, "python")`` (:func:`ldp.oracles.rappor.realised_f`).
+    """
     if not 0.0 <= f <= 1.0:
-        raise ValueError(f"f must lie in [0, 1], got {f}")
-    return math.ceil(128 * f) / 128
+        raise ParameterError("f", f, "in [0, 1]")
+    return realised_f(f, "python")
 
 
 def google_rappor(
@@ -66,25 +81,61 @@ def google_rappor(
     p: float = 0.5,
     q: float = 0.75,
     domain_size: int = 2,
+    client: str = "python",
+    allow_no_noise: bool = False,
 ) -> RAPPOR:
-    """The :class:`RAPPOR` whose p*, q* describe Google's client with these parameters.
+    """The :class:`~ldp.oracles.rappor.RAPPOR` that describes a Google client's reports.
 
-    Its f is :func:`quantized_f` (f) and its ``epsilon`` the resulting ε₁ (the default
-    parameters are google/rappor's client defaults).  ``domain_size`` only matters for the
-    integer-valued API; Google's clients report strings (:class:`GoogleClient`).
+    Parameters
+    ----------
+    k, h, m, f, p, q
+        google/rappor's parameters (its params CSV ``k,h,m,p,q,f``); the defaults are its
+        client library's defaults.
+    domain_size : int, default 2
+        Only for the integer-valued API; Google's clients report strings
+        (:class:`GoogleClient`, :func:`decode_strings`).
+    client : {"python", "cpp"} or None, default "python"
+        Whose rounding of f the reports follow (:func:`ldp.oracles.rappor.realised_f`):
+        ``"python"`` ⌈128 f⌉/128, ``"cpp"`` ⌊128 f⌋/128, None f itself (google/rappor's R
+        simulator).  Only ``"python"`` can encode (:class:`GoogleClient`); the others
+        describe reports made elsewhere, for decoding and privacy accounting.
+    allow_no_noise : bool, default False
+        Allow f = 0 with p = 0 or q = 1 (ε = ∞), as Google's encoding tests do.
+
+    Returns
+    -------
+    RAPPOR
+        Its ``f_realised`` is the client's, its ``epsilon`` the realised ε₁ (``math.inf``
+        without noise), its ``realised`` the probabilities the reports follow.
+
+    Examples
+    --------
+    >>> oracle = google_rappor(f=0.45, p=0.39, q=0.61)
+    >>> oracle.f_realised == 58 / 128
+    True
     """
     k = check_int(k, "k", minimum=1, maximum=MAX_BITS)
-    f_q = quantized_f(f)
-    epsilon = rappor_epsilon_one(f_q, p, q, h)
+    if client is not None and client not in CLIENTS:
+        raise ParameterError("client", client, f"one of {CLIENTS}")
+    if not 0.0 <= f <= 1.0:
+        raise ParameterError("f", f, "in [0, 1]")
+    epsilon = rappor_epsilon_one(realised_f(f, client), p, q, h)
+    if math.isfinite(epsilon):
+        epsilon *= 1 + 1e-12  # the realised coins' ε₁, with room for its rounding
+    elif not allow_no_noise:
+        epsilon = 1.0  # RAPPOR refuses the parameters, naming them and how to opt in
+    # else: epsilon = math.inf, which RAPPOR accepts with allow_no_noise
     return RAPPOR(
-        epsilon=epsilon * (1 + 1e-12),
+        epsilon=epsilon,
         domain_size=max(domain_size, 2),
         k=k,
         h=h,
         m=m,
-        f=f_q,
+        f=f,
         p=p,
         q=q,
+        client=client,
+        allow_no_noise=allow_no_noise and not math.isfinite(epsilon),
     )
 
 
@@ -111,8 +162,25 @@ class GoogleClient:
     secret: bytes
 
     def __post_init__(self) -> None:
-        if self.oracle.k > MAX_BITS:
-            raise ValueError(f"k must be <= {MAX_BITS} for Google's encoding, got {self.oracle.k}")
+        oracle = self.oracle
+        if oracle.k > MAX_BITS:
+            raise ParameterError("k", oracle.k, f"<= {MAX_BITS}", "Google's 32-bit reports")
+        if oracle.client == "cpp":
+            raise ParameterError(
+                "client",
+                "cpp",
+                "'python'",
+                "this library does not reproduce the HMAC message of Google's C++ client; "
+                "client='cpp' describes its reports for decoding and accounting only",
+            )
+        if oracle.f is None or oracle.f_realised != quantized_f(oracle.f):
+            raise ParameterError(
+                "f",
+                oracle.f,
+                "realised as Google's Python client realises it",
+                f"its PRR randomizes w.p. ceil(128 f)/128, the oracle declares f = "
+                f"{oracle.f_realised!r}: build it with google_rappor(f=..., client='python')",
+            )
         check_int(self.cohort, "cohort", minimum=0, maximum=self.oracle.m - 1)
         if not isinstance(self.secret, bytes) or not self.secret:
             raise TypeError("secret must be non-empty bytes")
@@ -127,7 +195,7 @@ class GoogleClient:
     def permanent(self, value: bytes) -> int:
         """The PRR of a value: B' = (B & ~randomize) | (uniform & randomize)."""
         bloom = self.bloom(value)
-        uniform, randomize = prr_masks(self.secret, bloom, self.oracle.f_realised, self.oracle.k)
+        uniform, randomize = prr_masks(self.secret, bloom, self.oracle.f, self.oracle.k)
         return (bloom & ~randomize) | (uniform & randomize)
 
     def report(self, value: bytes, rng: np.random.Generator) -> int:
@@ -158,10 +226,32 @@ def collect(
 def decode_strings(
     oracle: RAPPOR,
     reports: RapporReports | CohortCounts,
-    candidates: list[bytes],
-    **options: object,
+    candidates: Sequence[str | bytes],
+    **options: Any,
 ) -> RapporDecoding:
-    """Decode reports against candidate byte strings (:func:`ldp.oracles.rappor_decode.decode`)."""
+    """Decode reports against candidate strings ([RAPPOR] Sec. 4).
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The parameters the reports follow (:func:`google_rappor`), with the realised f.
+    reports : RapporReports or CohortCounts
+        The reports, or their ones per (cohort, bit) and reports per cohort.
+    candidates : sequence of str or bytes
+        The candidate strings; a ``str`` is hashed as its UTF-8 bytes.
+    **options
+        ``alpha``, ``penalty``: :func:`ldp.oracles.rappor_decode.decode`.
+
+    Returns
+    -------
+    RapporDecoding
+        One entry per candidate, in the order given.
+    """
     counts = reports if isinstance(reports, CohortCounts) else oracle.cohort_counts(reports)
-    positions = bloom_table(list(candidates), oracle.m, oracle.h, oracle.k)
+    positions = bloom_table(
+        [c.encode("utf-8", "surrogateescape") if isinstance(c, str) else c for c in candidates],
+        oracle.m,
+        oracle.h,
+        oracle.k,
+    )
     return decode(oracle, counts, positions, **options)

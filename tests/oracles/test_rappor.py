@@ -94,8 +94,8 @@ def test_longitudinal_loss_runs_from_epsilon_one_to_epsilon_inf() -> None:
         ({"h": 17}, "h must be <= 16"),
         ({"m": 0}, "m must be >= 1"),
         ({"p": 0.8}, "p must be < q"),
-        ({"q": 1.5}, "q must lie in"),
-        ({"f": -0.1}, "f must lie in"),
+        ({"q": 1.5}, r"q must be in \[0, 1\]"),
+        ({"f": -0.1}, r"f must be in \[0, 1\]"),
         ({"f": 1.0}, "f must be < 1"),
         ({"f": 0.01}, "epsilon_1 = .* > epsilon"),
         ({"p": "a"}, "p must be a real number"),
@@ -118,7 +118,7 @@ def test_registered_for_the_harness() -> None:
     entry = registry.get("RAPPOR")
     assert entry.kind == "oracle" and entry.cls is RAPPOR
     names = [spec.name for spec in registry.parameters(RAPPOR)]
-    assert names == ["k", "h", "m", "f", "p", "q", "basic"]
+    assert names == ["k", "h", "m", "f", "p", "q", "basic", "client", "allow_no_noise"]
 
 
 # --- 3. encoding ----------------------------------------------------------------------------
