@@ -427,9 +427,7 @@ class RAPPOR(FrequencyOracle):
         if self.client not in CLIENTS:
             raise ParameterError("client", self.client, f"one of {sorted(CLIENTS, key=str)}")
         if self.client is not None and self.f is None:
-            raise ParameterError(
-                "f", None, "given", f"client = {self.client!r} realises a given f"
-            )
+            raise ParameterError("f", None, "given", f"client = {self.client!r} realises a given f")
         if self.allow_no_noise and self.epsilon != math.inf:
             raise ParameterError(
                 "epsilon",
@@ -457,9 +455,7 @@ class RAPPOR(FrequencyOracle):
                 raise ParameterError("f", self.f, "< 1", "f = 1 reports pure noise")
             flip = 0 if f == 0 else _given_threshold("f", f / 2, round_down=False)
         irr0 = 0 if self.p == 0 else _given_threshold("p", float(self.p), round_down=False)
-        irr1 = (
-            exact.GRID if self.q == 1 else _given_threshold("q", float(self.q), round_down=True)
-        )
+        irr1 = exact.GRID if self.q == 1 else _given_threshold("q", float(self.q), round_down=True)
         object.__setattr__(self, "_flip", flip)
         object.__setattr__(self, "_irr0", irr0)
         object.__setattr__(self, "_irr1", irr1)

@@ -117,8 +117,12 @@ BAD = [
     ("reports.csv", "client,cohort,bloom,prr,irr\n1,0,,,00101000\n2,2,,,00101000\n", 3, "cohort"),
     ("reports.csv", "client,cohort,bloom,prr,irr\n1,-1,,,00101000\n", 2, "cohort"),
     ("reports.csv", "client,cohort,bloom,prr,irr\n1,0,,,0010100x\n", 2, "irr"),
-    ("reports.csv", "client,cohort,bloom,prr,irr\n1,0,,,00101000\n2,0,00101000,,00101000\n", 2,
-     "bloom"),  # fmt: skip
+    (
+        "reports.csv",
+        "client,cohort,bloom,prr,irr\n1,0,,,00101000\n2,0,00101000,,00101000\n",
+        2,
+        "bloom",
+    ),  # fmt: skip
     ("reports.csv", "client,cohort,bloom,prr,irr\n1,0,00101000\n", 2, "(line)"),
     ("candidates.txt", "banana\n mango\n", 2, "candidate"),
     ("candidates.txt", "banana\nmango\nbanana\n", 3, "candidate"),
