@@ -28,7 +28,12 @@ Parameters and ``epsilon``.  An oracle here promises that every report is ε-LDP
 ``f=None`` (the default) f is solved from ``epsilon`` so that ε∞ = ε (the whole
 longitudinal collection of a value is then ε-LDP, one report ε₁ < ε); with f given (the
 presets of the reference implementation, ``conf/protocol/rappor_*.yaml``), f, p, q are used
-as they are and ε₁ <= ε is required.
+as they are and ε₁ <= ε is required.  ``client`` says whose rounding of f the reports
+follow (:func:`realised_f`: Google's Python client ⌈128 f⌉/128, its C++ client ⌊128 f⌋/128,
+None f itself); every probability and ε is computed from the realised f.  Parameters with
+no noise at all (f = 0 and p = 0 or q = 1, ε₁ = ∞), which google/rappor's tests use to
+check the encoding, are refused unless asked for with ``allow_no_noise=True`` and
+``epsilon=math.inf``.
 
 Exact coins.  Every coin is drawn on the 53-bit grid of :mod:`ldp.oracles.exact`: the PRR
 flips B_i with probability f/2 (rounded up, the private direction; the realised f is
@@ -81,6 +86,23 @@ from ldp.validation import (
     check_int,
     check_values,
 )
+
+__all__ = [
+    "CLIENTS",
+    "MAX_CELLS",
+    "RAPPOR",
+    "CohortCounts",
+    "RapporClients",
+    "RapporReports",
+    "bloom_positions",
+    "bloom_table",
+    "rappor_epsilon_inf",
+    "rappor_epsilon_one",
+    "rappor_f",
+    "rappor_longitudinal_epsilon",
+    "rappor_pq_star",
+    "realised_f",
+]
 
 #: Random draws per chunk of users (bounds the temporary memory).
 CHUNK = 1 << 22
@@ -269,7 +291,27 @@ class RapporReports(NamedTuple):
 
     @classmethod
     def from_integers(cls, cohorts: Any, reports: Any, k: int) -> RapporReports:
-        """Reports collected as integers (bit i = Bloom bit i, as google/rappor's client sends)."""
+        """Reports collected as integers, as google/rappor's client returns them.
+
+        Parameters
+        ----------
+        cohorts : array_like of int
+            Each report's cohort.
+        reports : array_like of int
+            Each report as an integer in [0, 2^k) whose bit i is Bloom bit i (its bit
+            string, written bit k-1 first, is ``format(report, f"0{k}b")``).
+        k : int
+            Bloom filter bits, 1 <= k <= 32.
+
+        Returns
+        -------
+        RapporReports
+
+        Examples
+        --------
+        >>> RapporReports.from_integers([0, 1], [0b101, 0b010], k=3).bits.ravel().tolist()
+        [5, 2]
+        """
         k = check_int(k, "k", minimum=1, maximum=32)
         values = np.asarray(reports)
         if values.dtype.kind not in "iu" or values.ndim != 1:

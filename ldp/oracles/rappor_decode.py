@@ -33,6 +33,8 @@ from scipy import linalg, sparse, stats
 
 from ldp.validation import check_int
 
+__all__ = ["CohortCounts", "RapporDecoding", "decode", "design_columns", "design_matrix"]
+
 #: FISTA stops when no coefficient moved by more than this fraction of the largest one.
 TOLERANCE = 1e-4
 MAX_ITERATIONS = 1000

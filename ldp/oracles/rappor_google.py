@@ -19,8 +19,11 @@ are those of the reference client (google/rappor, ``client/python``), restated h
 Privacy.  HMAC-SHA256 under a secret key is modelled as a random function (the reference
 implementation's assumption): then the PRR bits are independent, randomized w.p.
 ⌈128 f⌉/128 with a fair uniform bit, and ε∞, ε₁ are those of :class:`~ldp.oracles.rappor.RAPPOR`
-with the quantized f.  Two reports of a client with the same filter share their PRR; this
-is what bounds a longitudinal observer by ε∞.
+with the quantized f (``google_rappor(..., client="python")``, the default).  Google's C++
+client truncates instead, ⌊128 f⌋/128 (``client="cpp"``), and its PRR hashes a message this
+module does not reproduce: ``client="cpp"`` serves to decode and account for its reports,
+never to encode them (:class:`GoogleClient` refuses it).  Two reports of a client with the
+same filter share their PRR; this is what bounds a longitudinal observer by ε∞.
 
 The Generator-driven path (:meth:`RAPPOR.perturb`, :class:`~ldp.oracles.rappor.RapporClients`)
 draws the same distribution with exact coins and is what the simulations use.
@@ -49,6 +52,8 @@ from ldp.oracles.rappor import (
 )
 from ldp.oracles.rappor_decode import RapporDecoding, decode
 from ldp.validation import ParameterError, check_generator, check_int
+
+__all__ = ["GoogleClient", "collect", "decode_strings", "google_rappor", "prr_masks", "quantized_f"]
 
 #: HMAC-SHA256 gives 32 bytes, one per bit, and reports are 32-bit integers.
 MAX_BITS = 32
@@ -155,7 +160,32 @@ def prr_masks(secret: bytes, bloom: int, f: float, k: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class GoogleClient:
-    """One client of Google's deployment: a cohort and a secret, for life."""
+    """One client of Google's deployment (its Python client's encoding): a cohort and a
+    secret, for life.
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The parameters, from :func:`google_rappor` (k <= 32, and an f whose realised value
+        is the Python client's ⌈128 f⌉/128, so that the decoder's p*, q* are the truth).
+    cohort : int
+        The client's cohort, in [0, m).
+    secret : bytes
+        The client's HMAC key: its PRR is HMAC-SHA256(secret, filter), memoized for free.
+
+    Raises
+    ------
+    ldp.validation.ParameterError
+        k > 32, ``client="cpp"`` (its HMAC message is not reproduced here), or an oracle
+        whose declared f the Python client's PRR would not realise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> client = GoogleClient(google_rappor(), cohort=3, secret=b"key")
+    >>> 0 <= client.report(b"v1", np.random.default_rng(0)) < 2**16
+    True
+    """
 
     oracle: RAPPOR
     cohort: int
@@ -211,8 +241,22 @@ class GoogleClient:
 def collect(
     oracle: RAPPOR, values: list[bytes], rng: np.random.Generator
 ) -> tuple[RapporReports, list[GoogleClient]]:
-    """One report from each of ``len(values)`` new Google clients (uniform cohort, random
-    32-byte secret drawn from ``rng``), as :class:`RapporReports`, and the clients."""
+    """One report from each of ``len(values)`` new Google clients.
+
+    Parameters
+    ----------
+    oracle : RAPPOR
+        The parameters (:func:`google_rappor`).
+    values : list of bytes
+        Each client's value.
+    rng : numpy.random.Generator
+        Draws each client's cohort (uniform), its 32-byte secret, and the IRR coins.
+
+    Returns
+    -------
+    (RapporReports, list of GoogleClient)
+        The reports (cohort and IRR bits) and the clients that made them.
+    """
     rng = check_generator(rng)
     cohorts = rng.integers(0, oracle.m, size=len(values))
     clients = [GoogleClient(oracle, int(c), rng.bytes(32)) for c in cohorts]
