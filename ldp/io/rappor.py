@@ -580,10 +580,7 @@ def write_counts(path: PathLike, counts: CohortCounts) -> None:
 
 # ------------------------------------------------------------------ decoding
 #: Why a candidate has no standard error (the ``note`` column of the results).
-NOT_SELECTED = (
-    "not selected by the LASSO: its estimate is 0 by selection, not a least-squares fit, "
-    "so it has no standard error"
-)
+NOT_SELECTED = "not selected by the LASSO: 0 by selection, not a fit, so no standard error"
 
 
 def decode_files(
