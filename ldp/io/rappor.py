@@ -64,7 +64,6 @@ from ldp.oracles.rappor import (
 )
 from ldp.oracles.rappor_decode import decode
 from ldp.oracles.rappor_google import google_rappor
-from ldp.validation import ParameterError
 
 PathLike = str | os.PathLike
 PARAMS_HEADER = "k,h,m,p,q,f"
@@ -157,22 +156,45 @@ def _integer(path: PathLike, number: int, field: str, text: str) -> int:
 
 
 def _bits(
-    path: PathLike, numbers: Sequence[int], field: str, strings: list[str], k: int
+    path: PathLike, numbers: Sequence[int], field: str, strings: Sequence[str], k: int
 ) -> np.ndarray:
     """k-bit strings, most significant bit first, as packed report bits (n, ⌈k/8⌉)."""
-    for number, text in zip(numbers, strings, strict=True):
-        if len(text) != k or text.strip("01"):
-            problem = (
-                f"{len(text)} characters, expected k = {k} bits"
-                if len(text) != k
-                else f"{text!r} holds characters other than 0 and 1"
-            )
-            raise RapporFileError(path, number, field, problem)
     if not strings:
         return np.zeros((0, -(-k // 8)), dtype=np.uint8)
-    chars = np.frombuffer("".join(strings).encode("ascii"), dtype=np.uint8)
-    bits = chars.reshape(len(strings), k)[:, ::-1] == ord("1")  # first character: bit k-1
-    return pack(bits)
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    wrong = np.flatnonzero(lengths != k)
+    if wrong.size:
+        row = int(wrong[0])
+        problem = f"{lengths[row]} characters, expected k = {k} bits"
+        raise RapporFileError(path, numbers[row], field, problem)
+    joined = "".join(strings)
+    chars = np.frombuffer(joined.encode("utf-8", "surrogateescape"), dtype=np.uint8)
+    if chars.size != len(strings) * k:  # a character outside ASCII
+        row = next(r for r, text in enumerate(strings) if not text.isascii())
+        problem = f"{strings[row]!r} holds characters other than 0 and 1"
+        raise RapporFileError(path, numbers[row], field, problem)
+    chars = chars.reshape(len(strings), k)
+    bad = (chars != ord("0")) & (chars != ord("1"))
+    if bad.any():
+        row = int(np.argmax(bad.any(axis=1)))
+        problem = f"{strings[row]!r} holds characters other than 0 and 1"
+        raise RapporFileError(path, numbers[row], field, problem)
+    return pack(chars[:, ::-1] == ord("1"))  # the first character is bit k-1
+
+
+def _cohorts(path: PathLike, numbers: Sequence[int], texts: Sequence[str], m: int) -> np.ndarray:
+    """Cohort fields as int64, each a canonical integer in [0, m)."""
+    for row, text in enumerate(texts):
+        if not (text.isascii() and text.isdigit() and (text[0] != "0" or text == "0")):
+            _integer(path, numbers[row], "cohort", text)  # raises, naming the line
+    cohorts = np.array(texts, dtype=str).astype(np.int64) if texts else np.zeros(0, np.int64)
+    above = np.flatnonzero(cohorts >= m)
+    if above.size:
+        row = int(above[0])
+        raise RapporFileError(
+            path, numbers[row], "cohort", f"{cohorts[row]} is not in [0, m = {m})"
+        )
+    return cohorts
 
 
 def _bit_strings(bits: np.ndarray, k: int) -> list[str]:
@@ -339,28 +361,23 @@ def read_reports(path: PathLike, params: RapporParams) -> ReportsTable:
     if not lines or lines[0] != REPORTS_HEADER:
         found = lines[0] if lines else "an empty file"
         raise RapporFileError(path, 1, "(header)", f"expected {REPORTS_HEADER!r}, got {found!r}")
-    clients, cohorts, columns = [], [], {"bloom": [], "prr": [], "irr": []}
-    for number, line in enumerate(lines[1:], start=2):
-        fields = _split(path, number, line)
+    rows = [
+        line.split(",") if '"' not in line else _split(path, number, line)
+        for number, line in enumerate(lines[1:], start=2)
+    ]
+    for number, fields in enumerate(rows, start=2):
         if len(fields) != 5:
             raise RapporFileError(path, number, "(line)", f"{len(fields)} fields, expected 5")
-        cohort = _integer(path, number, "cohort", fields[1])
-        if cohort >= params.m:
-            raise RapporFileError(path, number, "cohort", f"{cohort} is not in [0, m = {params.m})")
-        clients.append(fields[0])
-        cohorts.append(cohort)
-        for name, text in zip(("bloom", "prr", "irr"), fields[2:], strict=True):
-            columns[name].append(text)
+    clients, cohort_texts, *columns = zip(*rows, strict=True) if rows else [()] * 5
     numbers = range(2, len(lines) + 1)
-    cohort_array = np.array(cohorts, dtype=np.int64)
+    cohorts = _cohorts(path, numbers, cohort_texts, params.m)
     parts: dict[str, RapporReports | None] = {}
-    for name, strings in columns.items():
-        empty = [s == "" for s in strings]
-        if name != "irr" and all(empty):
+    for name, strings in zip(("bloom", "prr", "irr"), columns, strict=True):
+        if name != "irr" and not any(strings):
             parts[name] = None
             continue
         bits = _bits(path, numbers, name, strings, params.k)
-        parts[name] = RapporReports(cohort_array, bits, params.k)
+        parts[name] = RapporReports(cohorts, bits, params.k)
     return ReportsTable(tuple(clients), **parts)
 
 
@@ -392,10 +409,11 @@ def write_reports(
         _bit_strings(part.bits, k) if part is not None else [""] * n
         for part in (reports.bloom, reports.prr, irr)
     ]
+    ids = [_join([c]) if _SPECIAL.search(c) else c for c in reports.clients]
     rows = [
-        _join((client, str(int(cohort)), bloom, prr, bits))
+        f"{client},{cohort},{bloom},{prr},{bits}"
         for client, cohort, bloom, prr, bits in zip(
-            reports.clients, irr.cohorts.tolist(), *columns, strict=True
+            ids, irr.cohorts.tolist(), *columns, strict=True
         )
     ]
     _write_lines(path, [REPORTS_HEADER, *rows], CSV_NEWLINE)
@@ -744,7 +762,7 @@ def main(argv: list[str] | None = None) -> int:
             params = read_params(args.params)
             table = read_reports(args.reports, params)
             write_counts(args.out, sum_bits(table.irr, params.m))
-    except (RapporFileError, ParameterError, OSError) as error:
+    except (ValueError, OSError) as error:  # RapporFileError, ParameterError: named causes
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
