@@ -30,7 +30,8 @@ longitudinal collection of a value is then ε-LDP, one report ε₁ < ε); with 
 presets of the reference implementation, ``conf/protocol/rappor_*.yaml``), f, p, q are used
 as they are and ε₁ <= ε is required.  ``client`` says whose rounding of f the reports
 follow (:func:`realised_f`: Google's Python client ⌈128 f⌉/128, its C++ client ⌊128 f⌋/128,
-None f itself); every probability and ε is computed from the realised f.  Parameters with
+None f itself; the C++ client also rounds p and q down to 1/256, :func:`realised_irr`);
+every probability and ε is computed from the realised values.  Parameters with
 no noise at all (f = 0 and p = 0 or q = 1, ε₁ = ∞), which google/rappor's tests use to
 check the encoding, are refused unless asked for with ``allow_no_noise=True`` and
 ``epsilon=math.inf``.
@@ -102,6 +103,7 @@ __all__ = [
     "rappor_longitudinal_epsilon",
     "rappor_pq_star",
     "realised_f",
+    "realised_irr",
 ]
 
 #: Random draws per chunk of users (bounds the temporary memory).
@@ -114,8 +116,9 @@ MD5_LANES = 1 << 20
 # budget: the largest table RAPPOR allocates, in 8-byte cells (1 GiB): the m k counters,
 # the hashed positions m x values x h, the dense design (m k) x d of ``estimate``.
 MAX_CELLS = 1 << 27
-#: Whose PRR realises f: None (f as given: this library, google/rappor's R simulator),
-#: "python" (⌈128 f⌉/128, Google's Python client), "cpp" (⌊128 f⌋/128, its C++ client).
+#: Whose coins realise f, p, q: None (as given: this library, google/rappor's R simulator),
+#: "python" (f -> ⌈128 f⌉/128, Google's Python client), "cpp" (f -> ⌊128 f⌋/128 and p, q ->
+#: ⌊256 x⌋/256, its C++ client with its /dev/urandom source).
 CLIENTS = (None, "python", "cpp")
 NO_NOISE_HINT = (
     "{what}; to check an encoding without noise (epsilon = inf) opt in with "
@@ -206,16 +209,30 @@ def _given_threshold(name: str, x: float, *, round_down: bool) -> int:
 
 
 def realised_f(f: float, client: str | None) -> float:
-    """The f a client's PRR realises (:data:`CLIENTS`): f, ⌈128 f⌉/128 or ⌊128 f⌋/128.
+    """The f a client's PRR realises (:data:`CLIENTS`): f, ⌈128 f⌉/128 or ⌊128 f'⌋/128.
 
-    Google's clients compare 7 random bits r in [0, 128) with 128 f (128 f is exact in
-    binary floating point); the Python client randomizes when r < 128 f, so w.p.
-    ⌈128 f⌉/128, the C++ client when r < (uint8) (128 f), so w.p. ⌊128 f⌋/128.
+    Google's clients compare 7 random bits r in [0, 128) of an HMAC byte with 128 f. The
+    Python client randomizes when r < 128 f (a double; 128 f is exact in binary floating
+    point), so w.p. ⌈128 f⌉/128; the C++ client when r < (uint8_t) (128 f') with f' the
+    parameter as a 32-bit float, so w.p. ⌊128 f'⌋/128.
     """
     if client is None:
         return f
-    scaled = 128 * f
-    return (math.ceil(scaled) if client == "python" else math.floor(scaled)) / 128
+    if client == "python":
+        return math.ceil(128 * f) / 128
+    return math.floor(128 * float(np.float32(f))) / 128
+
+
+def realised_irr(x: float, client: str | None) -> float:
+    """The IRR probability (p or q) a client realises.
+
+    The Python client and the R simulator draw a uniform double, so x itself; the C++
+    client's default random source (``UnixKernelRand``, bytes of /dev/urandom) sets a bit
+    when a random byte is below (uint8_t) (256 x'), x' the 32-bit float: ⌊256 x'⌋/256.
+    """
+    if client != "cpp":
+        return x
+    return math.floor(256 * float(np.float32(x))) / 256
 
 
 # ------------------------------------------------------------------ Bloom encoding
@@ -383,8 +400,9 @@ class RAPPOR(FrequencyOracle):
         Whose PRR realises f (:data:`CLIENTS`).  None: f as given (on the 2^-53 coin grid),
         as this library's coins and google/rappor's R simulator draw it; ``"python"``:
         Google's Python client, ⌈128 f⌉/128; ``"cpp"``: Google's C++ client, ⌊128 f⌋/128.
-        Needs ``f``.  p*, q*, ε∞ and ε₁ are computed from the realised f
-        (:attr:`f_realised`), and so are the coins of :meth:`perturb`.
+        Needs ``f``.  The C++ client's default random source also realises p and q as
+        ⌊256 x⌋/256 (:func:`realised_irr`).  p*, q*, ε∞ and ε₁ are computed from the
+        realised values (:attr:`realised`), and so are the coins of :meth:`perturb`.
     allow_no_noise : bool, default False
         Allow parameters without randomization (f = 0 and p = 0 or q = 1: one report shows
         Bloom bits in the clear, ε₁ = ∞), as google/rappor's tests use to check an
@@ -496,8 +514,13 @@ class RAPPOR(FrequencyOracle):
             if not f < 1:
                 raise ParameterError("f", self.f, "< 1", "f = 1 reports pure noise")
             flip = 0 if f == 0 else _given_threshold("f", f / 2, round_down=False)
-        irr0 = 0 if self.p == 0 else _given_threshold("p", float(self.p), round_down=False)
-        irr1 = exact.GRID if self.q == 1 else _given_threshold("q", float(self.q), round_down=True)
+        if self.client == "cpp" and self.q == 1:
+            raise ParameterError(
+                "q", self.q, "< 1 for client='cpp'", "its uint8_t threshold 256 q overflows"
+            )
+        p, q = (realised_irr(float(x), self.client) for x in (self.p, self.q))
+        irr0 = 0 if p == 0 else _given_threshold("p", p, round_down=False)
+        irr1 = exact.GRID if q == 1 else _given_threshold("q", q, round_down=True)
         object.__setattr__(self, "_flip", flip)
         object.__setattr__(self, "_irr0", irr0)
         object.__setattr__(self, "_irr1", irr1)
@@ -524,12 +547,14 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def p_realised(self) -> float:
-        """The IRR's realised p (a 0 becomes 1), on the 53-bit grid, rounded up."""
+        """The IRR's realised p (a 0 becomes 1), after the ``client``'s rounding, on the
+        53-bit grid, rounded up."""
         return self._irr0 / exact.GRID
 
     @property
     def q_realised(self) -> float:
-        """The IRR's realised q (a 1 stays 1), on the 53-bit grid, rounded down."""
+        """The IRR's realised q (a 1 stays 1), after the ``client``'s rounding, on the
+        53-bit grid, rounded down."""
         return self._irr1 / exact.GRID
 
     @property

@@ -20,10 +20,11 @@ Privacy.  HMAC-SHA256 under a secret key is modelled as a random function (the r
 implementation's assumption): then the PRR bits are independent, randomized w.p.
 ⌈128 f⌉/128 with a fair uniform bit, and ε∞, ε₁ are those of :class:`~ldp.oracles.rappor.RAPPOR`
 with the quantized f (``google_rappor(..., client="python")``, the default).  Google's C++
-client truncates instead, ⌊128 f⌋/128 (``client="cpp"``), and its PRR hashes a message this
-module does not reproduce: ``client="cpp"`` serves to decode and account for its reports,
-never to encode them (:class:`GoogleClient` refuses it).  Two reports of a client with the
-same filter share their PRR; this is what bounds a longitudinal observer by ε∞.
+client truncates instead, ⌊128 f⌋/128 (``client="cpp"``), its default random source realises
+p and q as ⌊256 x⌋/256, and its PRR hashes an HMAC message this module does not
+reproduce: ``client="cpp"`` serves to decode and account for its reports, never to encode
+them (:class:`GoogleClient` refuses it).  Two reports of a client with the same filter
+share their PRR; this is what bounds a longitudinal observer by ε∞.
 
 The Generator-driven path (:meth:`RAPPOR.perturb`, :class:`~ldp.oracles.rappor.RapporClients`)
 draws the same distribution with exact coins and is what the simulations use.
@@ -49,6 +50,7 @@ from ldp.oracles.rappor import (
     bloom_table,
     rappor_epsilon_one,
     realised_f,
+    realised_irr,
 )
 from ldp.oracles.rappor_decode import RapporDecoding, decode
 from ldp.validation import ParameterError, check_generator, check_int
@@ -100,8 +102,9 @@ def google_rappor(
         Only for the integer-valued API; Google's clients report strings
         (:class:`GoogleClient`, :func:`decode_strings`).
     client : {"python", "cpp"} or None, default "python"
-        Whose rounding of f the reports follow (:func:`ldp.oracles.rappor.realised_f`):
-        ``"python"`` ⌈128 f⌉/128, ``"cpp"`` ⌊128 f⌋/128, None f itself (google/rappor's R
+        Whose rounding the reports follow (:func:`ldp.oracles.rappor.realised_f`):
+        ``"python"`` ⌈128 f⌉/128, ``"cpp"`` ⌊128 f⌋/128 (and p, q rounded down to 1/256,
+        :func:`ldp.oracles.rappor.realised_irr`), None f itself (google/rappor's R
         simulator).  Only ``"python"`` can encode (:class:`GoogleClient`); the others
         describe reports made elsewhere, for decoding and privacy accounting.
     allow_no_noise : bool, default False
@@ -124,7 +127,8 @@ def google_rappor(
         raise ParameterError("client", client, f"one of {CLIENTS}")
     if not 0.0 <= f <= 1.0:
         raise ParameterError("f", f, "in [0, 1]")
-    epsilon = rappor_epsilon_one(realised_f(f, client), p, q, h)
+    realised_p, realised_q = realised_irr(p, client), realised_irr(q, client)
+    epsilon = rappor_epsilon_one(realised_f(f, client), realised_p, realised_q, h)
     if math.isfinite(epsilon):
         epsilon *= 1 + 1e-12  # the realised coins' ε₁, with room for its rounding
     elif not allow_no_noise:

@@ -25,13 +25,15 @@ def test_every_python_block_of_the_doc_runs(tmp_path, monkeypatch: pytest.Monkey
 
 
 def test_the_rounding_table_is_what_the_library_computes() -> None:
-    """The table's rows (f realised, p*, q*, ε∞, ε₁) are the oracle's realised values."""
+    """The table's rows (f, p, q, p*, q*, ε∞, ε₁ realised) are the oracle's values."""
     from ldp.oracles.rappor_google import google_rappor
 
     text = DOC.read_text()
     for client, label in (("python", '`"python"`'), ("cpp", '`"cpp"`'), (None, "`None`")):
         r = google_rappor(f=0.45, p=0.39, q=0.61, client=client).realised
         row = next(line for line in text.splitlines() if line.startswith(f"| {label}"))
-        numbers = f"| {r['p_star']:.4f} | {r['q_star']:.4f} | {r['epsilon_inf']:.4f} | "
-        numbers += f"{r['epsilon_one']:.4f} |"
-        assert row.endswith(numbers), (row, numbers)
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        f, p, q = (float(cell.split("=")[-1]) for cell in cells[1:4])
+        assert (f, p, q) == pytest.approx((r["f"], r["p"], r["q"]), abs=1e-6), row  # 6 decimals
+        numbers = [f"{r[key]:.4f}" for key in ("p_star", "q_star", "epsilon_inf", "epsilon_one")]
+        assert cells[4:] == numbers, (row, numbers)

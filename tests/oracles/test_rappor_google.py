@@ -108,17 +108,31 @@ def test_bad_clients_are_refused() -> None:
 
 # --- the realised f of each client ---------------------------------------------------------
 @pytest.mark.parametrize(
-    ("client", "f_realised"),
-    [("python", 58 / 128), ("cpp", 57 / 128), (None, 0.45)],  # 128 x 0.45 = 57.6
+    ("client", "f", "p", "q"),
+    [
+        ("python", 58 / 128, 0.39, 0.61),  # 128 x 0.45 = 57.6, rounded up
+        ("cpp", 57 / 128, 99 / 256, 156 / 256),  # rounded down; 256 p = 99.84, 256 q = 156.16
+        (None, 0.45, 0.39, 0.61),
+    ],
 )
-def test_each_client_realises_its_own_f_and_is_accounted_on_it(client, f_realised) -> None:
+def test_each_client_realises_its_own_coins_and_is_accounted_on_them(client, f, p, q) -> None:
     oracle = google_rappor(f=0.45, p=0.39, q=0.61, client=client)
-    assert oracle.f_realised == pytest.approx(f_realised, abs=2**-52)
     realised = oracle.realised
-    assert realised["f"] == oracle.f_realised
+    assert (realised["f"], realised["p"], realised["q"]) == pytest.approx((f, p, q), abs=2**-52)
     assert realised["epsilon_inf"] == rappor_epsilon_inf(oracle.f_realised, 2)
-    assert realised["epsilon_one"] == rappor_epsilon_one(oracle.f_realised, 0.39, 0.61, 2)
+    assert realised["epsilon_one"] == rappor_epsilon_one(realised["f"], p, q, 2)
     assert oracle.epsilon >= realised["epsilon_one"]
+
+
+def test_the_cpp_client_rounds_a_32_bit_float() -> None:
+    """f = 3/128 - 1e-12 is 2.99999... x 1/128 as a double but exactly 3/128 as the C++
+    client's 32-bit float, so that client realises 3/128 (a double would say 2/128)."""
+    f = 3 / 128 - 1e-12
+    assert google_rappor(f=f, client="cpp").f_realised == 3 / 128
+    assert google_rappor(f=f, client="python").f_realised == 3 / 128
+    with pytest.raises(ParameterError, match="uint8_t threshold") as caught:
+        google_rappor(f=0.5, p=0.0, q=1.0, client="cpp")
+    assert caught.value.name == "q"
 
 
 def test_the_rounding_trap_unbiased_bits_need_the_realised_f() -> None:
@@ -169,7 +183,7 @@ def test_no_noise_needs_an_explicit_opt_in() -> None:
     with pytest.raises(ParameterError, match=r"math.inf"):
         RAPPOR(epsilon=5.0, domain_size=4, f=0.0, p=0.0, q=1.0, allow_no_noise=True)
     with pytest.raises(ParameterError, match=r"allow_no_noise=True"):
-        google_rappor(f=0.001, p=0.0, q=1.0, client="cpp")  # ⌊0.128⌋ = 0: no PRR left
+        google_rappor(f=0.001, p=0.001, q=0.75, client="cpp")  # f, p both round to 0
 
 
 def test_without_noise_a_report_is_the_bloom_filter() -> None:
