@@ -642,8 +642,10 @@ def decode_files(
     -------
     pandas.DataFrame
         One row per candidate, largest estimate first: ``string``, ``estimate`` (count),
-        ``std_error``, ``proportion`` (estimate / n), ``prop_std_error``, ``selected``,
-        ``detected``, ``note`` (why a standard error is missing).  ``attrs`` holds the
+        ``std_error``, ``proportion`` (estimate / n), ``prop_std_error``, ``prop_low_95``
+        and ``prop_high_95`` (proportion ± 1.96 SE, clipped to [0, 1]; the reference's
+        columns so far), then ``selected``, ``detected`` and ``note`` (why a standard
+        error is missing).  ``attrs`` holds the
         number of reports ``n``, the LASSO's ``penalty`` and the realised probabilities
         (``f``, ``p``, ``q``, ``p_star``, ``q_star``, ``epsilon_inf``, ``epsilon_one``).
     """
@@ -663,13 +665,16 @@ def decode_files(
         mapping = read_candidate_map(candidate_map_file, parameters)
     result = decode(oracle, collected, mapping.positions, alpha=alpha, penalty=penalty)
     n = int(np.sum(collected.reports))
+    proportion, prop_std_error = result.estimates / max(n, 1), result.std_errors / max(n, 1)
     frame = pd.DataFrame(
         {
             "string": list(mapping.candidates),
             "estimate": result.estimates,
             "std_error": result.std_errors,
-            "proportion": result.estimates / max(n, 1),
-            "prop_std_error": result.std_errors / max(n, 1),
+            "proportion": proportion,
+            "prop_std_error": prop_std_error,
+            "prop_low_95": np.clip(proportion - 1.96 * prop_std_error, 0.0, 1.0),
+            "prop_high_95": np.clip(proportion + 1.96 * prop_std_error, 0.0, 1.0),
             "selected": result.selected,
             "detected": result.detected,
             "note": np.where(result.selected, "", NOT_SELECTED),

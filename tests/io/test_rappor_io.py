@@ -234,7 +234,8 @@ def test_the_command_writes_the_results_table(collection, tmp_path) -> None:
     assert code == 0
     lines = out.read_text().splitlines()
     assert lines[0] == (
-        "string,estimate,std_error,proportion,prop_std_error,selected,detected,note"
+        "string,estimate,std_error,proportion,prop_std_error,prop_low_95,prop_high_95,"
+        "selected,detected,note"
     )
     assert len(lines) == 1 + len(TRUTH) + len(ABSENT)
 
