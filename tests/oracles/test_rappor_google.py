@@ -204,3 +204,16 @@ def test_string_candidates_are_refused_by_integer_decode_with_the_way_out() -> N
         oracle.decode(reports, ["a", "b"])
     result = decode_strings(oracle, reports, ["a", "b"])  # str: hashed as UTF-8
     assert result.estimates.shape == (2,)
+
+
+def test_the_reference_clients_own_known_answer() -> None:
+    """google/rappor's Python client test encodes "abc" (cohort 0, secret "secret", k = 16,
+    h = 2, f = 0.5, p = 0.5, q = 0.75) with IRR coins cycling through 0.0, 0.6, 0.0 (a bit
+    is set when its coin is below p, resp. q) and expects the report 64493.  The same MD5
+    filter and HMAC PRR here, with those IRR coins, give 64493."""
+    client = GoogleClient(google_rappor(k=16, h=2, m=64, f=0.5, p=0.5, q=0.75), 0, b"secret")
+    prr = client.permanent(b"abc")
+    coins = [(0.0, 0.6, 0.0)[i % 3] for i in range(16)]
+    p_bits = sum(int(coin < 0.5) << i for i, coin in enumerate(coins))
+    q_bits = sum(int(coin < 0.75) << i for i, coin in enumerate(coins))
+    assert (p_bits & ~prr) | (q_bits & prr) == 64493
