@@ -18,6 +18,8 @@ from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import GRR
 from ldp.oracles.histogram import SHE, THE
 from ldp.oracles.local_hashing import BLH, OLH, HashReports
+from ldp.oracles.rappor import RapporReports
+from ldp.oracles.rappor_google import GoogleClient, decode_strings, google_rappor
 from ldp.oracles.unary import OUE, SUE, UnaryReports
 
 _registry.discover(__name__)
@@ -35,9 +37,13 @@ __all__ = [
     "SUE",
     "THE",
     "FrequencyOracle",
+    "GoogleClient",
     "HashReports",
     "ORACLES",
     "PureOracle",
+    "RapporReports",
     "UnaryReports",
+    "decode_strings",
+    "google_rappor",
 ]
 __all__ += [name for name in ORACLES if name not in __all__]  # new modules

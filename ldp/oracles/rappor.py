@@ -28,7 +28,13 @@ Parameters and ``epsilon``.  An oracle here promises that every report is ε-LDP
 ``f=None`` (the default) f is solved from ``epsilon`` so that ε∞ = ε (the whole
 longitudinal collection of a value is then ε-LDP, one report ε₁ < ε); with f given (the
 presets of the reference implementation, ``conf/protocol/rappor_*.yaml``), f, p, q are used
-as they are and ε₁ <= ε is required.
+as they are and ε₁ <= ε is required.  ``client`` says whose rounding of f the reports
+follow (:func:`realised_f`: Google's Python client ⌈128 f⌉/128, its C++ client ⌊128 f⌋/128,
+None f itself; the C++ client also rounds p and q down to 1/256, :func:`realised_irr`);
+every probability and ε is computed from the realised values.  Parameters with
+no noise at all (f = 0 and p = 0 or q = 1, ε₁ = ∞), which google/rappor's tests use to
+check the encoding, are refused unless asked for with ``allow_no_noise=True`` and
+``epsilon=math.inf``.
 
 Exact coins.  Every coin is drawn on the 53-bit grid of :mod:`ldp.oracles.exact`: the PRR
 flips B_i with probability f/2 (rounded up, the private direction; the realised f is
@@ -72,8 +78,33 @@ from scipy import stats
 
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
+from ldp.oracles.rappor_decode import CohortCounts, RapporDecoding, decode, design_columns
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_values
+from ldp.validation import (
+    ParameterError,
+    check_counts,
+    check_generator,
+    check_int,
+    check_values,
+)
+
+__all__ = [
+    "CLIENTS",
+    "MAX_CELLS",
+    "RAPPOR",
+    "CohortCounts",
+    "RapporClients",
+    "RapporReports",
+    "bloom_positions",
+    "bloom_table",
+    "rappor_epsilon_inf",
+    "rappor_epsilon_one",
+    "rappor_f",
+    "rappor_longitudinal_epsilon",
+    "rappor_pq_star",
+    "realised_f",
+    "realised_irr",
+]
 
 #: Random draws per chunk of users (bounds the temporary memory).
 CHUNK = 1 << 22
@@ -82,6 +113,18 @@ MAX_HASHES = 16
 MAX_BLOOM_BITS = 256
 #: MD5 lanes per vectorised batch (bounds the temporary memory of bloom_table).
 MD5_LANES = 1 << 20
+# budget: the largest table RAPPOR allocates, in 8-byte cells (1 GiB): the m k counters,
+# the hashed positions m x values x h, the dense design (m k) x d of ``estimate``.
+MAX_CELLS = 1 << 27
+#: Whose coins realise f, p, q: None (as given: this library, google/rappor's R simulator),
+#: "python" (f -> ⌈128 f⌉/128, Google's Python client), "cpp" (f -> ⌊128 f⌋/128 and p, q ->
+#: ⌊256 x⌋/256, its C++ client with its /dev/urandom source).
+CLIENTS = (None, "python", "cpp")
+NO_NOISE_HINT = (
+    "{what}; to check an encoding without noise (epsilon = inf) opt in with "
+    "RAPPOR(..., epsilon=math.inf, allow_no_noise=True) or google_rappor(..., "
+    "allow_no_noise=True)"
+)
 
 
 # ------------------------------------------------------------------ closed forms
@@ -147,14 +190,67 @@ def rappor_longitudinal_epsilon(
     return float(h * (np.max(ratio) + np.max(-ratio)))
 
 
-def _given_threshold(x: float, *, round_down: bool) -> int:
+def _given_threshold(name: str, x: float, *, round_down: bool) -> int:
     """The grid threshold of a probability given as a float (not a closed form): x·2^53 and
     1 - x (Sterbenz, for x >= 1/2) are exact, so no widening is needed; a dyadic x such as
-    Google's f = j/128 is realised exactly."""
+    Google's f = j/128 is realised exactly.  A coin finer than the grid is refused under the
+    parameter's ``name`` (f/2 for f)."""
+    step = 2.0**-exact.GRID_BITS
+    if min(x, 1 - x) < step:
+        scale = 2 if name == "f" else 1
+        raise ParameterError(
+            name,
+            scale * x,
+            f"0 or >= {scale * step:.3g}" if x < 0.5 else f"1 or <= 1 - {step:.3g}",
+            f"{'f/2' if name == 'f' else name} is finer than the coins' 2^-{exact.GRID_BITS} "
+            "grid and cannot be realised",
+        )
     return exact.threshold(x, 1 - x, round_down=round_down, exact=True)
 
 
+def realised_f(f: float, client: str | None) -> float:
+    """The f a client's PRR realises (:data:`CLIENTS`): f, ⌈128 f⌉/128 or ⌊128 f'⌋/128.
+
+    Google's clients compare 7 random bits r in [0, 128) of an HMAC byte with 128 f. The
+    Python client randomizes when r < 128 f (a double; 128 f is exact in binary floating
+    point), so w.p. ⌈128 f⌉/128; the C++ client when r < (uint8_t) (128 f') with f' the
+    parameter as a 32-bit float, so w.p. ⌊128 f'⌋/128.
+    """
+    if client is None:
+        return f
+    if client == "python":
+        return math.ceil(128 * f) / 128
+    return math.floor(128 * float(np.float32(f))) / 128
+
+
+def realised_irr(x: float, client: str | None) -> float:
+    """The IRR probability (p or q) a client realises.
+
+    The Python client and the R simulator draw a uniform double, so x itself; the C++
+    client's default random source (``UnixKernelRand``, bytes of /dev/urandom) sets a bit
+    when a random byte is below (uint8_t) (256 x'), x' the 32-bit float: ⌊256 x'⌋/256.
+    """
+    if client != "cpp":
+        return x
+    return math.floor(256 * float(np.float32(x))) / 256
+
+
 # ------------------------------------------------------------------ Bloom encoding
+def check_cells(name: str, value: int, cells: int, per: str) -> None:
+    """Refuse, before allocating it, a table of more than :data:`MAX_CELLS` cells.
+
+    Raises :class:`~ldp.validation.ParameterError` naming the parameter that sizes it.
+    """
+    if cells > MAX_CELLS:
+        raise ParameterError(
+            name,
+            value,
+            f"<= {max(1, value * MAX_CELLS // cells):,}",
+            f"{value:,} times {per} is a table of {cells:,} cells (about "
+            f"{8 * cells / 2**30:.3g} GiB), more than the limit of {MAX_CELLS:,}",
+        )
+
+
 def bloom_positions(value: bytes, cohort: int, h: int, k: int) -> tuple[int, ...]:
     """Google's Bloom positions: the first h bytes of MD5(cohort as 4 big-endian bytes || value),
     each mod k (google/rappor's client; [RAPPOR] Sec. 2)."""
@@ -174,6 +270,7 @@ def bloom_table(values: list[bytes], cohorts: int, h: int, k: int) -> np.ndarray
     :mod:`ldp.oracles.md5` for every value of at most 51 bytes (one MD5 block with the
     4-byte cohort), ``hashlib`` for longer ones.
     """
+    check_cells("candidates", len(values), cohorts * len(values) * h, f"m x h = {cohorts} x {h}")
     table = np.empty((cohorts, len(values), h), dtype=np.int64)
     short = [j for j, value in enumerate(values) if len(value) <= md5.MAX_ONE_BLOCK - 4]
     long = [j for j, value in enumerate(values) if len(value) > md5.MAX_ONE_BLOCK - 4]
@@ -191,22 +288,6 @@ def bloom_table(values: list[bytes], cohorts: int, h: int, k: int) -> np.ndarray
         for c in range(cohorts):
             table[c, j] = bloom_positions(values[j], c, h, k)
     return table
-
-
-def design_columns(positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The nonzero rows of each candidate's design column, without duplicate positions.
-
-    Returns (rows, columns) of the entries X[(c, b), j] = 1/m: row c k + b for every
-    distinct position b of candidate j in cohort c (a filter sets a bit once, however
-    many of its h hashes land on it).
-    """
-    m, count, h = positions.shape
-    ordered = np.sort(positions, axis=2)
-    fresh = np.ones(ordered.shape, dtype=bool)
-    fresh[:, :, 1:] = ordered[:, :, 1:] != ordered[:, :, :-1]
-    cohort = np.broadcast_to(np.arange(m)[:, None, None], ordered.shape)
-    column = np.broadcast_to(np.arange(count)[None, :, None], ordered.shape)
-    return (cohort * k + ordered)[fresh], column[fresh]
 
 
 # ------------------------------------------------------------------ reports and counts
@@ -227,7 +308,27 @@ class RapporReports(NamedTuple):
 
     @classmethod
     def from_integers(cls, cohorts: Any, reports: Any, k: int) -> RapporReports:
-        """Reports collected as integers (bit i = Bloom bit i, as google/rappor's client sends)."""
+        """Reports collected as integers, as google/rappor's client returns them.
+
+        Parameters
+        ----------
+        cohorts : array_like of int
+            Each report's cohort.
+        reports : array_like of int
+            Each report as an integer in [0, 2^k) whose bit i is Bloom bit i (its bit
+            string, written bit k-1 first, is ``format(report, f"0{k}b")``).
+        k : int
+            Bloom filter bits, 1 <= k <= 32.
+
+        Returns
+        -------
+        RapporReports
+
+        Examples
+        --------
+        >>> RapporReports.from_integers([0, 1], [0b101, 0b010], k=3).bits.ravel().tolist()
+        [5, 2]
+        """
         k = check_int(k, "k", minimum=1, maximum=32)
         values = np.asarray(reports)
         if values.dtype.kind not in "iu" or values.ndim != 1:
@@ -236,13 +337,6 @@ class RapporReports(NamedTuple):
             raise ValueError(f"reports must lie in [0, 2^{k}) for k = {k} bits")
         words = values.astype("<u4").view(np.uint8).reshape(-1, 4)
         return cls(np.asarray(cohorts, dtype=np.int64), words[:, : -(-k // 8)].copy(), k)
-
-
-class CohortCounts(NamedTuple):
-    """What the server keeps of the reports: ones per (cohort, bit), reports per cohort."""
-
-    ones: np.ndarray  #: int64 (m, k): Y_cb, the reports of cohort c with bit b set
-    reports: np.ndarray  #: int64 (m,): n_c, the reports of cohort c
 
 
 def unpack(bits: np.ndarray, k: int) -> np.ndarray:
@@ -302,6 +396,23 @@ class RAPPOR(FrequencyOracle):
         one-time variant, whose report is the PRR itself).
     basic : bool, default False
         Basic RAPPOR: value v sets bit v only (k = d, h = 1, one cohort; k, h, m unused).
+    client : {None, "python", "cpp"}, default None
+        Whose PRR realises f (:data:`CLIENTS`).  None: f as given (on the 2^-53 coin grid),
+        as this library's coins and google/rappor's R simulator draw it; ``"python"``:
+        Google's Python client, ⌈128 f⌉/128; ``"cpp"``: Google's C++ client, ⌊128 f⌋/128.
+        Needs ``f``.  The C++ client's default random source also realises p and q as
+        ⌊256 x⌋/256 (:func:`realised_irr`).  p*, q*, ε∞ and ε₁ are computed from the
+        realised values (:attr:`realised`), and so are the coins of :meth:`perturb`.
+    allow_no_noise : bool, default False
+        Allow parameters without randomization (f = 0 and p = 0 or q = 1: one report shows
+        Bloom bits in the clear, ε₁ = ∞), as google/rappor's tests use to check an
+        encoding.  Requires ``epsilon=math.inf``; never for data about people.
+
+    Raises
+    ------
+    ldp.validation.ParameterError
+        A parameter out of range, no-noise parameters without ``allow_no_noise``, or
+        tables beyond :data:`MAX_CELLS` (m k counters).
     """
 
     name: ClassVar[str] = "RAPPOR"
@@ -314,13 +425,30 @@ class RAPPOR(FrequencyOracle):
     p: float = 0.5
     q: float = 0.75
     basic: bool = False
+    client: str | None = None
+    allow_no_noise: bool = False
 
     _flip: int = field(init=False, repr=False, compare=False)
     _irr0: int = field(init=False, repr=False, compare=False)
     _irr1: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        if not isinstance(self.allow_no_noise, bool):
+            raise TypeError(
+                f"allow_no_noise must be a bool, got {type(self.allow_no_noise).__name__}"
+            )
+        if self.epsilon == math.inf and self.allow_no_noise:
+            # ε = ∞ declared on purpose: the only non-finite epsilon any oracle accepts
+            object.__setattr__(self, "epsilon", math.inf)
+            object.__setattr__(
+                self, "domain_size", check_int(self.domain_size, "domain_size", minimum=2)
+            )
+        elif self.epsilon == math.inf:
+            raise ParameterError(
+                "epsilon", self.epsilon, "finite", NO_NOISE_HINT.format(what="epsilon = inf")
+            )
+        else:
+            super().__post_init__()
         if not isinstance(self.basic, bool):
             raise TypeError(f"basic must be a bool, got {type(self.basic).__name__}")
         if self.basic:
@@ -331,20 +459,42 @@ class RAPPOR(FrequencyOracle):
             check_int(self.k, "k", minimum=1, maximum=MAX_BLOOM_BITS)
             check_int(self.h, "h", minimum=1, maximum=MAX_HASHES)
             check_int(self.m, "m", minimum=1)
-            if self.domain_size > self.m * self.k:
-                raise ValueError(
-                    f"domain_size = {self.domain_size} exceeds m k = {self.m * self.k} Bloom "
-                    "bits over all cohorts: the counts cannot identify every value (raise m or "
-                    "k, or decode a candidate list with decode())"
-                )
+        cells = self.m * self.k
+        if cells > MAX_CELLS:
+            name, value = ("domain_size", self.domain_size) if self.basic else ("m", self.m)
+            limit = MAX_CELLS if self.basic else MAX_CELLS // self.k
+            raise ParameterError(
+                name,
+                value,
+                f"<= {limit}",
+                f"the server keeps m k = {cells:,} counters ({8 * cells / 2**30:.3g} GiB as "
+                f"int64), more than the limit of {MAX_CELLS:,} cells",
+            )
+        if not self.basic and self.domain_size > cells:
+            raise ValueError(
+                f"domain_size = {self.domain_size} exceeds m k = {cells} Bloom "
+                "bits over all cohorts: the counts cannot identify every value (raise m or "
+                "k, or decode a candidate list with decode())"
+            )
         for name in ("p", "q") + (() if self.f is None else ("f",)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {value}")
+                raise ParameterError(name, value, "in [0, 1]")
         if not self.p < self.q:
             raise ValueError(f"p must be < q (got p = {self.p}, q = {self.q})")
+        if self.client not in CLIENTS:
+            raise ParameterError("client", self.client, f"one of {sorted(CLIENTS, key=str)}")
+        if self.client is not None and self.f is None:
+            raise ParameterError("f", None, "given", f"client = {self.client!r} realises a given f")
+        if self.allow_no_noise and self.epsilon != math.inf:
+            raise ParameterError(
+                "epsilon",
+                self.epsilon,
+                "math.inf with allow_no_noise=True",
+                "reports without noise are not epsilon-LDP for any finite epsilon",
+            )
         self._set_coins()
 
     def _set_coins(self) -> None:
@@ -360,15 +510,27 @@ class RAPPOR(FrequencyOracle):
             f = rappor_f(self.epsilon, h)
             flip = exact.threshold(f / 2, 1 - f / 2, round_down=False)
         else:
-            f = float(self.f)
+            f = realised_f(float(self.f), self.client)
             if not f < 1:
-                raise ValueError(f"f must be < 1 (f = 1 reports pure noise), got {f}")
-            flip = 0 if f == 0 else _given_threshold(f / 2, round_down=False)
-        irr0 = 0 if self.p == 0 else _given_threshold(float(self.p), round_down=False)
-        irr1 = exact.GRID if self.q == 1 else _given_threshold(float(self.q), round_down=True)
+                raise ParameterError("f", self.f, "< 1", "f = 1 reports pure noise")
+            flip = 0 if f == 0 else _given_threshold("f", f / 2, round_down=False)
+        if self.client == "cpp" and self.q == 1:
+            raise ParameterError(
+                "q", self.q, "< 1 for client='cpp'", "its uint8_t threshold 256 q overflows"
+            )
+        p, q = (realised_irr(float(x), self.client) for x in (self.p, self.q))
+        irr0 = 0 if p == 0 else _given_threshold("p", p, round_down=False)
+        irr1 = exact.GRID if q == 1 else _given_threshold("q", q, round_down=True)
         object.__setattr__(self, "_flip", flip)
         object.__setattr__(self, "_irr0", irr0)
         object.__setattr__(self, "_irr1", irr1)
+        if self.epsilon_one == math.inf and not self.allow_no_noise:
+            raise ParameterError(
+                "f, p, q",
+                (self.f, self.p, self.q),
+                "some randomization (f > 0, or 0 < p and q < 1)",
+                NO_NOISE_HINT.format(what="these parameters report Bloom bits in the clear"),
+            )
         if self.epsilon_one > self.epsilon:
             raise ValueError(
                 f"f = {self.f}, p = {self.p}, q = {self.q}, h = {h} give one report "
@@ -379,16 +541,34 @@ class RAPPOR(FrequencyOracle):
     # --- realised parameters ---------------------------------------------------------
     @property
     def f_realised(self) -> float:
-        """The PRR's realised f: twice the flip probability on the 53-bit grid (>= ideal f)."""
+        """The PRR's realised f: twice the flip probability on the 53-bit grid, after the
+        ``client``'s rounding (:func:`realised_f`); p*, q*, ε∞, ε₁ all use it."""
         return 2 * exact.realised(self._flip)
 
     @property
     def p_realised(self) -> float:
+        """The IRR's realised p (a 0 becomes 1), after the ``client``'s rounding, on the
+        53-bit grid, rounded up."""
         return self._irr0 / exact.GRID
 
     @property
     def q_realised(self) -> float:
+        """The IRR's realised q (a 1 stays 1), after the ``client``'s rounding, on the
+        53-bit grid, rounded down."""
         return self._irr1 / exact.GRID
+
+    @property
+    def realised(self) -> dict[str, float]:
+        """The realised f, p, q, p*, q*, ε∞ and ε₁ (what the reports really follow)."""
+        return {
+            "f": self.f_realised,
+            "p": self.p_realised,
+            "q": self.q_realised,
+            "p_star": self.p_star,
+            "q_star": self.q_star,
+            "epsilon_inf": self.epsilon_inf,
+            "epsilon_one": self.epsilon_one,
+        }
 
     @property
     def p_star(self) -> float:
@@ -525,8 +705,10 @@ class RAPPOR(FrequencyOracle):
     @cached_property
     def _design(self) -> np.ndarray:
         """X (m k, d): X[(c, b), v] = 1[b in positions(c, v)]/m, so E[t] = X n."""
+        mk = self.m * self.k
+        check_cells("domain_size", self.domain_size, mk * self.domain_size, f"m k = {mk}")
         rows, columns = design_columns(self._domain_positions, self.k)
-        design = np.zeros((self.m * self.k, self.domain_size))
+        design = np.zeros((mk, self.domain_size))
         design[rows, columns] = 1.0 / self.m
         return design
 
@@ -605,8 +787,7 @@ class RAPPOR(FrequencyOracle):
         d, m, k = self.domain_size, self.m, self.k
         a, b = self.q_star * (1 - self.q_star), self.p_star * (1 - self.p_star)
         gap2 = (self.q_star - self.p_star) ** 2
-        if self.basic:  # A = I: the pure framework's variance (USENIX'17, "Method")
-            return ((a - b) * np.eye(d) + b) / gap2
+        check_cells("domain_size", d, max(d, m * k) * d, f"max(d, m k) = {max(d, m * k)}")
         solver, design = self._solver, self._design
         squared = solver**2
         noise = ((a - b) * (squared @ design) + (b / m) * squared.sum(axis=1)[:, None]) / gap2
@@ -617,9 +798,17 @@ class RAPPOR(FrequencyOracle):
             cohort += g**2
         return noise + cohort / m - np.eye(d)
 
+    def _basic_variances(self, own: np.ndarray, total: float) -> np.ndarray:
+        """Basic RAPPOR (A = I): [n_v q*(1-q*) + (n - n_v) p*(1-p*)]/(q*-p*)^2, the pure
+        framework's variance (USENIX'17, "Method"), without a d x d matrix."""
+        a, b = self.q_star * (1 - self.q_star), self.p_star * (1 - self.p_star)
+        return (own * a + (total - own) * b) / (self.q_star - self.p_star) ** 2
+
     def variances(self, true_counts: np.ndarray) -> np.ndarray:
         """Exact Var of every value's estimate for the population ``true_counts`` (d,)."""
         counts = check_counts(true_counts, self.domain_size)
+        if self.basic:
+            return self._basic_variances(counts.astype(float), float(counts.sum()))
         return self._variance_map @ counts.astype(float)
 
     def variance(self, n_users: int, true_count: float = 0) -> float:
@@ -627,21 +816,30 @@ class RAPPOR(FrequencyOracle):
         ``true_count`` users and the other n - true_count are spread evenly over the other
         values (exact for any population: :meth:`variances`)."""
         n_users, true_count = check_variance_input(n_users, true_count)
+        if self.basic:
+            return float(self._basic_variances(np.float64(true_count), float(n_users)))
         matrix, d = self._variance_map, self.domain_size
         own = np.diag(matrix)
         others = (matrix.sum(axis=1) - own) / (d - 1)
         return float(np.mean(true_count * own + (n_users - true_count) * others))
 
     # --- decoding candidates ------------------------------------------------------------
-    def decode(self, reports: RapporReports | CohortCounts, candidates: Any, **options: Any) -> Any:
+    def decode(
+        self, reports: RapporReports | CohortCounts, candidates: Any, **options: Any
+    ) -> RapporDecoding:
         """The paper's decoder on a list of candidate values ([RAPPOR] Sec. 4): LASSO to
         select, least squares to estimate, standard errors and a Bonferroni cut-off.
 
-        ``options`` (``alpha``, ``penalty``) and the result (``RapporDecoding``): see
-        :func:`ldp.oracles.rappor_decode.decode`.
+        ``candidates`` are integer values of the domain (hashed as their decimal digits);
+        strings go through :func:`ldp.oracles.rappor_google.decode_strings`.  ``options``
+        (``alpha``, ``penalty``) and the result: :func:`ldp.oracles.rappor_decode.decode`.
         """
-        from ldp.oracles.rappor_decode import decode  # it builds on this module
-
+        if any(isinstance(c, str | bytes) for c in np.ravel(np.asarray(candidates, object))):
+            raise TypeError(
+                "RAPPOR.decode takes integer values of the domain; decode string candidates "
+                "with ldp.oracles.rappor_google.decode_strings(oracle, reports, candidates), "
+                "which hashes each string's bytes (UTF-8 for str) into its Bloom positions"
+            )
         counts = reports if isinstance(reports, CohortCounts) else self.cohort_counts(reports)
         return decode(self, counts, self.positions(candidates), **options)
 

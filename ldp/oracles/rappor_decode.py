@@ -31,14 +31,38 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import linalg, sparse, stats
 
-from ldp.oracles.rappor import CohortCounts, design_columns
 from ldp.validation import check_int
+
+__all__ = ["CohortCounts", "RapporDecoding", "decode", "design_columns", "design_matrix"]
 
 #: FISTA stops when no coefficient moved by more than this fraction of the largest one.
 TOLERANCE = 1e-4
 MAX_ITERATIONS = 1000
 #: Columns of the LASSO's first working set (it then at most doubles per round).
 WORKING_SET = 256
+
+
+class CohortCounts(NamedTuple):
+    """What the server keeps of the reports: ones per (cohort, bit), reports per cohort."""
+
+    ones: np.ndarray  #: int64 (m, k): Y_cb, the reports of cohort c with bit b set
+    reports: np.ndarray  #: int64 (m,): n_c, the reports of cohort c
+
+
+def design_columns(positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nonzero rows of each candidate's design column, without duplicate positions.
+
+    Returns (rows, columns) of the entries X[(c, b), j] = 1/m: row c k + b for every
+    distinct position b of candidate j in cohort c (a filter sets a bit once, however
+    many of its h hashes land on it).
+    """
+    m, count, h = positions.shape
+    ordered = np.sort(positions, axis=2)
+    fresh = np.ones(ordered.shape, dtype=bool)
+    fresh[:, :, 1:] = ordered[:, :, 1:] != ordered[:, :, :-1]
+    cohort = np.broadcast_to(np.arange(m)[:, None, None], ordered.shape)
+    column = np.broadcast_to(np.arange(count)[None, :, None], ordered.shape)
+    return (cohort * k + ordered)[fresh], column[fresh]
 
 
 class RapporDecoding(NamedTuple):

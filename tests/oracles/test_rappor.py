@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from scipy import stats
 
 from ldp import audit, registry
 from ldp.audit import Event
-from ldp.oracles import SUE, rappor_decode
+from ldp.oracles import SUE, rappor, rappor_decode
 from ldp.oracles.rappor import (
     RAPPOR,
     CohortCounts,
@@ -35,6 +36,7 @@ from ldp.oracles.rappor import (
     unpack,
 )
 from ldp.privacy import max_privacy_loss
+from ldp.validation import ParameterError
 
 D, K, H, M = 12, 8, 2, 4
 COUNTS = np.array([1500, 600, 300, 200, 120, 80, 60, 50, 50, 40, 0, 0], dtype=np.int64)
@@ -94,8 +96,8 @@ def test_longitudinal_loss_runs_from_epsilon_one_to_epsilon_inf() -> None:
         ({"h": 17}, "h must be <= 16"),
         ({"m": 0}, "m must be >= 1"),
         ({"p": 0.8}, "p must be < q"),
-        ({"q": 1.5}, "q must lie in"),
-        ({"f": -0.1}, "f must lie in"),
+        ({"q": 1.5}, r"q must be in \[0, 1\]"),
+        ({"f": -0.1}, r"f must be in \[0, 1\]"),
         ({"f": 1.0}, "f must be < 1"),
         ({"f": 0.01}, "epsilon_1 = .* > epsilon"),
         ({"p": "a"}, "p must be a real number"),
@@ -118,7 +120,7 @@ def test_registered_for_the_harness() -> None:
     entry = registry.get("RAPPOR")
     assert entry.kind == "oracle" and entry.cls is RAPPOR
     names = [spec.name for spec in registry.parameters(RAPPOR)]
-    assert names == ["k", "h", "m", "f", "p", "q", "basic"]
+    assert names == ["k", "h", "m", "f", "p", "q", "basic", "client", "allow_no_noise"]
 
 
 # --- 3. encoding ----------------------------------------------------------------------------
@@ -513,3 +515,65 @@ def test_working_set_lasso_meets_the_full_problems_optimality_conditions() -> No
     assert gradient.max() <= penalty * (1 + 1e-2)
     active = coef > 0
     assert np.abs(gradient[active] - penalty).max() <= 0.02 * penalty
+
+
+# --- 9. errors that name the parameter, and resource bounds ---------------------------------
+@pytest.mark.parametrize(("name", "kwargs"), [("f", {"f": 1e-20}), ("p", {"p": 1e-20})])
+def test_a_coin_finer_than_the_grid_names_its_parameter(name, kwargs) -> None:
+    with pytest.raises(ParameterError, match=f"^{name} must be") as caught:
+        RAPPOR(epsilon=5.0, domain_size=4, **kwargs)
+    assert caught.value.name == name and caught.value.value == 1e-20
+
+
+def test_a_client_needs_a_given_f() -> None:
+    with pytest.raises(ParameterError, match="client = 'python' realises a given f"):
+        RAPPOR(epsilon=2.0, domain_size=4, client="python")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name", "limit"),
+    [
+        ({"m": 10**7}, "m", rappor.MAX_CELLS // 32),  # the m k counters
+        ({"basic": True, "domain_size": 10**9}, "domain_size", rappor.MAX_CELLS),
+    ],
+)
+def test_tables_beyond_the_budget_are_refused_before_allocating(kwargs, name, limit) -> None:
+    arguments = {"epsilon": 2.0, "domain_size": 8} | kwargs
+    with pytest.raises(ParameterError) as caught:
+        RAPPOR(**arguments)
+    error = caught.value
+    assert error.name == name and error.allowed == f"<= {limit}"
+    assert f"{rappor.MAX_CELLS:,}" in str(error)  # the limit, next to the estimate
+
+
+def test_hashing_too_many_candidates_is_refused_before_allocating() -> None:
+    oracle = RAPPOR(epsilon=2.0, domain_size=8, k=8, m=rappor.MAX_CELLS // 8)
+    with pytest.raises(ParameterError, match="candidates must be <= ") as caught:
+        oracle.positions(np.arange(8))  # m x 8 values x h = 2 is twice MAX_CELLS
+    assert "cells" in str(caught.value)
+
+
+def test_basic_rappor_variances_need_no_d_by_d_matrix() -> None:
+    oracle = RAPPOR(epsilon=2.0, domain_size=10**6, basic=True)
+    counts = np.zeros(10**6, dtype=np.int64)
+    counts[:3] = [500, 300, 200]
+    a = oracle.q_star * (1 - oracle.q_star)
+    b = oracle.p_star * (1 - oracle.p_star)
+    gap2 = (oracle.q_star - oracle.p_star) ** 2
+    variances = oracle.variances(counts)
+    assert variances[0] == pytest.approx((500 * a + 500 * b) / gap2, rel=1e-12)
+    assert oracle.variance(1000, 500) == pytest.approx(variances[0], rel=1e-12)
+
+
+def test_the_decoder_does_not_import_the_oracle_module() -> None:
+    """No import cycle: rappor imports rappor_decode, never the other way round."""
+    import ast
+
+    tree = ast.parse(Path(rappor_decode.__file__).read_text())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            modules |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {alias.name for alias in node.names}
+    assert not modules & {"ldp.oracles.rappor", "ldp.oracles.rappor_google"}, modules
