@@ -26,6 +26,7 @@ import numpy as np
 
 from ldp import bits
 from ldp.oracles import ORACLES, FrequencyOracle
+from ldp.oracles.base import lookup as lookup  # re-exported for callers such as the notebooks
 from ldp.oracles.base import row_keys
 from ldp.validation import check_generator, check_int
 
