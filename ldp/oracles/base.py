@@ -52,6 +52,18 @@ def row_keys(values: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
 
 
+def has_duplicates(values: np.ndarray) -> bool:
+    """Whether some value (integer or word row) occurs twice: one sort, skipped when the
+    values are already strictly increasing."""
+    keys = row_keys(values)
+    if keys.shape[0] < 2:
+        return False
+    if keys.dtype.kind in "iu" and np.all(keys[1:] > keys[:-1]):
+        return False
+    ordered = np.sort(keys)
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
 def lookup(keys: np.ndarray, counts: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """The count of each query among distinct ``keys`` (0 where absent), int64."""
     sorted_keys = row_keys(keys)
@@ -192,17 +204,13 @@ class FrequencyOracle(ABC):
                 f"and {counts.shape[0]} counts"
             )
         check_total(counts)
-        keys = row_keys(values)
-        increasing = keys.ndim == 1 and keys.dtype.kind in "iu" and np.all(keys[1:] > keys[:-1])
-        if keys.shape[0] > 1 and not increasing:  # strictly increasing means distinct
-            ordered = np.sort(keys)
-            if np.any(ordered[1:] == ordered[:-1]):
-                raise ValueError("values must be distinct (one count per value)")
+        if has_duplicates(values):
+            raise ValueError("values must be distinct (one count per value)")
         return values, counts.astype(np.int64, copy=False)
 
     def _distinct_candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(row_keys(chosen)).size != chosen.shape[0]:
+        if candidates is not None and has_duplicates(chosen):
             raise ValueError("candidates must be distinct for the sampled engine")
         return chosen
 

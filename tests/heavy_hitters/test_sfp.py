@@ -16,8 +16,8 @@ from scipy import stats
 
 from ldp import bits, metrics
 from ldp.datasets import Dataset
-from ldp.heavy_hitters.baseline import join_segments, segment
 from ldp.heavy_hitters.base import Population
+from ldp.heavy_hitters.baseline import join_segments, segment
 from ldp.heavy_hitters.sfp import SFP
 from ldp.oracles import CMS, GRR, OLH
 from tests.heavy_hitters.synthetic import ranked_dataset
@@ -140,9 +140,7 @@ def test_fragment_estimates_are_unbiased(engine):
             held, weights = words, population.groups == alpha
         keys = protocol.puzzle_keys(held, protocol.short_hash(held, seed), bound)
         truth_sum += np.bincount(keys.astype(np.int64), weights=weights, minlength=2**7)
-        total += population.estimates(
-            oracle, domain, rng, groups=[alpha], part=alpha, keys=keys
-        )
+        total += population.estimates(oracle, domain, rng, groups=[alpha], part=alpha, keys=keys)
     # an upper bound of one estimate's variance: the group has ~1500 users (+10%), a key
     # at most half of them (GRR's variance grows with the count at this d)
     sd = math.sqrt(oracle.variance(1650, 825)) / math.sqrt(reps)
