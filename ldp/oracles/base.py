@@ -280,3 +280,18 @@ class PureOracle(FrequencyOracle):
         counts, n = candidate_counts, n_users
         support = rng.binomial(counts, self.p_star) + rng.binomial(n - counts, self.q_star)
         return theory.pure_estimate(support, n, self.p_star, self.q_star)
+
+
+def independent_support(oracle: type[FrequencyOracle]) -> bool:
+    """Whether a user's support indicators are independent across values for this oracle
+    class: a pure oracle whose sampled engine is :class:`PureOracle`'s independent binomials
+    (the unary encodings, THE, BLH, OLH).  Not GRR, subset selection (one report supports a
+    fixed number of values), FLH, HR, HM or the sketches (indicators tied through a pool, a
+    code or a hash family).  Protocols that simulate each user's indicators (SPM's joint
+    estimation) need it."""
+    return (
+        issubclass(oracle, PureOracle)
+        and oracle._simulate_counts is PureOracle._simulate_counts
+        and oracle._simulate_population is FrequencyOracle._simulate_population
+    )
+
