@@ -294,4 +294,3 @@ def independent_support(oracle: type[FrequencyOracle]) -> bool:
         and oracle._simulate_counts is PureOracle._simulate_counts
         and oracle._simulate_population is FrequencyOracle._simulate_population
     )
-
