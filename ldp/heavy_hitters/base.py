@@ -7,7 +7,8 @@ The *sampled* engine never materialises users: it splits each distinct value's c
 across the groups with a multinomial (the law of the same random group choice),
 aggregates the group's counts by prefix or segment, and asks the frequency oracle for the
 candidates' estimates drawn from their exact distribution
-(:meth:`ldp.oracles.FrequencyOracle.simulate_candidates`).
+(:meth:`ldp.oracles.FrequencyOracle.simulate_candidates`), given the histogram of what the
+group's users report.  :class:`Population` holds the users of a run for either engine.
 
 The parameter rules every protocol applies at construction live here too: which m are
 valid (:func:`check_m`), oracles given by class or by name (:func:`resolve_oracle`) and an
@@ -17,12 +18,16 @@ oracle that cannot be built at the protocol's ε refused before any run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from ldp import bits
 from ldp.oracles import ORACLES, FrequencyOracle
+from ldp.oracles.base import lookup as lookup  # re-exported for callers such as the notebooks
+from ldp.oracles.base import row_keys
 from ldp.validation import check_generator, check_int
 
 Engine = Literal["sampled", "reports"]
@@ -176,15 +181,6 @@ def split_counts(counts: np.ndarray, fractions: np.ndarray, rng: np.random.Gener
     return out
 
 
-def row_keys(values: np.ndarray) -> np.ndarray:
-    """A 1-D sortable view of values: integers as they are, word rows as opaque bytes."""
-    array = np.asarray(values)
-    if array.ndim == 1:
-        return array
-    rows = np.ascontiguousarray(array)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
-
-
 def aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge equal keys (e.g. values sharing a prefix), summing their counts.
 
@@ -193,19 +189,6 @@ def aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     unique, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
     totals = np.bincount(inverse.ravel(), weights=counts, minlength=unique.shape[0])
     return np.asarray(keys)[first], totals.astype(np.int64)
-
-
-def lookup(keys: np.ndarray, counts: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """The count of each query among aggregated ``keys`` (0 where absent)."""
-    sorted_keys = row_keys(keys)
-    order = np.argsort(sorted_keys, kind="stable")
-    sorted_keys = sorted_keys[order]
-    wanted = row_keys(queries)
-    position = np.searchsorted(sorted_keys, wanted)
-    position = np.minimum(position, max(sorted_keys.shape[0] - 1, 0))
-    found = sorted_keys.shape[0] > 0
-    hit = (sorted_keys[position] == wanted) if found else np.zeros(wanted.shape, bool)
-    return np.where(hit, np.asarray(counts)[order][position] if found else 0, 0).astype(np.int64)
 
 
 def top(estimates: np.ndarray, size: int) -> np.ndarray:
@@ -223,3 +206,105 @@ def top(estimates: np.ndarray, size: int) -> np.ndarray:
     ties = np.flatnonzero(negated == cut)[: size - above.shape[0]]
     chosen = np.sort(np.concatenate([above, ties]))
     return chosen[np.argsort(negated[chosen], kind="stable")]
+
+
+# ------------------------------------------------------------------------- population
+class Population:
+    """The users of one heavy-hitter run, as each engine sees them.
+
+    Build it with :meth:`sampled` or :meth:`reported`; every protocol then asks it for a
+    round's estimates the same way (:meth:`estimates`), whatever the engine.
+
+    * reports engine: the users' :class:`ClientReports` (the protocol's ``perturb``);
+      estimates come from the reports themselves.
+    * sampled engine: the histogram of distinct values (``words``), each value's count
+      split over the groups with a multinomial (:func:`split_counts`, the law of the
+      users' random group choice: ``split[group, i]`` users of ``group`` hold
+      ``words[i]``); estimates are drawn from their exact law given the histogram of what
+      the group's users report (:meth:`ldp.oracles.FrequencyOracle.simulate_candidates`).
+
+    Attributes
+    ----------
+    engine : {"sampled", "reports"}
+    sizes : numpy.ndarray
+        The number of users of each group (int64).
+    n : int
+        All users.
+    words, split :
+        Sampled engine only: the distinct values (:func:`ldp.bits.to_words`) and their
+        counts per group.
+    reports :
+        Reports engine only: the :class:`ClientReports` (``groups``: each user's group).
+    """
+
+    def __init__(
+        self,
+        engine: str,
+        sizes: np.ndarray,
+        *,
+        words: np.ndarray | None = None,
+        split: np.ndarray | None = None,
+        reports: ClientReports | None = None,
+    ) -> None:
+        self.engine = check_engine(engine)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.n = int(self.sizes.sum())
+        self.words, self.split, self.reports = words, split, reports
+
+    @classmethod
+    def sampled(
+        cls, dataset: Any, m: int, fractions: Sequence[float], rng: np.random.Generator
+    ) -> Population:
+        """The sampled engine's population of ``dataset`` over groups of the given sizes."""
+        rng = check_generator(rng)
+        distinct, counts = dataset.histogram()
+        split = split_counts(counts, np.asarray(fractions, dtype=float), rng)
+        return cls("sampled", split.sum(axis=1), words=bits.to_words(distinct, m), split=split)
+
+    @classmethod
+    def reported(cls, reports: ClientReports, n_groups: int) -> Population:
+        """The reports engine's population: what the users sent."""
+        return cls("reports", np.bincount(reports.groups, minlength=n_groups), reports=reports)
+
+    @property
+    def groups(self) -> np.ndarray:
+        """Reports engine: the group each user picked."""
+        return self.reports.groups
+
+    # --- who is where --------------------------------------------------------------
+    def n_users(self, groups: Sequence[int]) -> int:
+        """The number of users in the given groups."""
+        return int(self.sizes[list(groups)].sum())
+
+    def weights(self, groups: Sequence[int]) -> np.ndarray:
+        """Sampled engine: how many users of the given groups hold each distinct value."""
+        return self.split[list(groups)].sum(axis=0)
+
+    # --- frequency-oracle rounds ---------------------------------------------------
+    def estimates(
+        self,
+        oracle: FrequencyOracle,
+        candidates: np.ndarray,
+        rng: np.random.Generator,
+        *,
+        groups: Sequence[int],
+        part: int | None = None,
+        keys: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Estimated counts of ``candidates`` among the users of ``groups``.
+
+        Reports engine: ``oracle.estimate`` of ``reports.parts[part]`` (of the whole-value
+        reports ``reports.value`` when ``part`` is None).  Sampled engine: ``keys[i]`` is
+        what a user holding ``words[i]`` reports through the oracle (a prefix, a segment, a
+        puzzle key; the value itself when None); the users of ``groups`` report the
+        histogram of those keys, and the oracle draws the candidates' estimates from their
+        exact law given that whole histogram (the keys of no candidate included: FLH's
+        pool, the sketches' hash family, the Hadamard codes and RAPPOR depend on them).
+        """
+        if len(candidates) == 0:
+            return np.zeros(0)
+        if self.engine == "reports":
+            sent = self.reports.value if part is None else self.reports.parts[part]
+            return oracle.estimate(sent, candidates=candidates)
+        held, counts = aggregate(self.words if keys is None else keys, self.weights(groups))
+        return oracle.simulate_candidates(held[counts > 0], counts[counts > 0], candidates, rng)

@@ -16,7 +16,8 @@ candidate values and test them with whole-value reports π(v).  Shared here:
   threshold test itself (:func:`stage_bar`);
 * segments: :func:`segment_bounds`, :func:`segment` (bits [start, start+length) of every
   value as a right-aligned integer) and :func:`join_segments` (its inverse);
-* :class:`Population`: the users of one run as each engine sees them.
+* :class:`~ldp.heavy_hitters.base.Population` (re-exported): the users of one run as each
+  engine sees them.
 """
 
 from __future__ import annotations
@@ -32,17 +33,15 @@ from scipy import stats
 
 from ldp import bits
 from ldp.heavy_hitters.base import (
-    ClientReports,
     HeavyHitterResult,
+    Population,
     check_m,
-    lookup,
     resolve_oracle,
-    split_counts,
     top,
 )
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.oracles.base import MAX_REPORT_BYTES
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import check_epsilon, check_int
 
 __all__ = [
     "BUDGETS",
@@ -270,91 +269,6 @@ def release(
     return values[keep], estimates[keep]
 
 
-# ------------------------------------------------------------------------- population
-class Population:
-    """The users of one run, as each engine sees them (build with :meth:`sampled`/:meth:`reported`).
-
-    * reports engine: the users' :class:`~ldp.heavy_hitters.base.ClientReports` (each
-      protocol's ``perturb``); estimates come from the reports themselves.
-    * sampled engine: the histogram of distinct values, each value's count split over the
-      groups with a multinomial (:func:`~ldp.heavy_hitters.base.split_counts`, the law of
-      the users' random group choice); estimates are drawn from their exact law.
-    """
-
-    def __init__(self, engine: str, sizes: np.ndarray) -> None:
-        self.engine = engine
-        self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.n = int(self.sizes.sum())
-
-    @classmethod
-    def sampled(
-        cls, dataset: Any, m: int, fractions: Sequence[float], rng: np.random.Generator
-    ) -> Population:
-        """The sampled engine's population of ``dataset`` over groups of the given sizes."""
-        rng = check_generator(rng)
-        distinct, counts = dataset.histogram()
-        split = split_counts(counts, np.asarray(fractions, dtype=float), rng)
-        population = cls("sampled", split.sum(axis=1))
-        population.m, population.words, population.split = m, bits.to_words(distinct, m), split
-        return population
-
-    @classmethod
-    def reported(cls, reports: ClientReports, n_groups: int) -> Population:
-        """The reports engine's population: what the users sent."""
-        population = cls("reports", np.bincount(reports.groups, minlength=n_groups))
-        population.reports, population.groups = reports, reports.groups
-        return population
-
-    # --- who is where --------------------------------------------------------------
-    def n_users(self, groups: Sequence[int]) -> int:
-        """The number of users in the given groups."""
-        return int(self.sizes[list(groups)].sum())
-
-    def weights(self, groups: Sequence[int]) -> np.ndarray:
-        """Sampled engine: how many users of the given groups hold each distinct value."""
-        return self.split[list(groups)].sum(axis=0)
-
-    # --- frequency-oracle rounds ---------------------------------------------------
-    def segment_estimates(
-        self,
-        oracle: FrequencyOracle,
-        part: int,
-        groups: Sequence[int],
-        bound: tuple[int, int],
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        """Estimated counts of all 2^length patterns of segment ``part`` (users of ``groups``).
-
-        Reports engine: the oracle's estimate from the users' reports of the segment;
-        sampled engine: the patterns' true counts among those users, then
-        :meth:`~ldp.oracles.FrequencyOracle.simulate_candidates`.
-        """
-        start, length = bound
-        domain = np.arange(2**length, dtype=np.uint64)
-        if self.engine == "reports":
-            return oracle.estimate(self.reports.parts[part], candidates=domain)
-        keys = segment(self.words, self.m, start, length).astype(np.int64)
-        counts = np.bincount(keys, weights=self.weights(groups), minlength=2**length)
-        return oracle.simulate_candidates(
-            np.rint(counts).astype(np.int64), self.n_users(groups), rng
-        )
-
-    def value_estimates(
-        self,
-        oracle: FrequencyOracle,
-        groups: Sequence[int],
-        candidates: np.ndarray,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        """Estimated counts of distinct whole-value candidates among the given groups."""
-        if len(candidates) == 0:
-            return np.zeros(0)
-        if self.engine == "reports":
-            return oracle.estimate(self.reports.value, candidates=candidates)
-        counts = lookup(self.words, self.weights(groups), candidates)
-        return oracle.simulate_candidates(counts, self.n_users(groups), rng)
-
-
 def check_report_size(oracle: FrequencyOracle, n_users: float) -> None:
     """Refuse a reports-engine round whose reports cannot be held in memory.
 
@@ -504,7 +418,7 @@ class BaselineParameters:
         groups = self.value_groups(parts)
         oracle = self.oracle(epsilon=self.value_epsilon(), domain_size=2**self.m)
         n_value = population.n_users(groups)
-        estimates = population.value_estimates(oracle, groups, candidates, rng)
+        estimates = population.estimates(oracle, candidates, rng, groups=groups)
         bar = None
         if self.output == "threshold":
             bar = stage_bar(oracle, n_value, self.threshold, self.significance, len(candidates))

@@ -346,10 +346,13 @@ class MCM(BaselineParameters):
         n_group = int(population.sizes[group])
         keys = self.channel_of(population.words, h, hash_seed) * d
         keys += segment(population.words, self.m, start, length).astype(np.int64)
+        if self.block_encoding == "oracle":
+            candidates = np.arange(h * d, dtype=np.int64)
+            return population.estimates(oracle, candidates, rng, groups=[group], keys=keys).reshape(
+                h, d
+            )
         cells = np.bincount(keys, weights=population.split[group], minlength=h * d)
         holders = np.rint(cells).astype(np.int64)
-        if self.block_encoding == "oracle":
-            return oracle.simulate_candidates(holders, n_group, rng).reshape(h, d)
         kept = rng.binomial(holders.reshape(h, d), oracle.p_star - oracle.q_star)
         uniform = n_group - kept.sum(axis=1)  # every other entry is a uniform pattern
         return kept + rng.multinomial(uniform, np.full(d, 1 / d))

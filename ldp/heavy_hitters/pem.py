@@ -21,15 +21,13 @@ from ldp import bits
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
-    aggregate,
+    Population,
     assign_groups,
     build_oracle,
     check_dataset,
     check_engine,
     check_m,
-    lookup,
     resolve_oracle,
-    split_counts,
     top,
 )
 from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_report_size
@@ -169,22 +167,19 @@ class PEM:
 
         ``engine="reports"`` aggregates :meth:`perturb`'s reports of the data set's users;
         ``"sampled"`` draws every step's estimates from their exact distribution given the
-        data's histogram.
+        histogram of the group's prefixes (:class:`~ldp.heavy_hitters.base.Population`).
         """
         engine = check_engine(engine)
         rng = check_generator(rng)
         check_dataset(dataset, self.m)
         config = self.config
         if engine == "sampled":
-            distinct, counts = dataset.histogram()
-            per_group = split_counts(counts, np.asarray(config.fractions), rng)
-            sizes = per_group.sum(axis=1)
+            population = Population.sampled(dataset, self.m, config.fractions, rng)
         else:
             for step, fraction in enumerate(config.fractions):  # refuse before any work
                 check_report_size(self.step_oracle(step), dataset.n * fraction)
-            reports = self.perturb(dataset.values, rng)
-            sizes = np.bincount(reports.groups, minlength=config.g)
-        n = int(sizes.sum())
+            population = Population.reported(self.perturb(dataset.values, rng), config.g)
+        sizes, n = population.sizes, population.n
         steps, kept = [], None
         for i, (ell, eta, keep) in enumerate(
             zip(config.lengths, config.etas, config.candidate_sizes, strict=True)
@@ -193,14 +188,10 @@ class PEM:
                 domain = bits.extend(np.zeros(1, dtype=np.uint64), 0, ell)
             else:
                 domain = bits.extend(kept, ell - eta, eta)
-            oracle = self.step_oracle(i)
-            if engine == "sampled":
-                keys, group_counts = aggregate(bits.prefix(distinct, self.m, ell), per_group[i])
-                estimates = oracle.simulate_candidates(
-                    lookup(keys, group_counts, domain), int(sizes[i]), rng
-                )
-            else:
-                estimates = oracle.estimate(reports.parts[i], candidates=domain)
+            prefixes = bits.prefix(population.words, self.m, ell) if engine == "sampled" else None
+            estimates = population.estimates(
+                self.step_oracle(i), domain, rng, groups=[i], part=i, keys=prefixes
+            )
             best = top(estimates, keep)
             kept, kept_estimates = domain[best], estimates[best]
             steps.append({"queries": len(domain), "kept": kept})

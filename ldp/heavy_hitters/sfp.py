@@ -39,16 +39,16 @@ Fig. 8a.  ``"improved"`` is OLH with the budget split, as SPM and MCM are drawn 
 Section VI figures (Sec. VI-A, VI-B6).  Either way each user's reports are ε-LDP in all
 (sequential composition for split; one report per user for partition).
 
-Sampled engine.  Each round's estimates are drawn by the oracle's
-``simulate_candidates`` from the true counts of its keys among the round's users, as for
-PEM, SPM and MCM: exact for every oracle whose sampled engine is exact (all keys of a
-position are queried, so no user holds a key outside the candidates; for the count-mean
-sketches the final round passes the other values' counts too).
+Engines.  :meth:`SFP.perturb` is the client (what every user sends, with the public H), and
+``run(engine="reports")`` decodes those reports.  In the sampled engine each round's
+estimates are drawn by the oracle's ``simulate_candidates`` from the histogram of the keys
+(or values) the round's users report, as for PEM, SPM and MCM
+(:class:`~ldp.heavy_hitters.base.Population`): exact whenever the oracle's sampled engine
+is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -56,12 +56,12 @@ import numpy as np
 
 from ldp import bits, hashing
 from ldp.heavy_hitters.base import (
+    ClientReports,
     HeavyHitterResult,
+    Population,
     assign_groups,
+    check_dataset,
     check_engine,
-    lookup,
-    row_keys,
-    split_counts,
     top,
 )
 from ldp.heavy_hitters.baseline import (
@@ -76,7 +76,7 @@ from ldp.heavy_hitters.baseline import (
     to_dataset_values,
     variant_presets,
 )
-from ldp.oracles.count_mean_sketch import CMS, HCMS
+from ldp.oracles.count_mean_sketch import CMS
 from ldp.registry import register
 from ldp.validation import check_generator, check_int
 
@@ -84,64 +84,6 @@ __all__ = ["SFP"]
 
 #: The largest short hash: keys H(v) ‖ v[α] must fit the oracles' 64-bit values.
 MAX_HASH_BITS = 24
-
-
-class Users:
-    """The users of one SFP run, as the chosen engine sees them.
-
-    Parameters
-    ----------
-    dataset :
-        A :class:`ldp.datasets.Dataset` (``values``, ``m``, ``n``, ``histogram()``).
-    m : int
-        The protocol's bits per value (checked against the data set).
-    fractions : array_like
-        The probability of each group; every user picks one independently.
-    engine : {"sampled", "reports"}
-        ``"reports"`` materialises every user and assigns groups with
-        :func:`~ldp.heavy_hitters.base.assign_groups`; ``"sampled"`` keeps the histogram of
-        distinct values and splits each value's count over the groups with a multinomial
-        (:func:`~ldp.heavy_hitters.base.split_counts`), the same law.
-    rng : numpy.random.Generator
-    """
-
-    def __init__(
-        self,
-        dataset: Any,
-        m: int,
-        fractions: Sequence[float],
-        engine: str,
-        rng: np.random.Generator,
-    ) -> None:
-        self.engine = check_engine(engine)
-        rng = check_generator(rng)
-        if dataset.m != m:
-            raise ValueError(f"dataset has m = {dataset.m} bits, the protocol m = {m}")
-        self.m = m
-        fractions = np.asarray(fractions, dtype=float)
-        if self.engine == "sampled":
-            distinct, counts = dataset.histogram()
-            self.words = bits.to_words(distinct, m)
-            self.split = split_counts(counts, fractions, rng)
-            self.sizes = self.split.sum(axis=1)
-        else:
-            self.words = bits.to_words(dataset.values, m)
-            self.groups = assign_groups(dataset.n, fractions, rng)
-            self.sizes = np.bincount(self.groups, minlength=len(fractions))
-        self.n = int(self.sizes.sum())
-
-    # --- who is where --------------------------------------------------------------
-    def n_users(self, groups: Sequence[int]) -> int:
-        """The number of users in the given groups."""
-        return int(self.sizes[list(groups)].sum())
-
-    def weights(self, groups: Sequence[int]) -> np.ndarray:
-        """Sampled engine: how many users of the given groups hold each distinct value."""
-        return self.split[list(groups)].sum(axis=0)
-
-    def members(self, groups: Sequence[int]) -> np.ndarray:
-        """Reports engine: the indices of the users in the given groups."""
-        return np.flatnonzero(np.isin(self.groups, list(groups)))
 
 
 @register(label="SFP", color="#e7298a", order=125)
@@ -264,38 +206,95 @@ class SFP(BaselineParameters):
         hashes = np.concatenate(owners)
         return candidates[self.short_hash(candidates, seed) == hashes]
 
+    def fractions(self) -> list[float]:
+        """The probability of each group: g fragment groups, after a value group (partition)."""
+        g = len(self.bounds)
+        if self.budget == "partition":  # group 0 reports only the value
+            return [self.final_fraction] + [(1 - self.final_fraction) / g] * g
+        return [1 / g] * g
+
+    def fragment_oracle(self, alpha: int):
+        """The oracle of position α's keys H(v) ‖ v[α]: domain 2^{b + s_α}."""
+        length = self.bounds[alpha][1]
+        return self.oracle(
+            epsilon=self.epsilon_per_part["fragment"], domain_size=2 ** (self.hash_bits + length)
+        )
+
+    def value_oracle(self):
+        """The oracle of the whole-value reports: domain 2^m."""
+        return self.oracle(epsilon=self.epsilon_per_part["value"], domain_size=2**self.m)
+
+    # --- the client --------------------------------------------------------------------
+    def perturb(
+        self, values: np.ndarray, rng: np.random.Generator, hash_seed: int | None = None
+    ) -> ClientReports:
+        """What every user sends ([Apple] client, over m-bit values).
+
+        Each user picks a group: a position α (its puzzle piece H(v) ‖ v[α] goes through
+        the fragment oracle, ``parts[α]``) or, with ``budget="partition"``, group 0, whose
+        users send only π(v) at full ε.  With ``budget="split"`` every user also sends
+        π(v) (``value``, in user order).  ``hash_seed`` names the public short hash H
+        (drawn from ``rng`` when None) and is returned in ``public``.
+        """
+        rng = check_generator(rng)
+        if hash_seed is None:
+            hash_seed = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
+        seed = np.uint64(hash_seed)
+        words = bits.to_words(np.asarray(values), self.m)
+        partition = self.budget == "partition"
+        groups = assign_groups(words.shape[0], np.asarray(self.fractions()), rng)
+        hashes = self.short_hash(words, seed)
+        parts = tuple(
+            self.fragment_oracle(alpha).perturb(
+                self.puzzle_keys(words, hashes, bound)[groups == alpha + int(partition)], rng
+            )
+            for alpha, bound in enumerate(self.bounds)
+        )
+        senders = groups == 0 if partition else np.ones(groups.shape[0], dtype=bool)
+        value = self.value_oracle().perturb(words[senders], rng)
+        return ClientReports(groups, parts, value, {"hash_seed": seed})
+
     # --- the protocol ------------------------------------------------------------------
     def run(
         self, dataset: Any, rng: np.random.Generator, engine: str = "sampled"
     ) -> HeavyHitterResult:
         """Identify the heavy hitters of ``dataset``; see :class:`SFP`.
 
-        ``engine="reports"`` runs the real per-user protocol; ``"sampled"`` draws every
-        round's estimates from their exact law given the histogram.
+        ``engine="reports"`` decodes :meth:`perturb`'s reports of the data set's users;
+        ``"sampled"`` draws every round's estimates from their exact law given the
+        histogram of what each group reports (:class:`~ldp.heavy_hitters.base.Population`).
         """
-        rng = check_generator(rng)
+        engine, rng = check_engine(engine), check_generator(rng)
+        check_dataset(dataset, self.m)
         bounds, g = self.bounds, len(self.bounds)
         eps = self.epsilon_per_part
         partition = self.budget == "partition"
-        fractions = [1 / g] * g
-        if partition:  # group 0 reports only the value
-            fractions = [self.final_fraction] + [(1 - self.final_fraction) / g] * g
-        if engine == "reports":
-            check_report_size(self.oracle(epsilon=eps["value"], domain_size=2**self.m), dataset.n)
+        fractions = self.fractions()
         seed = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)  # the public H
-        population = Users(dataset, self.m, fractions, engine, rng)
-        hashes = self.short_hash(population.words, seed)
-        fragment_groups = [[alpha + int(partition)] for alpha in range(g)]
+        if engine == "reports":
+            share = [1.0] if not partition else [fractions[0]]
+            check_report_size(self.value_oracle(), dataset.n * share[0])
+            for alpha in range(g):
+                check_report_size(self.fragment_oracle(alpha), dataset.n * fractions[-1])
+            reports = self.perturb(dataset.values, rng, hash_seed=seed)
+            population = Population.reported(reports, len(fractions))
+        else:
+            population = Population.sampled(dataset, self.m, fractions, rng)
+            hashes = self.short_hash(population.words, seed)
         value_groups = [0] if partition else list(range(g))
         threshold = self.output == "threshold"
 
         kept, queries = [], []
         for alpha, bound in enumerate(bounds):
-            oracle = self.oracle(
-                epsilon=eps["fragment"], domain_size=2 ** (self.hash_bits + bound[1])
+            oracle = self.fragment_oracle(alpha)
+            groups = [alpha + int(partition)]
+            domain = np.arange(2 ** (self.hash_bits + bound[1]), dtype=np.uint64)
+            keys = None
+            if engine == "sampled":
+                keys = self.puzzle_keys(population.words, hashes, bound)
+            estimates = population.estimates(
+                oracle, domain, rng, groups=groups, part=alpha, keys=keys
             )
-            groups = fragment_groups[alpha]
-            estimates = self._fragment_estimates(population, oracle, groups, hashes, bound, rng)
             queries.append(len(estimates))
             order = top(estimates, len(estimates) if threshold else self.fragment_keep)
             if threshold:
@@ -307,9 +306,9 @@ class SFP(BaselineParameters):
         limit = self.query_limit - sum(queries)
         candidates = candidates[:limit]
 
-        value_oracle = self.oracle(epsilon=eps["value"], domain_size=2**self.m)
+        value_oracle = self.value_oracle()
         n_value = population.n_users(value_groups)
-        estimates = self._value_estimates(population, value_oracle, value_groups, candidates, rng)
+        estimates = population.estimates(value_oracle, candidates, rng, groups=value_groups)
         bar = (
             stage_bar(value_oracle, n_value, self.threshold, self.significance, len(candidates))
             if threshold
@@ -329,45 +328,3 @@ class SFP(BaselineParameters):
             "epsilon_per_part": eps,
         }
         return HeavyHitterResult(to_dataset_values(identified, self.m), found * scale, diagnostics)
-
-    def _fragment_estimates(self, population, oracle, groups, hashes, bound, rng) -> np.ndarray:
-        """Estimated counts of all 2^{b+s_α} keys H ‖ v[α] among the given groups."""
-        size = 2 ** (self.hash_bits + bound[1])
-        keys = self.puzzle_keys(population.words, hashes, bound)
-        if population.engine == "sampled":
-            weights = population.weights(groups)
-            counts = np.bincount(keys.astype(np.int64), weights=weights, minlength=size)
-            return oracle.simulate_candidates(
-                np.rint(counts).astype(np.int64), population.n_users(groups), rng
-            )
-        users = population.members(groups)
-        check_report_size(oracle, len(users))
-        domain = np.arange(size, dtype=np.uint64)
-        return oracle.estimate(oracle.perturb(keys[users], rng), candidates=domain)
-
-    def _value_estimates(self, population, oracle, groups, candidates, rng) -> np.ndarray:
-        """The candidates' estimated counts from the value reports.
-
-        A count-mean sketch's exact law also depends on how the other users' values
-        repeat (they collide together): its sampled engine gets their counts.
-        """
-        if population.engine == "sampled" and isinstance(oracle, CMS | HCMS):
-            weights = population.weights(groups)
-            counts = lookup(population.words, weights, candidates)
-            others = weights.astype(np.int64)
-            found = np.isin(row_keys(population.words), row_keys(candidates))
-            others = others[~found & (others > 0)]
-            return oracle.simulate_candidates(
-                counts, population.n_users(groups), rng, other_counts=others
-            )
-        if len(candidates) == 0 and population.engine == "sampled":
-            return np.zeros(0)
-        if population.engine == "sampled":
-            counts = lookup(population.words, population.weights(groups), candidates)
-            return oracle.simulate_candidates(counts, population.n_users(groups), rng)
-        users = population.members(groups)
-        check_report_size(oracle, len(users))
-        reports = oracle.perturb(population.words[users], rng)
-        if len(candidates) == 0:
-            return np.zeros(0)
-        return oracle.estimate(reports, candidates=candidates)

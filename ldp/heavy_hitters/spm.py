@@ -60,7 +60,8 @@ from ldp.heavy_hitters.baseline import (
     to_dataset_values,
     variant_presets,
 )
-from ldp.oracles import GRR, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
+from ldp.oracles import SUE, FrequencyOracle, HashReports, UnaryReports
+from ldp.oracles.base import independent_support
 from ldp.registry import register
 from ldp.validation import check_generator
 
@@ -431,7 +432,7 @@ class SPM(BaselineParameters):
         if m < 2:
             raise ValueError(f"m must be >= 2 for SPM (two segments at least), got {m}")
         oracle = self.oracle
-        if not issubclass(oracle, PureOracle) or issubclass(oracle, GRR):
+        if not independent_support(oracle):
             raise TypeError(
                 "oracle must be a pure oracle with independent per-value support (SUE, OUE, "
                 f"THE, BLH, OLH) for SPM's joint estimation, got {oracle.__name__}"

@@ -169,7 +169,11 @@ class Strawman(BaselineParameters):
         for alpha, (bound, oracle) in enumerate(zip(bounds, segment_oracles, strict=True)):
             groups = [alpha + int(self.partitioned)]
             n_alpha = population.n_users(groups)
-            estimates = population.segment_estimates(oracle, alpha, groups, bound, rng)
+            domain = np.arange(2 ** bound[1], dtype=np.uint64)
+            keys = None if engine == "reports" else segment(population.words, self.m, *bound)
+            estimates = population.estimates(
+                oracle, domain, rng, groups=groups, part=alpha, keys=keys
+            )
             queries.append(len(estimates))
             order = top(estimates, len(estimates) if threshold else self.k)
             if threshold:

@@ -42,14 +42,14 @@ from scipy.stats import norm
 
 from ldp import bits
 from ldp.heavy_hitters.base import (
+    ClientReports,
     HeavyHitterResult,
-    aggregate,
+    Population,
     assign_groups,
     check_engine,
-    lookup,
-    split_counts,
     top,
 )
+from ldp.heavy_hitters.baseline import check_report_size
 from ldp.heavy_hitters.pem import check_fraction
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
@@ -182,12 +182,30 @@ class TreeHist:
         m = self.m
         return pem_theory.PEMConfig(m, 0, (1,) * m, (1 / m,) * m, (self.k,) * m)
 
+    # --- the client ----------------------------------------------------------------------
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:
+        """What every user sends: a uniform level ℓ (its group ℓ - 1) and the oracle's report
+        of the value's ℓ-bit prefix (:meth:`TreeHistClient.perturb`).
+
+        ``values`` are m-bit values in the data set's representation; ``parts[ℓ - 1]``
+        holds the reports of level ℓ's users, in user order.
+        """
+        rng = check_generator(rng)
+        values = np.asarray(values)
+        groups = assign_groups(len(values), np.full(self.m, 1 / self.m), rng)
+        parts = tuple(
+            self.client(level).perturb(values[groups == index], rng)
+            for index, level in enumerate(self.levels)
+        )
+        return ClientReports(groups, parts)
+
     # --- the protocol --------------------------------------------------------------------
     def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled"):
         """Identify the heavy hitters of ``dataset`` (a :class:`ldp.datasets.Dataset`).
 
-        ``engine="reports"`` runs every user's real report; ``"sampled"`` draws each
-        level's estimates from their exact law given the data's histogram.
+        ``engine="reports"`` decodes :meth:`perturb`'s reports of the data set's users;
+        ``"sampled"`` draws each level's estimates from their exact law given the histogram
+        of the level's prefixes (:class:`~ldp.heavy_hitters.base.Population`).
         """
         engine = check_engine(engine)
         rng = check_generator(rng)
@@ -195,37 +213,28 @@ class TreeHist:
             raise ValueError(f"dataset has m = {dataset.m} bits, the protocol m = {self.m}")
         fractions = np.full(self.m, 1 / self.m)
         if engine == "sampled":
-            distinct, counts = dataset.histogram()
-            per_group = split_counts(counts, fractions, rng)
-            sizes = per_group.sum(axis=1)
-            live = np.arange(len(counts))
+            population = Population.sampled(dataset, self.m, fractions, rng)
         else:
-            groups = assign_groups(dataset.n, fractions, rng)
-            sizes = np.bincount(groups, minlength=self.m)
-        n, z = int(sizes.sum()), self.z_value
+            for level in self.levels:  # refuse before any work
+                check_report_size(self.client(level).oracle, dataset.n / self.m)
+            population = Population.reported(self.perturb(dataset.values, rng), self.m)
+        sizes, n, z = population.sizes, population.n, self.z_value
         kept = np.zeros(1, dtype=np.uint64)
         kept_estimates = np.zeros(1)
         queried, kept_sizes, kept_prefixes, thresholds = [], [], [], []
         for index, ell in enumerate(self.levels):
             domain = bits.extend(kept, ell - 1, 1)
             client = self.client(ell)
-            if engine == "sampled":
-                held = bits.prefix(distinct[live], self.m, ell)
-                keys, group_counts = aggregate(held, per_group[index][live])
-                estimates = client.oracle.simulate_candidates(
-                    lookup(keys, group_counts, domain), int(sizes[index]), rng
-                )
-            else:
-                reports = client.perturb(dataset.values[groups == index], rng)
-                estimates = client.oracle.estimate(reports, candidates=domain)
+            prefixes = bits.prefix(population.words, self.m, ell) if engine == "sampled" else None
+            estimates = population.estimates(
+                client.oracle, domain, rng, groups=[index], part=index, keys=prefixes
+            )
             best = top(estimates, self.k if self.form == "top-k" else self.width)
             if self.form == "threshold":
                 tau = self._threshold(client.oracle, int(sizes[index]), z)
                 best = best[estimates[best] >= tau]
                 thresholds.append(tau)
             kept, kept_estimates = domain[best], estimates[best]
-            if engine == "sampled":  # only values under a kept prefix can match a child
-                live = live[lookup(kept, np.ones(len(kept)), held) > 0]
             queried.append(len(domain))
             kept_sizes.append(len(kept))
             kept_prefixes.append(kept)

@@ -18,7 +18,6 @@ import numpy as np
 
 from ldp import theory
 from ldp.validation import (
-    MAX_USERS,
     check_counts,
     check_epsilon,
     check_generator,
@@ -42,6 +41,40 @@ def check_variance_input(n_users: object, true_count: object) -> tuple[int, floa
     if not 0 <= true_count <= n_users:
         raise ValueError(f"true_count must lie in [0, n_users = {n_users}], got {true_count}")
     return n_users, float(true_count)
+
+
+def row_keys(values: np.ndarray) -> np.ndarray:
+    """A 1-D sortable view of values: integers as they are, word rows as opaque bytes."""
+    array = np.asarray(values)
+    if array.ndim == 1:
+        return array
+    rows = np.ascontiguousarray(array)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
+
+
+def has_duplicates(values: np.ndarray) -> bool:
+    """Whether some value (integer or word row) occurs twice: one sort, skipped when the
+    values are already strictly increasing."""
+    keys = row_keys(values)
+    if keys.shape[0] < 2:
+        return False
+    if keys.dtype.kind in "iu" and np.all(keys[1:] > keys[:-1]):
+        return False
+    ordered = np.sort(keys)
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
+def lookup(keys: np.ndarray, counts: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The count of each query among distinct ``keys`` (0 where absent), int64."""
+    sorted_keys = row_keys(keys)
+    order = np.argsort(sorted_keys, kind="stable")
+    sorted_keys = sorted_keys[order]
+    wanted = row_keys(queries)
+    if sorted_keys.shape[0] == 0:
+        return np.zeros(wanted.shape[0], dtype=np.int64)
+    position = np.minimum(np.searchsorted(sorted_keys, wanted), sorted_keys.shape[0] - 1)
+    hit = sorted_keys[position] == wanted
+    return np.where(hit, np.asarray(counts)[order][position], 0).astype(np.int64)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,16 +131,6 @@ class FrequencyOracle(ABC):
         """The number of users whose reports these are."""
 
     # --- sampled engine ----------------------------------------------------------------
-    @abstractmethod
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Estimates of distinct candidates drawn from their exact joint distribution.
-
-        ``candidate_counts[j]`` is the true number of users holding candidate j, out of
-        ``n_users`` in all; the users holding other values matter only through their number.
-        """
-
     def simulate(
         self,
         true_counts: np.ndarray,
@@ -117,15 +140,79 @@ class FrequencyOracle(ABC):
         """The estimate ``estimate(perturb(values))`` would give, drawn without any reports.
 
         ``true_counts`` has one entry per domain value.  Same distribution as the reports
-        engine, at O(|candidates|) cost instead of O(n x |candidates|).
+        engine, at O(|candidates|) cost instead of O(n x |candidates|) for most oracles
+        (:meth:`simulate_candidates` with the dense histogram).
         """
         counts = check_counts(true_counts, self.domain_size)
-        n_users = check_total(counts)
+        check_total(counts)
         rng = check_generator(rng)
+        chosen = self._distinct_candidates(candidates)
+        held = np.flatnonzero(counts)
+        return self._simulate_population(held, counts[held].astype(np.int64), chosen, rng)
+
+    def simulate_candidates(
+        self,
+        values: np.ndarray,
+        counts: np.ndarray,
+        candidates: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Estimates of ``candidates`` drawn from the exact law of ``estimate(perturb(users))``.
+
+        The users are the whole population the estimate counts, given as a sparse
+        histogram: ``counts[i]`` users hold ``values[i]`` (distinct values of the domain,
+        in the representation of :meth:`perturb`; values of no candidate included).  A
+        candidate need not be held.  The whole population is asked for because, for some
+        oracles, the law of a candidate's estimate depends on more than its own count and
+        n: on how the other users' values repeat (FLH's pool, the sketches' shared hash
+        family: Σ n_u² and beyond), or on which values they are (the Hadamard codes'
+        and RAPPOR's Bloom bits).  Oracles whose law needs only the candidates' counts and
+        n (:meth:`_simulate_counts`) read just that.  This is what the heavy hitters call
+        on each group's histogram of prefixes or segments.
+        """
+        values, counts = self.check_population(values, counts)
+        rng = check_generator(rng)
+        chosen = self._distinct_candidates(candidates)
+        return self._simulate_population(values, counts, chosen, rng)
+
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The sampled engine on checked input; by default the law given the candidates'
+        counts and n only (:meth:`_simulate_counts`).  Oracles whose law depends on the
+        rest of the population override this."""
+        return self._simulate_counts(lookup(values, counts, chosen), int(counts.sum()), rng)
+
+    def _simulate_counts(
+        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Estimates of distinct candidates, ``candidate_counts[j]`` users holding candidate j
+        out of ``n_users``, when the other users matter only through their number."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must override _simulate_counts or _simulate_population"
+        )
+
+    def check_population(
+        self, values: np.ndarray, counts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A sparse histogram: distinct ``values`` of the domain and their ``counts`` (int64)."""
+        values = check_values(values, self.domain_size, name="values")
+        counts = check_counts(counts, None, name="counts")
+        if values.shape[0] != counts.shape[0]:
+            raise ValueError(
+                f"values and counts must have one entry each, got {values.shape[0]} values "
+                f"and {counts.shape[0]} counts"
+            )
+        check_total(counts)
+        if has_duplicates(values):
+            raise ValueError("values must be distinct (one count per value)")
+        return values, counts.astype(np.int64, copy=False)
+
+    def _distinct_candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
-        return self.simulate_candidates(counts[chosen], n_users, rng)
+        if candidates is not None and has_duplicates(chosen):
+            raise ValueError("candidates must be distinct for the sampled engine")
+        return chosen
 
     # --- analysis ----------------------------------------------------------------------
     @abstractmethod
@@ -143,16 +230,6 @@ class FrequencyOracle(ABC):
                 )
             return np.arange(self.domain_size, dtype=np.int64)
         return check_values(candidates, self.domain_size, name="candidates")
-
-    def _check_simulation_input(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> tuple[np.ndarray, int, np.random.Generator]:
-        counts = check_counts(candidate_counts, None, name="candidate_counts")
-        n_users = check_int(n_users, "n_users", minimum=0, maximum=MAX_USERS)
-        total = check_total(counts, "candidate_counts")
-        if total > n_users:
-            raise ValueError(f"candidate_counts sum to {total}, more than n_users = {n_users}")
-        return counts, n_users, check_generator(rng)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,15 +266,31 @@ class PureOracle(FrequencyOracle):
         n_users, true_count = check_variance_input(n_users, true_count)
         return float(theory.pure_variance(n_users, self.p_star, self.q_star, true_count))
 
-    def simulate_candidates(
+    def _simulate_counts(
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> np.ndarray:
         """I_v ~ Bin(n_v, p*) + Bin(n - n_v, q*), independently over v.
 
         Exact when a user's support indicators for distinct values are independent: true
         for the unary encodings and THE (independent noise per coordinate) and for local
-        hashing under an ideal (fully random) hash.  GRR overrides this.
+        hashing under an ideal (fully random) hash.  GRR overrides this; FLH, HR and HM,
+        whose indicators are tied through a shared pool or code, override
+        :meth:`_simulate_population`.
         """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        counts, n = candidate_counts, n_users
         support = rng.binomial(counts, self.p_star) + rng.binomial(n - counts, self.q_star)
         return theory.pure_estimate(support, n, self.p_star, self.q_star)
+
+
+def independent_support(oracle: type[FrequencyOracle]) -> bool:
+    """Whether a user's support indicators are independent across values for this oracle
+    class: a pure oracle whose sampled engine is :class:`PureOracle`'s independent binomials
+    (the unary encodings, THE, BLH, OLH).  Not GRR, subset selection (one report supports a
+    fixed number of values), FLH, HR, HM or the sketches (indicators tied through a pool, a
+    code or a hash family).  Protocols that simulate each user's indicators (SPM's joint
+    estimation) need it."""
+    return (
+        issubclass(oracle, PureOracle)
+        and oracle._simulate_counts is PureOracle._simulate_counts
+        and oracle._simulate_population is FrequencyOracle._simulate_population
+    )

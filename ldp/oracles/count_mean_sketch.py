@@ -258,54 +258,22 @@ class _CountMeanSketch(PureOracle):
         )
 
     # --- sampled engine --------------------------------------------------------------------
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """Estimates drawn from their exact law given the whole histogram (see subclass)."""
-        counts = check_counts(true_counts, self.domain_size)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        values = np.flatnonzero(counts).astype(np.int64)
-        return self._simulate(values, counts[values], 0, chosen, rng)
+        """Estimates drawn from their exact law given the whole population (see subclass).
 
-    def simulate_candidates(
-        self,
-        candidate_counts: np.ndarray,
-        n_users: int,
-        rng: np.random.Generator,
-        other_counts: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Estimates of |C| candidates (relabelled 0..|C|-1) from their exact law.
-
-        The users outside the candidates collide with them through the shared hash family,
-        so their law depends on how their values repeat: ``other_counts`` gives the counts
-        of their distinct values (labels do not matter under a random family).  Without it
-        each of them holds a value of their own, which is exact only in that case.
+        The k hash functions are shared by all users, so the users of one value collide
+        together: the law depends on how every value repeats (the collision term
+        Σ_{u≠d} n_u(n_u - 1) of :meth:`variance`, and beyond), not only on the
+        candidates' counts.  Every held value is drawn, through the real hash family.
         """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        size = counts.shape[0]
-        labels = np.arange(size, dtype=np.int64)
-        values, weights = labels[counts > 0], counts[counts > 0]
-        anonymous = n - int(counts.sum())
-        if other_counts is not None:
-            others = check_counts(other_counts, None, name="other_counts")
-            others = others[others > 0]
-            if int(others.sum()) != anonymous:
-                raise ValueError(
-                    f"other_counts must sum to n_users - sum(candidate_counts) = {anonymous}, "
-                    f"got {int(others.sum())}"
-                )
-            values = np.r_[values, size + np.arange(others.shape[0], dtype=np.int64)]
-            weights, anonymous = np.r_[weights, others], 0
-        return self._simulate(values, weights, anonymous, labels, rng)
+        held = counts > 0
+        return self._simulate(values[held], counts[held], chosen, rng)
 
     @abstractmethod
-    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
-        """Estimates of ``chosen`` for users holding ``values`` (``counts`` each) and
-        ``anonymous`` users each holding a value of their own."""
+    def _simulate(self, values, counts, chosen, rng) -> np.ndarray:
+        """Estimates of ``chosen`` for users holding ``values`` (``counts`` each)."""
 
     # --- helpers ---------------------------------------------------------------------------
     def family(self, reports) -> np.ndarray:
@@ -351,8 +319,8 @@ class _CountMeanSketch(PureOracle):
             raise ValueError(f"report {name} must lie in [0, {limit})")
         return rows.astype(np.int64, copy=False)
 
-    def _user_rows(self, values, counts, anonymous, rng):
-        """(value index or -1 for an anonymous user, row, users) triples, drawn exactly.
+    def _user_rows(self, values, counts, rng):
+        """(value index, row, users) triples, drawn exactly.
 
         Each user's row is uniform over [k], independently: per value a multinomial over
         rows (when that is cheaper than one draw per user), else one draw per user.
@@ -367,8 +335,7 @@ class _CountMeanSketch(PureOracle):
             drawn = rng.integers(0, self.k, size=n_keyed)
             pairs, users = np.unique(owner * self.k + drawn, return_counts=True)
             index, rows = pairs // self.k, pairs % self.k
-        loose = rng.multinomial(anonymous, np.full(self.k, 1.0 / self.k))
-        return index, rows, users.astype(np.int64), loose
+        return index, rows, users.astype(np.int64)
 
 
 def _count_ones_kernel(rows, packed, ones):  # pragma: no cover - compiled by numba
@@ -521,7 +488,7 @@ class CMS(_CountMeanSketch):
         rows, _, bits = self._check_reports(reports)
         return np.bincount(rows, minlength=self.k), count_ones(rows, bits, self.k, self.m)
 
-    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
+    def _simulate(self, values, counts, chosen, rng) -> np.ndarray:
         """The exact law of the cells the estimate reads, without any report.
 
         Given the family and each user's row, the number of +1 signs in cell (l, c) is
@@ -530,10 +497,10 @@ class CMS(_CountMeanSketch):
         ≤ k|C| cells (l, h_l(d)) of the candidates are drawn: O(k|C| + min(n, k·values)).
         """
         seeds = draw_family(self.k, rng)
-        index, rows, users, loose = self._user_rows(values, counts, anonymous, rng)
+        index, rows, users = self._user_rows(values, counts, rng)
         table = cell_table(chosen, seeds, self.m)  # (k, |C|)
         wanted = _distinct((np.arange(self.k)[:, None] * self.m + table).ravel(), self.k * self.m)
-        per_row = np.bincount(rows, weights=users, minlength=self.k).astype(np.int64) + loose
+        per_row = np.bincount(rows, weights=users, minlength=self.k).astype(np.int64)
         keyed = rows * self.m + cells(values[index], seeds, rows, self.m)
         order = np.argsort(keyed)
         keyed, users = keyed[order], users[order]
@@ -541,19 +508,12 @@ class CMS(_CountMeanSketch):
         high = np.searchsorted(keyed, wanted, side="right")
         cumulative = np.r_[0, np.cumsum(users)]
         in_cell = cumulative[high] - cumulative[low]
-        # anonymous users of row l fall in each cell uniformly and independently
         wanted_rows = wanted // self.m
-        starts = np.flatnonzero(np.r_[True, wanted_rows[1:] != wanted_rows[:-1]])
-        sizes = np.diff(np.r_[starts, wanted.shape[0]])
-        for row, start, size in zip(wanted_rows[starts], starts, sizes, strict=True):
-            if loose[row]:  # (a loop over at most k rows, only with anonymous users)
-                share = np.r_[np.full(size, 1.0 / self.m), 1.0 - size / self.m]
-                in_cell[start : start + size] += rng.multinomial(loose[row], share)[:-1]
         others = per_row[wanted_rows] - in_cell
         ones = rng.binomial(in_cell, self.p) + rng.binomial(others, self.base)
         support_cells = np.searchsorted(wanted, np.arange(self.k)[:, None] * self.m + table)
         support = ones[support_cells].sum(axis=0)
-        n = int(counts.sum()) + anonymous
+        n = int(counts.sum())
         return self.m / (self.m - 1) * ((support - n * self.base) / self.gap - n / self.m)
 
 
@@ -661,20 +621,17 @@ class HCMS(_CountMeanSketch):
             out[block] = (per_row[block, None] + walsh_hadamard(signed[block])) / 2
         return out
 
-    def _simulate(self, values, counts, anonymous, chosen, rng) -> np.ndarray:
+    def _simulate(self, values, counts, chosen, rng) -> np.ndarray:
         """The users' (row, coefficient, sign) draws, summed without building reports.
 
         One HCMS report is O(1) (three small integers), so drawing the per-user triples
         *is* the cheapest exact way to sample the k x m signed sums: their law given the
         histogram mixes, per (row, cell) group, a multinomial over the m coefficients,
-        which costs more than the O(n) draws here.  Anonymous users (each holding a value
-        of their own) get a uniform cell.
+        which costs more than the O(n) draws here.
         """
         seeds = draw_family(self.k, rng)
         owners = np.repeat(np.arange(values.shape[0]), counts)
-        rows = rng.integers(0, self.k, size=owners.shape[0] + anonymous)
-        own = np.empty(rows.shape[0], dtype=np.int64)
-        own[: owners.shape[0]] = cells(values[owners], seeds, rows[: owners.shape[0]], self.m)
-        own[owners.shape[0] :] = rng.integers(0, self.m, size=anonymous)
+        rows = rng.integers(0, self.k, size=owners.shape[0])
+        own = cells(values[owners], seeds, rows, self.m)
         coefficients, signs = self._emit(rows, own, rng)
         return self.estimate(HCMSReports(rows, seeds[rows], coefficients, signs), chosen)

@@ -85,7 +85,7 @@ class GRR(PureOracle):
             - np.searchsorted(ordered, candidates, side="left")
         ).astype(np.int64)
 
-    def simulate_candidates(
+    def _simulate_counts(
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> np.ndarray:
         """Reports are multinomial, not independent over values; drawn exactly as follows.
@@ -96,7 +96,7 @@ class GRR(PureOracle):
         the U users who did not keep are spread uniformly: a multinomial over the
         candidates' cells (1/d each) and the rest of the domain.
         """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        counts, n = candidate_counts, n_users
         d, gap = self.domain_size, self.p_star - self.q_star
         kept = rng.binomial(counts, gap)
         kept_elsewhere = rng.binomial(n - int(counts.sum()), gap)

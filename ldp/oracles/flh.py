@@ -44,7 +44,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_total, check_values
+from ldp.validation import check_counts, check_generator, check_int, check_values
 
 #: The largest pool (the k' x g table and the k' x |C| lookups must fit).
 MAX_POOL = 1 << 20
@@ -182,34 +182,29 @@ class FLH(PureOracle):
         return self.lookup(self.table(reports), reports.pool, candidates)
 
     # --- the sampled engine ---------------------------------------------------------------
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The exact law of ``estimate(perturb(values))``: a fresh pool, then its k' x g table.
+        """The exact law of ``estimate(perturb(users))``: a fresh pool, then its k' x g table.
 
-        The collisions under the pool depend on every value held, so this uses all of
-        ``true_counts`` (:meth:`simulate_table`).  Cost O(Σ_v min(n_v, k') + k' g + k' |C|).
+        The users of one value share their collisions under the pool, so the law depends
+        on how the population's values repeat (Σ n_u² in the variance, the module
+        docstring), not only on the candidates' counts: the whole population is drawn
+        (:meth:`simulate_table`), with its real values, so the hashing is the reports
+        engine's too.  Cost O(Σ_v min(n_v, k') + k' g + k' |C|).
         """
-        counts = check_counts(true_counts, self.domain_size)
-        n_users = check_total(counts)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
         pool = self.draw_pool(rng)
-        held = np.flatnonzero(counts)
-        table = self.simulate_table(held, counts[held], pool, rng)
+        held = counts > 0
+        table = self.simulate_table(values[held], counts[held], pool, rng)
         support = self.lookup(table, pool, chosen)
-        return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
+        return theory.pure_estimate(support, int(counts.sum()), self.p_star, self.q_star)
 
     def simulate_table(
         self, held: np.ndarray, counts: np.ndarray, pool: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
         """The k' x g table of ``counts[i]`` users of value ``held[i]``, drawn exactly.
 
+        ``held`` are distinct values (1-D, or word rows for domains beyond 2^64).
         Randomised response over g cells is "keep h_j(v) with probability p* - q', else a
         uniform cell" (q' = (1-p*)/(g-1), so 1 - g q' = p* - q').  Each value's users are
         spread over the pool (one by one, or a multinomial when they outnumber k'); those
@@ -218,52 +213,25 @@ class FLH(PureOracle):
         k, g = self.k_prime, self.g
         gap = self.p_star - (1.0 - self.p_star) / (g - 1)
         light = counts <= k
-        users_j = (
-            np.repeat(held[light], counts[light]),
-            rng.integers(0, k, int(counts[light].sum())),
-        )
-        pairs_value, pairs_j, pairs_m = users_j[0], users_j[1], np.ones(users_j[0].shape[0], int)
+        pairs_value = np.repeat(held[light], counts[light], axis=0)
+        pairs_j = rng.integers(0, k, pairs_value.shape[0])
+        pairs_m = np.ones(pairs_value.shape[0], dtype=np.int64)
         heavy_values, heavy_j, heavy_m = [], [], []
-        for value, c in zip(held[~light], counts[~light], strict=True):
-            spread = rng.multinomial(int(c), np.full(k, 1.0 / k))
-            heavy_values.append(np.full(k, value)), heavy_j.append(np.arange(k))
+        for i in np.flatnonzero(~light):
+            spread = rng.multinomial(int(counts[i]), np.full(k, 1.0 / k))
+            heavy_values.append(np.repeat(held[i : i + 1], k, axis=0)), heavy_j.append(np.arange(k))
             heavy_m.append(spread)
         if heavy_values:
             pairs_value = np.concatenate([pairs_value, *heavy_values])
             pairs_j = np.concatenate([pairs_j, *heavy_j])
             pairs_m = np.concatenate([pairs_m, *heavy_m])
         kept = rng.binomial(pairs_m, gap)
-        cells = hashing.hash_values(pairs_value.astype(np.int64), pool[pairs_j], g)
+        cells = hashing.hash_values(pairs_value, pool[pairs_j], g)
         table = np.bincount(pairs_j * g + cells, weights=kept, minlength=k * g)
         table = table.reshape(k, g).astype(np.int64)
         uniform = np.bincount(pairs_j, weights=pairs_m - kept, minlength=k).astype(np.int64)
         table += rng.multinomial(uniform, np.full(g, 1.0 / g))
         return table
-
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Exact for one population: candidate i is value i, the others spread evenly.
-
-        The collisions make the law depend on how concentrated the other users are
-        (Σ n_u² in the variance), which counts of the candidates alone do not say; this
-        draws the population in which the n - Σ n_c others are spread as evenly as
-        possible over the values m..d-1.  :meth:`simulate` uses the true counts.
-        """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        m, d = counts.shape[0], self.domain_size
-        rest = n - int(counts.sum())
-        if m > d or (rest and m == d):
-            raise ValueError("candidate_counts must leave room in the domain for the other users")
-        others = min(d - m, max(rest, 1))  # values actually used by the others
-        spread = np.full(others, rest // others, dtype=np.int64)
-        spread[: rest % others] += 1
-        held = np.concatenate([np.arange(m), m + np.arange(others)])
-        population = np.concatenate([counts, spread])
-        pool = self.draw_pool(rng)
-        table = self.simulate_table(held[population > 0], population[population > 0], pool, rng)
-        support = self.lookup(table, pool, np.arange(m))
-        return theory.pure_estimate(support, n, self.p_star, self.q_star)
 
     # --- analysis ---------------------------------------------------------------------------
     def _collision_terms(self) -> tuple[float, float]:

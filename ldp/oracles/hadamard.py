@@ -28,7 +28,9 @@ HM ([CMM] Sec. 4.3, t = 1) is documented on :class:`HM`.
 
 The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`), at
 cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept users are
-placed one by one up to K/2 of them.
+placed one by one up to K/2 of them.  It needs the whole population, values included, even
+for a few candidates: their joint law depends on which values the other users hold
+(:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
 [HR]'s general scheme for large ε (blocks of Hadamard codes) is not implemented.
 """
 
@@ -44,7 +46,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_total, check_values
+from ldp.validation import check_generator, check_values
 
 #: K is at most this (the transform holds K int64): d <= 2^27 - 1.
 MAX_HADAMARD_ORDER = 2**27
@@ -111,19 +113,11 @@ def kept_histogram(kept: np.ndarray, rows: np.ndarray, order: int, rng) -> np.nd
     return hist
 
 
-def spread_population(counts: np.ndarray, n: int, domain_size: int) -> tuple[np.ndarray, int]:
-    """Counts of a whole domain: the m candidates as values 0..m-1, the n - Σ others spread
-    as evenly as possible over m..d-1 (the population ``simulate_candidates`` draws)."""
-    m = counts.shape[0]
-    rest, others = n - int(counts.sum()), domain_size - m
-    if others < 0 or (rest and not others):
-        raise ValueError("candidate_counts must leave room in the domain for the other users")
+def dense_counts(values: np.ndarray, counts: np.ndarray, domain_size: int) -> np.ndarray:
+    """The histogram of the whole domain from a sparse one (distinct values, their counts)."""
     full = np.zeros(domain_size, dtype=np.int64)
-    full[:m] = counts
-    if rest:
-        full[m:] = rest // others
-        full[m : m + rest % others] += 1
-    return full, m
+    full[values] = counts
+    return full
 
 
 def support_from_histogram(hist: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -243,44 +237,29 @@ class HR(PureOracle):
             return np.array([np.count_nonzero(parity(r & reports) == 0) for r in rows])
         return support_from_histogram(np.bincount(reports, minlength=self.order), rows)
 
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The exact law of ``estimate(perturb(values))``, drawn from the report histogram.
+        """The exact law of ``estimate(perturb(users))``, drawn from the report histogram.
 
-        The candidates' support indicators are not independent (one index y decides them
-        all), and their joint law depends on which values every user holds, so this uses
-        all of ``true_counts`` (:func:`simulate_histogram`).
+        Each candidate's marginal law is the pure framework's whatever the others hold, but
+        the candidates' joint law is not: one index y decides all of a user's indicators.
+        With Z_a = H[a, y] = 2·1[y in C_{a-1}] - 1 and c = w + 1 for a user of w, y is
+        uniform on C_w with probability 2p* - 1, else uniform on [K], so E[Z_a] =
+        (2p*-1)·1[a = c] and E[Z_a Z_b] = E[Z_{a xor b}] = (2p*-1)·1[a xor b = c]: for
+        u ≠ v,
+
+            Cov[1_u, 1_v] = (2p*-1)/4 · 1[(u+1) xor (v+1) = w+1],
+            Cov[ĉ(u), ĉ(v)] = n_w / (2p*-1),   w + 1 = (u+1) xor (v+1),
+
+        (0 when no such value is held).  So the population is drawn whole, with its real
+        values (:func:`simulate_histogram`); cost Σ_v min(n_v, K/2) + K log K.
         """
-        counts = check_counts(true_counts, self.domain_size)
-        n_users = check_total(counts)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
-        hist = simulate_histogram(counts, self.p_star, self.order, rng)
+        hist = simulate_histogram(
+            dense_counts(values, counts, self.domain_size), self.p_star, self.order, rng
+        )
         support = support_from_histogram(hist, chosen + 1)
-        return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
-
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Exact for one population: candidate j is value j, the others spread evenly.
-
-        Each candidate's estimate has its exact marginal law whatever the other users
-        hold; their joint law depends on the values themselves (the users of w tie the
-        indicators of u and v when (u+1) xor (v+1) = w+1), so it is exact for the population in
-        which the candidates are the values 0..m-1 and the n - Σ n_c other users are spread
-        as evenly as possible over the values m..d-1.  :meth:`simulate` uses the true values.
-        """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        full, m = spread_population(counts, n, self.domain_size)
-        hist = simulate_histogram(full, self.p_star, self.order, rng)
-        support = support_from_histogram(hist, np.arange(1, m + 1))
-        return theory.pure_estimate(support, n, self.p_star, self.q_star)
+        return theory.pure_estimate(support, int(counts.sum()), self.p_star, self.q_star)
 
 
 class Coefficients(NamedTuple):
@@ -431,29 +410,23 @@ class HM(PureOracle):
         n = self.n_reports(reports)
         return (n + fwht(self.coefficient_sums(reports))[candidates]) // 2
 
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The exact law of the estimates, through the coefficient sums (all true counts)."""
-        counts = check_counts(true_counts, self.domain_size)
-        n_users = check_total(counts)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
-        sums = simulate_coefficient_sums(counts, self.p_star, self.order, rng)
+        """The exact law of the estimates, through the coefficient sums of the whole population.
+
+        A user of w sends y = H[w, j] s (s = +1 with probability p*).  With Z_a = H[a, j] y,
+        E[Z_a] = (2p*-1)·1[a = w], and Z_a Z_b = H[a xor b, j] has mean 0 for a ≠ b: two
+        candidates' indicators are uncorrelated whatever the population.  Three are not:
+        E[Z_u Z_v Z_t] = (2p*-1)·1[u xor v xor t = w], so for distinct u, v, t other than w
+
+            E[(ĉ(u)-n_u)(ĉ(v)-n_v)(ĉ(t)-n_t)] = n_w / (2p*-1)²,   w = u xor v xor t,
+
+        a law that depends on which values the other users hold.  So the population is
+        drawn whole (:func:`simulate_coefficient_sums`).
+        """
+        n_users = int(counts.sum())
+        full = dense_counts(values, counts, self.domain_size)
+        sums = simulate_coefficient_sums(full, self.p_star, self.order, rng)
         support = (n_users + fwht(sums)[chosen]) // 2
         return theory.pure_estimate(support, n_users, self.p_star, self.q_star)
-
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Exact for one population (candidates as 0..m-1, the others spread), as HR's."""
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        full, m = spread_population(counts, n, self.domain_size)
-        sums = simulate_coefficient_sums(full, self.p_star, self.order, rng)
-        support = (n + fwht(sums)[:m]) // 2
-        return theory.pure_estimate(support, n, self.p_star, self.q_star)

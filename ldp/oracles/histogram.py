@@ -144,7 +144,7 @@ class SHE(FrequencyOracle):
         spread = true_count * noise.var_own + (n_users - true_count) * noise.var_other
         return float(spread / self.shift**2)
 
-    def simulate_candidates(
+    def _simulate_counts(
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> np.ndarray:
         """(n_v s + NB(n, 1-α) - NB(n, 1-α)) / shift, independently over v.
@@ -153,7 +153,7 @@ class SHE(FrequencyOracle):
         binomials; within n |C| ``noise.tv_per_draw`` (< 1e-12) of the reports engine in
         total variation (see :mod:`ldp.oracles.discrete_laplace`).
         """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        counts, n = candidate_counts, n_users
         if n == 0:
             return np.zeros(counts.shape[0])
         success = 1.0 - self.noise.alpha  # exact: α is in (1/2, 1)

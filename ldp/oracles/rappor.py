@@ -751,25 +751,19 @@ class RAPPOR(FrequencyOracle):
         rng = check_generator(rng)
         return sample_cohort_counts(self, self._domain_positions, counts, rng)
 
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The estimates ``estimate(perturb(values))`` gives, drawn from their exact law."""
-        chosen = self.candidates(candidates)
-        return self._fit(self.unbiased_bits(self.simulate_counts(true_counts, rng)))[chosen]
+        """The estimates ``estimate(perturb(users))`` gives, drawn from their exact law.
 
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Not defined for RAPPOR: the other users' values shape the counts through their
-        Bloom bits, so their number is not enough.  Use ``simulate(true_counts, rng)``."""
-        raise TypeError(
-            "RAPPOR's estimates depend on the Bloom bits of every user's value, not only on "
-            "how many users hold other values: use simulate(true_counts, rng, candidates)"
-        )
+        The least-squares fit runs over the whole domain and every value's Bloom bits
+        enter the cohort counts Y, so the law of a candidate's estimate depends on which
+        values all the other users hold: the population is expanded to the whole domain
+        and Y drawn from it (:meth:`simulate_counts`).
+        """
+        full = np.zeros(self.domain_size, dtype=np.int64)
+        full[values] = counts
+        return self._fit(self.unbiased_bits(self.simulate_counts(full, rng)))[chosen]
 
     # --- analysis -------------------------------------------------------------------------
     @cached_property

@@ -230,7 +230,7 @@ class SS(PureOracle):
     def support_counts(self, reports: UnaryReports, candidates: np.ndarray) -> np.ndarray:
         return column_sums(self._check_reports(reports), self.domain_size)[candidates]
 
-    def simulate_candidates(
+    def _simulate_counts(
         self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
     ) -> np.ndarray:
         """The exact joint law of the candidates' estimates (:func:`subset_support`).
@@ -242,7 +242,7 @@ class SS(PureOracle):
         n d <= ``REPORTS_SHORTCUT``, drawing that population's subsets one by one
         (:meth:`perturb`, O(n ω)) is cheaper and just as exact, and is used instead.
         """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
+        counts, n = candidate_counts, n_users
         m = counts.shape[0]
         if m > self.domain_size:
             raise ValueError(f"candidate_counts has {m} entries, more than domain_size")

@@ -22,7 +22,7 @@ from scipy import stats
 
 from ldp import bits
 from ldp.datasets import Dataset, load
-from ldp.heavy_hitters import MCM, PEM, SPM, ClientReports, Strawman
+from ldp.heavy_hitters import MCM, PEM, SFP, SPM, ClientReports, Strawman, TreeHist
 from ldp.heavy_hitters.baseline import segment
 from ldp.oracles import GRR, OLH, SUE
 
@@ -62,6 +62,22 @@ def test_pem_client_reports_each_prefix_through_olh_at_epsilon():
         other = (OTHER >> (16 - ell)) ^ (prefix == OTHER >> (16 - ell))
         q_other = 1 / _olh(0.5, ell).g  # what a smaller ε would give
         _assert_rate(oracle, reports.parts[i], other, oracle.q_star, q_other)
+
+
+def test_treehist_client_reports_each_level_prefix_through_olh_at_epsilon():
+    """Level ℓ's users (group ℓ - 1, uniform) send their ℓ-bit prefix through OLH at ε."""
+    tree = TreeHist(epsilon=2.0, k=4, m=4)
+    n = 40_000
+    reports = tree.perturb(np.full(n, 0b1011, dtype=np.uint64), np.random.default_rng(1))
+    assert isinstance(reports, ClientReports) and len(reports.parts) == 4
+    counts = np.bincount(reports.groups, minlength=4)
+    assert stats.chisquare(counts, np.full(4, n / 4)).pvalue > ALPHA
+    for index, level in enumerate(tree.levels):
+        oracle = tree.client(level).oracle
+        assert oracle.n_reports(reports.parts[index]) == counts[index]
+        other = (0b1011 >> (4 - level)) ^ 1  # the sibling prefix nobody holds
+        q_other = 1 / _olh(0.5, level).g  # what a smaller ε would give
+        _assert_rate(oracle, reports.parts[index], other, oracle.q_star, q_other)
 
 
 @pytest.mark.parametrize("budget", ["split", "partition"])
@@ -142,8 +158,10 @@ def test_mcm_oracle_blocks_report_channel_and_block_through_the_oracle():
         SPM(epsilon=2.0, k=4, m=16, segment_bits=8),
         MCM(epsilon=2.0, k=4, m=16),
         Strawman(epsilon=2.0, k=4, m=16),
+        TreeHist(epsilon=2.0, k=4, m=16),
+        SFP(epsilon=2.0, k=4, m=16, hash_bits=4, segment_bits=4),
     ],
-    ids=["PEM", "SPM", "MCM", "Strawman"],
+    ids=["PEM", "SPM", "MCM", "Strawman", "TreeHist", "SFP"],
 )
 def test_reports_engine_aggregates_the_client(protocol):
     """run(engine="reports") gets its reports from perturb and from nowhere else."""

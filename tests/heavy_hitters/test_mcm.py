@@ -14,8 +14,7 @@ from scipy import stats
 
 from ldp import metrics
 from ldp.datasets import Dataset, load
-from ldp.heavy_hitters.base import plurality
-from ldp.heavy_hitters.baseline import Population
+from ldp.heavy_hitters.base import Population, plurality
 from ldp.heavy_hitters.mcm import MCM
 from ldp.oracles import BLH, GRR, OLH
 from tests.heavy_hitters.runs import assert_greater, f1_runs

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldp import metrics
+from ldp import bits, metrics
 from ldp.datasets import Dataset
+from ldp.heavy_hitters.base import Population
 from ldp.heavy_hitters.baseline import join_segments, segment
-from ldp.heavy_hitters.sfp import SFP, Users
+from ldp.heavy_hitters.sfp import SFP
 from ldp.oracles import CMS, GRR, OLH
 from tests.heavy_hitters.synthetic import ranked_dataset
 from tests.heavy_hitters.test_strawman import chi2_same_law
@@ -118,28 +119,47 @@ def test_join_matches_segments_for_wide_values():
 # ------------------------------------------------------------------------ engines
 @pytest.mark.parametrize("engine", ["sampled", "reports"])
 def test_fragment_estimates_are_unbiased(engine):
-    """The per-position key estimates average to the keys' true counts (z-test at 1e-4)."""
+    """The per-position key estimates average to the keys' true counts (z-test at 1e-4),
+    from :meth:`SFP.perturb`'s reports or from the sampled engine's histogram of keys."""
     data = planted(6000, 16, heavy=2, share=0.2, seed=3)
-    protocol = SFP(epsilon=2.0, k=2, m=16, hash_bits=3, segment_bits=4, oracle=GRR)
-    bound, seed, reps = protocol.bounds[1], np.uint64(17), 300
-    oracle = GRR(epsilon=2.0, domain_size=2 ** (3 + 4))
+    protocol = SFP(epsilon=4.0, k=2, m=16, hash_bits=3, segment_bits=4, oracle=GRR)
+    alpha, seed, reps = 1, np.uint64(17), 300
+    bound, oracle = protocol.bounds[alpha], protocol.fragment_oracle(alpha)
+    domain = np.arange(2**7, dtype=np.uint64)
+    words = bits.to_words(data.values, 16)
     rng = np.random.default_rng(11)
     total, truth_sum = np.zeros(2**7), np.zeros(2**7)
     for _ in range(reps):
-        population = Users(data, 16, [0.5, 0.5], engine, rng)
-        hashes = protocol.short_hash(population.words, seed)
-        estimates = protocol._fragment_estimates(population, oracle, [1], hashes, bound, rng)
-        keys = protocol.puzzle_keys(population.words, hashes, bound).astype(np.int64)
-        weights = (
-            population.weights([1]) if engine == "sampled" else np.isin(population.groups, [1])
-        )
-        truth_sum += np.bincount(keys, weights=weights, minlength=2**7)
-        total += estimates
-    # an upper bound of one estimate's variance: the group has ~3000 users (+10%), a key
-    # at most 30% of them (GRR's variance grows with the count at this d)
-    sd = math.sqrt(oracle.variance(3300, 990)) / math.sqrt(reps)
+        if engine == "sampled":
+            population = Population.sampled(data, 16, protocol.fractions(), rng)
+            held, weights = population.words, population.weights([alpha])
+        else:
+            reports = protocol.perturb(data.values, rng, hash_seed=seed)
+            assert reports.public["hash_seed"] == seed
+            population = Population.reported(reports, len(protocol.fractions()))
+            held, weights = words, population.groups == alpha
+        keys = protocol.puzzle_keys(held, protocol.short_hash(held, seed), bound)
+        truth_sum += np.bincount(keys.astype(np.int64), weights=weights, minlength=2**7)
+        total += population.estimates(oracle, domain, rng, groups=[alpha], part=alpha, keys=keys)
+    # an upper bound of one estimate's variance: the group has ~1500 users (+10%), a key
+    # at most half of them (GRR's variance grows with the count at this d)
+    sd = math.sqrt(oracle.variance(1650, 825)) / math.sqrt(reps)
     z = (total - truth_sum) / reps / sd
     assert np.abs(z).max() < stats.norm.isf(1e-4 / (2 * 2**7)), z
+
+
+def test_perturb_sends_what_the_budget_says():
+    """split: every user sends a fragment and the value; partition: group 0 the value only."""
+    data = planted(2000, 16, heavy=2, share=0.2, seed=3)
+    for variant, value_senders in (("improved", 2000), ("partitioned", None)):
+        protocol = SFP(epsilon=2.0, k=2, m=16, hash_bits=3, segment_bits=4, variant=variant)
+        reports = protocol.perturb(data.values, np.random.default_rng(0))
+        sizes = np.bincount(reports.groups, minlength=len(protocol.fractions()))
+        offset = int(variant == "partitioned")
+        for alpha, part in enumerate(reports.parts):
+            assert protocol.fragment_oracle(alpha).n_reports(part) == sizes[alpha + offset]
+        expected = value_senders if value_senders is not None else sizes[0]
+        assert protocol.value_oracle().n_reports(reports.value) == expected
 
 
 def test_engines_agree_on_what_is_found():

@@ -130,6 +130,9 @@ def test_support_indicators_add_up_to_the_oracles_support_counts(oracle_class):
         ({"segment_bits": 12, "query_limit": 2**12}, ValueError, "query_limit"),
         ({"oracle": GRR}, TypeError, "oracle"),
         ({"oracle": SHE}, TypeError, "oracle"),
+        ({"oracle": "HR"}, TypeError, "oracle"),  # one index decides all its indicators
+        ({"oracle": "FLH"}, TypeError, "oracle"),  # tied through the pool
+        ({"oracle": "SS"}, TypeError, "oracle"),  # a fixed number of values supported
         ({"final_fraction": 0.0}, ValueError, "final_fraction"),
         ({"value_share": 1.0}, ValueError, "value_share"),
         ({"threshold": 0.0}, ValueError, "threshold"),

@@ -170,3 +170,77 @@ def variance_power(
     scale = null_var / true_var
     accept = stats.chi2.cdf(hi * scale * nu, nu) - stats.chi2.cdf(lo * scale * nu, nu)
     return 1.0 - float(accept)
+
+
+def moment_z_scores(a: np.ndarray, b: np.ndarray, third: bool = False) -> dict[str, float]:
+    """Two-sample z-scores of the first moments of two samples of (R, 2 or 3) estimates.
+
+    Each statistic is a sample mean of one number per repetition: the estimate (mean), its
+    squared deviation from the sample mean (variance), the product of two candidates'
+    deviations (covariance) and, with ``third``, of three (the third mixed central
+    moment).  With R in the thousands each is normal to a good approximation, so
+    (T_a - T_b)/sqrt(se_a² + se_b²) is a z-score under "same law".
+    """
+
+    def per_rep(x: np.ndarray) -> dict[str, np.ndarray]:
+        dev = x - x.mean(axis=0)
+        out = {f"mean {j}": x[:, j] for j in range(x.shape[1])}
+        out |= {f"var {j}": dev[:, j] ** 2 for j in range(x.shape[1])}
+        out["cov 0,1"] = dev[:, 0] * dev[:, 1]
+        if third:
+            out["third 0,1,2"] = dev[:, 0] * dev[:, 1] * dev[:, 2]
+        return out
+
+    left, right = per_rep(np.asarray(a, float)), per_rep(np.asarray(b, float))
+    scores = {}
+    for name, x in left.items():
+        y = right[name]
+        se = np.sqrt(x.var(ddof=1) / x.shape[0] + y.var(ddof=1) / y.shape[0])
+        scores[name] = float((x.mean() - y.mean()) / se)
+    return scores
+
+
+def assert_same_moments(a: np.ndarray, b: np.ndarray, third: bool = False) -> dict[str, float]:
+    """Both samples have the same means, variances, covariance (and third mixed moment):
+    every z-score within the two-sided critical value at ``ALPHA``, Bonferroni over them."""
+    scores = moment_z_scores(a, b, third)
+    bound = z_critical(ALPHA, m=len(scores))
+    assert max(abs(z) for z in scores.values()) <= bound, (scores, bound)
+    return scores
+
+
+def spread_population(candidate_counts: np.ndarray, n: int, domain_size: int) -> np.ndarray:
+    """The population the sampled engine used to assume for ``simulate_candidates``: the
+    candidates as values 0..m-1, the other n - Σ users spread evenly over m..d-1."""
+    m = candidate_counts.shape[0]
+    full = np.zeros(domain_size, dtype=np.int64)
+    full[:m] = candidate_counts
+    rest, others = n - int(candidate_counts.sum()), domain_size - m
+    full[m:] = rest // others
+    full[m : m + rest % others] += 1
+    return full
+
+
+def engine_samples(
+    oracle: FrequencyOracle, counts: np.ndarray, candidates: np.ndarray, reps: int, key: str
+) -> dict[str, np.ndarray]:
+    """``reps`` estimates of ``candidates`` for the population ``counts`` (one per domain
+    value) from each engine: "reports" (perturb + estimate), "sampled"
+    (``simulate_candidates`` on the sparse histogram) and "spread" (the former
+    ``simulate_candidates(candidate_counts, n)``: the same engine on
+    :func:`spread_population`, candidates relabelled 0..m-1)."""
+    rng = seed_for(type(oracle).__name__, key)
+    held = np.flatnonzero(counts)
+    everyone = users(counts)
+    candidates = np.asarray(candidates, dtype=np.int64)
+    spread = spread_population(counts[candidates], int(counts.sum()), oracle.domain_size)
+    spread_held, relabelled = np.flatnonzero(spread), np.arange(candidates.shape[0])
+    out = {name: np.empty((reps, candidates.shape[0])) for name in ("reports", "sampled", "spread")}
+    for r in range(reps):
+        reports = oracle.perturb(everyone, rng)
+        out["reports"][r] = oracle.estimate(reports, candidates=candidates)
+        out["sampled"][r] = oracle.simulate_candidates(held, counts[held], candidates, rng)
+        out["spread"][r] = oracle.simulate_candidates(
+            spread_held, spread[spread_held], relabelled, rng
+        )
+    return out

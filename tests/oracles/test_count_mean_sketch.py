@@ -21,6 +21,9 @@ from oracle_testing import (
     COUNTS,
     D,
     N,
+    assert_same_moments,
+    engine_samples,
+    moment_z_scores,
     seed_for,
     users,
     variance_acceptance,
@@ -174,38 +177,38 @@ def test_collision_term_matters_here() -> None:
     np.testing.assert_allclose(with_pairs - alone, pairs / (K * (M - 1)))
 
 
-@pytest.mark.parametrize("others", [None, (500, 500)])
+#: A skewed population: value 5 (no candidate) holds 75% of the 400 users.
+SKEWED = np.array([0, 30, 20, 10, 5, 300, 15, 10, 5, 5, 0, 0, 0, 0, 0, 0])
+
+
 @pytest.mark.parametrize("cls", CLASSES)
-def test_simulate_candidates(cls, others) -> None:
-    """Candidates' estimates given the other users' value counts (or all distinct).
-
-    Unbiased, with the exact variance whose collision term counts the pairs among the
-    candidates and among the other values (none when the others are all distinct).
-    """
-    oracle = cls(epsilon=2.0, domain_size=4096, k=K, m=M)
-    counts = np.array([600, 300, 0, 100])
-    n, reps = 2000, 800
-    rng = seed_for(cls.name, "candidates", others)
-    kwargs = {} if others is None else {"other_counts": np.array(others)}
-    estimates = np.array(
-        [oracle.simulate_candidates(counts, n, rng, **kwargs) for _ in range(reps)]
-    )
-    pairs = collision_pairs(np.r_[counts, others or ()], np.arange(4))
-    variances = np.array(
-        [oracle.variance(n, int(c), float(p)) for c, p in zip(counts, pairs, strict=True)]
-    )
-    z = (estimates.mean(axis=0) - counts) / np.sqrt(variances / reps)
-    assert np.abs(z).max() < z_critical(ALPHA, 4), z
-    lo, hi = variance_acceptance(reps, stats.kurtosis(estimates, axis=0), ALPHA, 4)
-    ratio = estimates.var(axis=0, ddof=1) / variances
+def test_simulate_candidates_is_exact_for_a_skewed_population(cls) -> None:
+    """Both engines agree on two candidates' means, variances and covariance (two-sample z
+    at ALPHA, Bonferroni over 5); the sampled variances match :meth:`variances` (collision
+    term included); the same engine on the evenly spread population (fewer collisions,
+    and the former default, every other user a value of their own, has none) fails."""
+    oracle, candidates = make(cls, 2.0), np.array([1, 2])
+    samples = engine_samples(oracle, SKEWED, candidates, REPS, "skewed")
+    assert_same_moments(samples["reports"], samples["sampled"])
+    variances = oracle.variances(SKEWED, candidates)
+    sampled = samples["sampled"]
+    z = (sampled.mean(axis=0) - SKEWED[candidates]) / np.sqrt(variances / REPS)
+    assert np.abs(z).max() < z_critical(ALPHA, 2), z
+    lo, hi = variance_acceptance(REPS, stats.kurtosis(sampled, axis=0), ALPHA, 2)
+    ratio = sampled.var(axis=0, ddof=1) / variances
     assert np.all((lo < ratio) & (ratio < hi)), ratio
+    spread = moment_z_scores(samples["reports"], samples["spread"])
+    assert min(abs(spread["var 0"]), abs(spread["var 1"])) > z_critical(ALPHA, m=5), spread
 
 
-def test_other_counts_must_add_up() -> None:
-    with pytest.raises(ValueError, match="^other_counts must sum to n_users"):
-        make(CMS, 1.0).simulate_candidates(
-            np.array([5, 5]), 20, np.random.default_rng(0), other_counts=np.array([3])
-        )
+def test_candidates_may_hold_no_user_and_values_must_be_distinct() -> None:
+    oracle, rng = make(CMS, 1.0), np.random.default_rng(0)
+    estimates = oracle.simulate_candidates(np.array([3, 7]), np.array([5, 5]), [0, 3], rng)
+    assert estimates.shape == (2,)
+    with pytest.raises(ValueError, match="distinct"):
+        oracle.simulate_candidates(np.array([3, 3]), np.array([5, 5]), [0], rng)
+    with pytest.raises(ValueError, match="one entry each"):
+        oracle.simulate_candidates(np.array([3]), np.array([5, 5]), [0], rng)
 
 
 # --- privacy -------------------------------------------------------------------------------

@@ -16,7 +16,21 @@ from functools import cache
 
 import numpy as np
 import pytest
-from oracle_testing import ALPHA, COUNTS, LARGE, REPS, D, N, draw, seed_for, users, z_critical
+from oracle_testing import (
+    ALPHA,
+    COUNTS,
+    LARGE,
+    REPS,
+    D,
+    N,
+    assert_same_moments,
+    draw,
+    engine_samples,
+    moment_z_scores,
+    seed_for,
+    users,
+    z_critical,
+)
 from scipy import stats
 
 from ldp import hashing
@@ -125,19 +139,25 @@ def test_table_lookup_equals_counting_each_user() -> None:
     assert np.array_equal(numpy_path, direct)
 
 
-def test_simulate_candidates_spreads_the_others() -> None:
-    oracle, rng = make(1.0), seed_for("FLH", "candidates")
-    counts = np.array([2400, 20])
-    sample = np.array([oracle.simulate_candidates(counts, N, rng) for _ in range(REPS)])
-    population = np.zeros(D, dtype=np.int64)
-    population[:2] = counts
-    population[2:] = (N - 2420) // 14
-    population[2 : 2 + (N - 2420) % 14] += 1
-    variance = np.array([oracle.variance_given_counts(population, v) for v in range(2)])
-    assert np.abs((sample.mean(0) - counts) / np.sqrt(variance / REPS)).max() <= z_critical(
-        ALPHA, m=2
-    )
-    assert np.abs(squared_error_z(sample, counts, variance)).max() <= z_critical(ALPHA, m=2)
+#: A skewed population for the candidates' engine: value 5 (no candidate) holds 75% of the
+#: users; candidates 1 and 2 hold 100 and 50.  FLH's collision term (b² s²/k') Σ n_u²
+#: makes the candidates' variance ~6x the one of "the others spread evenly".
+SKEWED = np.array([0, 100, 50, 30, 20, 1500, 100, 80, 60, 40, 20, 0, 0, 0, 0, 0])
+
+
+def test_simulate_candidates_is_exact_for_a_skewed_population() -> None:
+    """Both engines agree on the mean, variance and covariance of two candidates' estimates
+    (two-sample z-tests at ALPHA, Bonferroni over the 5 statistics), the sampled one also
+    with the exact variance given the counts (:meth:`FLH.variance_given_counts`); the
+    former engine (the others spread evenly over the rest of the domain) fails."""
+    oracle, candidates = make(2.0, k_prime=4), np.array([1, 2])
+    samples = engine_samples(oracle, SKEWED, candidates, REPS, "skewed")
+    assert_same_moments(samples["reports"], samples["sampled"])
+    variance = np.array([oracle.variance_given_counts(SKEWED, v) for v in candidates])
+    z = squared_error_z(samples["sampled"], SKEWED[candidates], variance)
+    assert np.abs(z).max() <= z_critical(ALPHA, m=2)
+    spread = moment_z_scores(samples["reports"], samples["spread"])
+    assert min(abs(spread["var 0"]), abs(spread["var 1"])) > 2 * z_critical(ALPHA, m=5), spread
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])

@@ -22,9 +22,12 @@ from oracle_testing import (
     REPS,
     D,
     N,
+    assert_same_moments,
+    engine_samples,
     exact_variances,
     excess_kurtosis,
     mean_z_scores,
+    moment_z_scores,
     seed_for,
     variance_acceptance,
     workload_estimates,
@@ -149,15 +152,44 @@ def test_heavy_values_use_the_multinomial_path() -> None:
     assert np.abs(z).max() <= z_critical(ALPHA, m=3)
 
 
-def test_simulate_candidates_has_the_exact_marginals() -> None:
-    oracle, rng = HR(epsilon=1.0, domain_size=64), seed_for("HR", "candidates")
-    counts = np.array([500, 0, 40])
-    draws = np.array([oracle.simulate_candidates(counts, 3000, rng) for _ in range(REPS)])
-    variances = np.array([oracle.variance(3000, int(c)) for c in counts])
-    assert np.abs(mean_z_scores(draws, counts, variances)).max() <= z_critical(ALPHA, m=3)
-    ratio = draws.var(axis=0, ddof=1) / variances
-    lo, hi = variance_acceptance(REPS, 0.0, ALPHA, m=3)
-    assert ((ratio >= lo) & (ratio <= hi)).all(), ratio
+def test_hr_simulate_candidates_is_exact_for_a_skewed_population() -> None:
+    """Candidates 0 and 1 are tied by the users of w = 2 ((0+1) xor (1+1) = 2+1), who hold
+    75%: Cov[ĉ(0), ĉ(1)] = n_w/(2p*-1) (:meth:`HR._simulate_population`).  Both engines
+    agree on the means, variances and covariance (two-sample z at ALPHA, Bonferroni over 5),
+    the sampled covariance matches the formula (z at ALPHA), and the former engine (the
+    others spread evenly, n_2 ≈ 13) fails the covariance."""
+    oracle, candidates = HR(epsilon=1.0, domain_size=15), np.array([0, 1])
+    counts = np.array([10, 20, 150, 5, 5, 4, 3, 3, 0, 0, 0, 0, 0, 0, 0])
+    samples = engine_samples(oracle, counts, candidates, 2 * REPS, "skewed")
+    assert_same_moments(samples["reports"], samples["sampled"])
+    dev = samples["sampled"] - samples["sampled"].mean(axis=0)
+    products = dev[:, 0] * dev[:, 1]
+    expected = counts[2] / (2 * oracle.p_star - 1)
+    z = (products.mean() - expected) / (products.std(ddof=1) / math.sqrt(products.shape[0]))
+    assert abs(z) <= z_critical(ALPHA), (products.mean(), expected)
+    spread = moment_z_scores(samples["reports"], samples["spread"])
+    assert abs(spread["cov 0,1"]) > z_critical(ALPHA, m=5), spread
+
+
+@pytest.mark.slow
+def test_hm_simulate_candidates_is_exact_for_a_skewed_population() -> None:
+    """HM's pairs are uncorrelated whatever the population, but triples are not: the users
+    of w = u xor v xor t give E[(ĉ(u)-n_u)(ĉ(v)-n_v)(ĉ(t)-n_t)] = n_w/(2p*-1)²
+    (:meth:`HM._simulate_population`).  Candidates 1, 2, 4 with w = 7 holding 50 of 60
+    users: both engines agree on means, variances, a covariance and the third mixed moment
+    (two-sample z at ALPHA, Bonferroni over 8), the sampled third moment matches the
+    formula, and the former engine (n_3 ≈ 4 in its spread population) fails it."""
+    oracle, candidates = HM(epsilon=4.0, domain_size=16), np.array([1, 2, 4])
+    counts = np.array([2, 3, 2, 0, 1, 0, 0, 50, 0, 2, 0, 0, 0, 0, 0, 0])
+    samples = engine_samples(oracle, counts, candidates, 10 * REPS, "skewed")
+    assert_same_moments(samples["reports"], samples["sampled"], third=True)
+    dev = samples["sampled"] - samples["sampled"].mean(axis=0)
+    products = dev.prod(axis=1)
+    expected = counts[7] / (2 * oracle.p_star - 1) ** 2
+    z = (products.mean() - expected) / (products.std(ddof=1) / math.sqrt(products.shape[0]))
+    assert abs(z) <= z_critical(ALPHA), (products.mean(), expected)
+    spread = moment_z_scores(samples["reports"], samples["spread"], third=True)
+    assert abs(spread["third 0,1,2"]) > z_critical(ALPHA, m=8), spread
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -300,3 +300,27 @@ def test_every_protocol_is_covered() -> None:
     # Table 1's oracles; a new oracle module brings its own tests (docs/new-protocol.md)
     assert set(WRONG_REPORTS) == set(PROTOCOLS) <= set(ORACLES)
     assert {BLH, GRR, OLH, OUE, SHE, SUE, THE} <= set(ORACLES.values())
+
+
+SAMPLED_ORACLES = ("GRR", "SUE", "SHE", "OLH", "SS", "FLH", "HR", "HM", "CMS", "HCMS", "RAPPOR")
+BAD_POPULATIONS = [
+    (np.array([1, 1]), np.array([3, 4]), ValueError, "values must be distinct"),
+    (np.array([1, 2]), np.array([3]), ValueError, "one entry each"),
+    (np.array([1, D]), np.array([3, 4]), ValueError, r"values must lie in \[0, "),
+    (np.array([1, 2]), np.array([3, -1]), ValueError, "counts must be non-negative"),
+    (np.array([1.0]), np.array([3]), TypeError, "values must be an array of integers"),
+]
+
+
+@pytest.mark.parametrize(("values", "counts", "error", "match"), BAD_POPULATIONS)
+@pytest.mark.parametrize("name", SAMPLED_ORACLES)
+def test_simulate_candidates_rejects_a_bad_population(name, values, counts, error, match):
+    oracle = make_oracle(name, 1.0, domain_size=D)
+    assert_raises_without_drawing(
+        lambda rng: oracle.simulate_candidates(values, counts, [0, 1], rng), error, match
+    )
+    assert_raises_without_drawing(
+        lambda rng: oracle.simulate_candidates([3, 4], [1, 1], [0, 0], rng),
+        ValueError,
+        "candidates must be distinct",
+    )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oracle_testing import ALPHA, seed_for, z_critical
+from oracle_testing import ALPHA, assert_same_moments, engine_samples, seed_for, z_critical
 from scipy import stats
 
 from ldp import audit, registry
@@ -375,8 +375,21 @@ def test_candidates_select_entries_of_the_full_fit() -> None:
     reports = oracle.perturb(np.repeat(np.arange(D), COUNTS), seed_for("rappor", "cand"))
     full = oracle.estimate(reports)
     assert np.array_equal(oracle.estimate(reports, candidates=[3, 0]), full[[3, 0]])
-    with pytest.raises(TypeError, match="use simulate"):
-        oracle.simulate_candidates(COUNTS[:2], N, seed_for("x"))
+
+
+def test_simulate_candidates_is_exact_for_the_whole_population() -> None:
+    """Two candidates of the skewed workload (value 0, no candidate, holds half the users):
+    both engines agree on their means, variances and covariance (two-sample z at ALPHA,
+    Bonferroni over 5) and the sampled variances are :meth:`RAPPOR.variances` (z of the
+    squared errors, normal at R = 1000).  The sampled engine gets the sparse histogram of
+    every user, since the fit reads every value's Bloom bits."""
+    oracle, candidates, reps = small(2.0), np.array([3, 5]), 1000
+    samples = engine_samples(oracle, COUNTS, candidates, reps, "skewed")
+    assert_same_moments(samples["reports"], samples["sampled"])
+    squared = (samples["sampled"] - COUNTS[candidates]) ** 2
+    variances = oracle.variances(COUNTS)[candidates]
+    z = (squared.mean(axis=0) - variances) / (squared.std(axis=0, ddof=1) / math.sqrt(reps))
+    assert np.abs(z).max() < z_critical(ALPHA, 2), z
 
 
 # --- 7. many reports per client: the memoized PRR -------------------------------------------
