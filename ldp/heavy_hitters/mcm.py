@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -128,6 +129,13 @@ class MCM(BaselineParameters):
     :class:`~ldp.heavy_hitters.baseline.BaselineParameters`; ε2 (the bits) is ε minus
     the value's share under split, ε under partition.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        public_randomness=("public",),  # ClientReports.public: channels and H's seed
+        public_per_call=True,  # one channel hash H per perturb call
+        closed_form_variance=False,
+    )
 
     channels: int | str | None = None
     block_bits: int = 1

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from ldp import bits
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -75,6 +76,11 @@ class PEM:
         None for top-k; a frequency θ for the threshold version (Sec. VI-B3): the final
         step still keeps |C_g| candidates, and those estimated at >= θ n are output.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
 
     epsilon: float
     k: int

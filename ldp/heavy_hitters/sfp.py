@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     assign_groups,
@@ -175,6 +176,11 @@ class SFP(BaselineParameters):
     query_limit :
         As for :class:`~ldp.heavy_hitters.strawman.Strawman`.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
 
     segment_bits: int | str | None = None
     hash_bits: int = 8

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -417,6 +418,11 @@ class SPM(BaselineParameters):
     ``value_share`` = 1/3) are those of
     :class:`~ldp.heavy_hitters.baseline.BaselineParameters`.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
 
     segment_bits: int | str | None = None
     value_share: float = 1 / 3

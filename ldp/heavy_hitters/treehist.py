@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy.stats import norm
 
 from ldp import bits
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     aggregate,
@@ -116,6 +117,11 @@ class TreeHist:
         None to output the k best survivors; a frequency θ to output every survivor
         estimated at >= θ n ([PEM] Sec. VI-B3).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
 
     epsilon: float
     k: int

@@ -55,11 +55,12 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.registry import register
@@ -435,6 +436,13 @@ class CMS(_CountMeanSketch):
     p* = 1 - q, q* = q + (1 - 2q)/m with q the realised flip probability ([Apple] CMS).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates without other_counts: one population
+        report_model="hashed",
+        public_randomness=("rows", "seeds"),
+        public_per_call=True,  # one hash family per perturb call (unless family= is given)
+    )
+
     name = "CMS"
 
     def _flip_probability(self) -> float:
@@ -565,6 +573,13 @@ class HCMS(_CountMeanSketch):
     p* = p, q* = 1/2 + (p - 1/2)/m with p the realised keep probability ([Apple] HCMS).
     m must be a power of 2.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates without other_counts: one population
+        report_model="hashed",
+        public_randomness=("rows", "seeds", "coefficients"),
+        public_per_call=True,  # one hash family per perturb call (unless family= is given)
+    )
 
     name = "HCMS"
 

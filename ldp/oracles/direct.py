@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
@@ -36,6 +38,8 @@ class GRR(PureOracle):
     (the lower end only matters above 2^53 values), or a report probability would round
     to 0 or 1.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
 
     name = "GRR"
     _keep: int = field(init=False, repr=False, compare=False)

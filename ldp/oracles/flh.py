@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing, theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
@@ -70,6 +71,13 @@ class FLH(PureOracle):
 
     ``g`` is the hash range, ⌈e^ε + 1⌉ unless given (as OLH); ``k_prime`` the pool size k'.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates: exact for one population only
+        report_model="hashed",
+        public_randomness=("index", "pool"),
+        public_per_call=True,  # one hash pool per perturb call
+    )
 
     name = "FLH"
     report_model = "hashed"

@@ -35,11 +35,12 @@ placed one by one up to K/2 of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
@@ -157,6 +158,11 @@ class HR(PureOracle):
 
     Reports are int64 indices y in [K], K = the smallest power of two > d ([HR] Sec. 4).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates: exact for one population only
+        report_model="categorical",
+    )
 
     name = "HR"
     report_model = "categorical"
@@ -331,6 +337,12 @@ class HM(PureOracle):
     I_v = (n + (H S)[v])/2.  A report is log2 D + 1 bits.  ([CMM]'s t > 1, which sends
     t coefficients randomised together, is not implemented.)
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates: exact for one population only
+        report_model="categorical",
+        public_randomness=("index",),
+    )
 
     name = "HM"
     report_model = "categorical"

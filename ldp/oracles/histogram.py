@@ -23,10 +23,12 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.discrete_laplace import HistogramNoise, histogram_noise
 from ldp.oracles.exact import GRID, MARGIN
@@ -47,6 +49,8 @@ class SHE(FrequencyOracle):
     α^{2s} >= e^{-ε}; ``noise`` holds the grid s, α, T, the exact tables and moments and
     the realised ε (see :mod:`ldp.oracles.discrete_laplace`).  Needs ε >= 0.01.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="product")
 
     name = "SHE"
     noise: HistogramNoise = field(init=False, repr=False, compare=False)
@@ -172,6 +176,8 @@ class THE(UnaryEncoding):
     defaults to the variance-optimal θ in [1/2, 1] (:func:`ldp.theory.the_optimal_theta`).
     Representable for ε <= 2 ln(2^52) / max(θ, 1-θ).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
 
     theta: float | None = None
     name = "THE"

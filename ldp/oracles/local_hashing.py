@@ -17,11 +17,12 @@ are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing, theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import keep_threshold
@@ -113,6 +114,10 @@ class _LocalHashing(PureOracle):
 class BLH(_LocalHashing):
     """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("seeds",)
+    )
+
     name = "BLH"
 
     @property
@@ -127,6 +132,10 @@ class OLH(_LocalHashing):
 
     ``g`` is the hash range, ⌈e^ε + 1⌉ unless given.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("seeds",)
+    )
 
     g: int | None = None  # type: ignore[assignment]
     name = "OLH"

@@ -70,6 +70,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from scipy import stats
 
+from ldp.contract import Capabilities
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.registry import register
@@ -303,6 +304,13 @@ class RAPPOR(FrequencyOracle):
     basic : bool, default False
         Basic RAPPOR: value v sets bit v only (k = d, h = 1, one cohort; k, h, m unused).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sampled="approximate",  # simulate_candidates refuses; simulate needs all counts
+        report_model="bits",
+        public_randomness=("cohorts",),
+        closed_form_variance=False,  # variance() averages over values; variances() is exact
+    )
 
     name: ClassVar[str] = "RAPPOR"
     report_model: ClassVar[str] = "bits"
