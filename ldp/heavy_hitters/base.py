@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ldp.oracles import ORACLES, FrequencyOracle
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 Engine = Literal["sampled", "reports"]
 ENGINES = ("sampled", "reports")
@@ -89,9 +89,7 @@ def check_m(m: object) -> int:
     """
     m = check_int(m, "m", minimum=1, maximum=MAX_M)
     if m > 64 and m % 8:
-        raise ValueError(
-            f"m must be <= 64 (integer values) or a multiple of 8 (byte strings), got {m}"
-        )
+        raise ParameterError("m", m, "<= 64 (integer values) or a multiple of 8 (byte strings)")
     return m
 
 
@@ -121,9 +119,14 @@ def build_oracle(
     try:
         return oracle(epsilon=epsilon, domain_size=domain_size)
     except ValueError as error:
-        raise ValueError(
-            f"epsilon: the {role} reports through {oracle.__name__} at ε = {epsilon:g} "
-            f"cannot be built: {error}"
+        raise ParameterError(
+            "epsilon",
+            epsilon,
+            f"a budget at which {oracle.__name__} can be built",
+            message=(
+                f"epsilon: the {role} reports through {oracle.__name__} at ε = {epsilon:g} "
+                f"cannot be built: {error}"
+            ),
         ) from error
 
 

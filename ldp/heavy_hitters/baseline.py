@@ -22,7 +22,6 @@ candidate values and test them with whole-value reports π(v).  Shared here:
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from ldp import bits
+from ldp import bits, validation
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -42,7 +41,7 @@ from ldp.heavy_hitters.base import (
 )
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.oracles.base import MAX_REPORT_BYTES
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
 
 __all__ = [
     "BUDGETS",
@@ -67,19 +66,17 @@ OUTPUTS = ("top_k", "threshold")
 
 # ------------------------------------------------------------------------- validation
 def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
-    """``value`` must be one of ``choices`` (a ValueError naming the parameter otherwise)."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return value
+    """``value`` must be one of ``choices`` (a :class:`~ldp.validation.ParameterError`)."""
+    if not isinstance(value, str):
+        raise ParameterError(name, value, f"one of {tuple(choices)}")
+    return str(validation.check_choice(value, name, choices))
 
 
 def check_fraction(value: object, name: str) -> float:
     """A real number strictly between 0 and 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not 0 < float(value) < 1:  # also rejects NaN
-        raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return float(value)
+    return validation.check_real(
+        value, name, minimum=0, maximum=1, open_minimum=True, open_maximum=True
+    )
 
 
 def variant_presets(original: dict[str, Any], improved: dict[str, Any]) -> dict[str, dict]:

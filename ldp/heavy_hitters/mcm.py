@@ -68,7 +68,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import BLH, GRR, FrequencyOracle
 from ldp.registry import register
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM"]
 
@@ -152,8 +152,8 @@ class MCM(BaselineParameters):
         check_choice(self.block_encoding, "block_encoding", BLOCK_ENCODINGS)
         if isinstance(self.channels, str):
             if self.channels not in CHANNEL_RULES:
-                raise ValueError(
-                    f"channels must be an integer or one of {CHANNEL_RULES}, got {self.channels!r}"
+                raise ParameterError(
+                    "channels", self.channels, f"an integer or one of {CHANNEL_RULES}"
                 )
             h = math.ceil(k**1.5) if self.channels == "k1.5" else 1
         else:

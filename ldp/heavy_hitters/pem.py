@@ -37,7 +37,7 @@ from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_repor
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as theory
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
 
 #: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
 SHAPES = ("optimizer", "paper")
@@ -116,9 +116,14 @@ class PEM:
             check_int(self.eta, "eta", minimum=1, maximum=m)
         object.__setattr__(self, "config", self._configure(k, m))
         if self.config.queries > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
-                "queries this configuration needs (a smaller eta or candidate size fits)"
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {self.config.queries}",
+                message=(
+                    f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
+                    "queries this configuration needs (a smaller eta or candidate size fits)"
+                ),
             )
         for ell in self.config.lengths:
             build_oracle(self.oracle, epsilon, 2**ell, "prefix")

@@ -79,7 +79,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles.count_mean_sketch import CMS, HCMS
 from ldp.registry import register
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["SFP"]
 
@@ -202,14 +202,18 @@ class SFP(BaselineParameters):
             s = choose_segment_bits(m, self.queries, self.query_limit, 1)
             object.__setattr__(self, "segment_bits", min(s, largest))
         elif isinstance(self.segment_bits, str):
-            raise ValueError(
-                f"segment_bits must be 'auto' or an integer, got {self.segment_bits!r}"
-            )
+            raise ParameterError("segment_bits", self.segment_bits, "'auto' or an integer")
         s = check_int(self.segment_bits, "segment_bits", minimum=1, maximum=largest)
         if self.queries(segment_bounds(m, s)) > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below one run's "
-                f"{self.queries(segment_bounds(m, s))} oracle queries with segment_bits={s}"
+            needed = self.queries(segment_bounds(m, s))
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {needed}",
+                message=(
+                    f"query_limit {self.query_limit} is below one run's {needed} oracle "
+                    f"queries with segment_bits={s}"
+                ),
             )
 
     def queries(self, bounds) -> int:

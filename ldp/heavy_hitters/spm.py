@@ -63,7 +63,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import GRR, SUE, FrequencyOracle, HashReports, PureOracle, UnaryReports
 from ldp.registry import register
-from ldp.validation import check_generator
+from ldp.validation import ParameterError, check_generator
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 
@@ -435,7 +435,7 @@ class SPM(BaselineParameters):
     def __post_init__(self) -> None:
         _, m, _ = self._check_parameters()
         if m < 2:
-            raise ValueError(f"m must be >= 2 for SPM (two segments at least), got {m}")
+            raise ParameterError("m", m, ">= 2 for SPM", "two segments at least")
         oracle = self.oracle
         if not issubclass(oracle, PureOracle) or issubclass(oracle, GRR):
             raise TypeError(

@@ -55,7 +55,7 @@ from ldp.heavy_hitters.pem import check_fraction
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as pem_theory
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import check_choice, check_epsilon, check_generator, check_int, check_real
 
 FORMS = ("threshold", "top-k")
 
@@ -137,16 +137,12 @@ class TreeHist:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         m = check_int(self.m, "m", minimum=1, maximum=4096)
         k = check_int(self.k, "k", minimum=1, maximum=2**m if m < 63 else None)
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        check_choice(self.form, "form", FORMS)
         check_fraction(self.beta, "beta")
         if self.threshold is not None:
             check_fraction(self.threshold, "threshold")
         if self.z is not None:
-            if isinstance(self.z, bool) or not isinstance(self.z, int | float):
-                raise TypeError(f"z must be a real number, got {type(self.z).__name__}")
-            if not 0 < float(self.z) < math.inf:
-                raise ValueError(f"z must be positive and finite, got {self.z}")
+            check_real(self.z, "z", minimum=0, open_minimum=True)
         width = 2 * k if self.width is None else self.width
         object.__setattr__(self, "width", check_int(width, "width", minimum=k))
         if not isinstance(self.oracle, type) or not issubclass(self.oracle, FrequencyOracle):

@@ -45,7 +45,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_total, check_values
+from ldp.validation import ParameterError, check_counts, check_generator, check_total, check_values
 
 #: K is at most this (the transform holds K int64): d <= 2^27 - 1.
 MAX_HADAMARD_ORDER = 2**27
@@ -171,9 +171,11 @@ class HR(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if hadamard_order(self.domain_size) > MAX_HADAMARD_ORDER:
-            raise ValueError(
-                f"domain_size must be < {MAX_HADAMARD_ORDER} for HR (K = the next power of "
-                f"two holds its transform), got {self.domain_size}"
+            raise ParameterError(
+                "domain_size",
+                self.domain_size,
+                f"< {MAX_HADAMARD_ORDER} for HR",
+                "K = the next power of two holds its transform",
             )
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
@@ -351,9 +353,7 @@ class HM(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.order > MAX_HADAMARD_ORDER:
-            raise ValueError(
-                f"domain_size must be <= {MAX_HADAMARD_ORDER} for HM, got {self.domain_size}"
-            )
+            raise ParameterError("domain_size", self.domain_size, f"<= {MAX_HADAMARD_ORDER} for HM")
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property

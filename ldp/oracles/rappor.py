@@ -74,7 +74,14 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_values
+from ldp.validation import (
+    ParameterError,
+    check_counts,
+    check_generator,
+    check_int,
+    check_real,
+    check_values,
+)
 
 #: Random draws per chunk of users (bounds the temporary memory).
 CHUNK = 1 << 22
@@ -340,19 +347,20 @@ class RAPPOR(FrequencyOracle):
             check_int(self.h, "h", minimum=1, maximum=MAX_HASHES)
             check_int(self.m, "m", minimum=1)
             if self.domain_size > self.m * self.k:
-                raise ValueError(
-                    f"domain_size = {self.domain_size} exceeds m k = {self.m * self.k} Bloom "
-                    "bits over all cohorts: the counts cannot identify every value (raise m or "
-                    "k, or decode a candidate list with decode())"
+                raise ParameterError(
+                    "domain_size",
+                    self.domain_size,
+                    f"<= m k = {self.m * self.k} Bloom bits over all cohorts",
+                    message=(
+                        f"domain_size = {self.domain_size} exceeds m k = {self.m * self.k} "
+                        "Bloom bits over all cohorts: the counts cannot identify every value "
+                        "(raise m or k, or decode a candidate list with decode())"
+                    ),
                 )
         for name in ("p", "q") + (() if self.f is None else ("f",)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {value}")
+            check_real(getattr(self, name), name, minimum=0, maximum=1)
         if not self.p < self.q:
-            raise ValueError(f"p must be < q (got p = {self.p}, q = {self.q})")
+            raise ParameterError("p", self.p, f"< q = {self.q}")
         self._set_coins()
 
     def _set_coins(self) -> None:
