@@ -52,6 +52,7 @@ import numpy as np
 from experiments.schema import ORACLE_KINDS, protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
 from ldp import postprocess, registry
+from ldp.validation import ParameterError
 
 NAN = float("nan")
 
@@ -459,18 +460,20 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
 def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
     """A library error as one config line naming the field: ``protocol.g: must be ...``.
 
-    The library's messages start with the parameter's name (``g must be >= 2, got 1``);
-    a protocol parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they
-    are (root fields), anything else is attributed to the protocol as a whole.  ``context``
-    (the data's shape) is appended, as the message may depend on it.
+    The field is read from the error, never parsed from its text: a
+    :class:`~ldp.validation.ParameterError` names its parameter (``error.name``); a protocol
+    parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they are (root
+    fields), anything else (``domain_size`` and ``m`` come from the data; a ``TypeError``)
+    is attributed to the protocol as a whole.  ``context`` (the data's shape) is appended,
+    as the message may depend on it.
     """
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    word, _, rest = text.partition(" ")
-    own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
-    if rest[:1].isalnum() and word in own:
-        return f"protocol.{word}: {rest} ({context})"
-    if rest[:1].isalnum() and word in ("epsilon", "k"):
-        return f"{word}: {rest} ({context})"
+    if isinstance(error, ParameterError):
+        own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
+        field = f"protocol.{error.name}" if error.name in own else error.name
+        if error.name in own or error.name in ("epsilon", "k"):
+            rest = text.removeprefix(f"{error.name} ").removeprefix(f"{error.name}: ")
+            return f"{field}: {rest} ({context})"
     return f"protocol: {protocol['name']} rejects this setting: {text} ({context})"
 
 
