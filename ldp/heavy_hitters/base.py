@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp.oracles import ORACLES, FrequencyOracle
+from ldp import registry
+from ldp.oracles import FrequencyOracle
 from ldp.validation import ParameterError, check_generator, check_int
 
 Engine = Literal["sampled", "reports"]
@@ -94,15 +95,23 @@ def check_m(m: object) -> int:
 
 
 def resolve_oracle(oracle: object, name: str = "oracle") -> type[FrequencyOracle]:
-    """A frequency-oracle class, given as the class or by its name in ``ldp.oracles.ORACLES``."""
+    """A frequency-oracle class, given as the class or by its name in :mod:`ldp.registry`.
+
+    Names are looked up in the registry (case-insensitive), so a plug-in oracle works
+    exactly as a built-in one: ``PEM(oracle="MyOracle", ...)``.  A class is accepted if it
+    is a :class:`~ldp.oracles.FrequencyOracle` or is registered as an oracle.
+    """
     if isinstance(oracle, str):
-        if oracle not in ORACLES:
-            raise ValueError(f"{name} must be one of {sorted(ORACLES)} or a class, got {oracle!r}")
-        return ORACLES[oracle]
-    if not (isinstance(oracle, type) and issubclass(oracle, FrequencyOracle)):
+        try:
+            return registry.get(oracle, "oracle").cls
+        except registry.RegistryError:
+            known = tuple(registry.protocols("oracle"))
+            raise ParameterError(name, oracle, f"one of {known} or a class") from None
+    registered = any(p.cls is oracle for p in registry.protocols("oracle").values())
+    if not (isinstance(oracle, type) and (issubclass(oracle, FrequencyOracle) or registered)):
         raise TypeError(
-            f"{name} must be a frequency-oracle class from ldp.oracles (e.g. OLH) or its "
-            f"name, got {oracle!r}"
+            f"{name} must be a frequency-oracle class (e.g. ldp.oracles.OLH) or its "
+            f"registered name, got {oracle!r}"
         )
     return oracle
 

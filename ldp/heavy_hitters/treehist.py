@@ -48,6 +48,7 @@ from ldp.heavy_hitters.base import (
     assign_groups,
     check_engine,
     lookup,
+    resolve_oracle,
     split_counts,
     top,
 )
@@ -145,8 +146,7 @@ class TreeHist:
             check_real(self.z, "z", minimum=0, open_minimum=True)
         width = 2 * k if self.width is None else self.width
         object.__setattr__(self, "width", check_int(width, "width", minimum=k))
-        if not isinstance(self.oracle, type) or not issubclass(self.oracle, FrequencyOracle):
-            raise TypeError(f"oracle must be a FrequencyOracle class, got {self.oracle!r}")
+        object.__setattr__(self, "oracle", resolve_oracle(self.oracle))
         # The deepest level's oracle must exist (e.g. GRR stops at 2^62 values): fail now.
         self.client(m)
 
