@@ -39,7 +39,9 @@ class GRR(PureOracle):
     to 0 or 1.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="categorical", randomized_response=True
+    )
 
     name = "GRR"
     _keep: int = field(init=False, repr=False, compare=False)
