@@ -192,8 +192,13 @@ def choose_segment_bits(m: int, queries: Any, query_limit: int, minimum_segments
             continue
         if queries(segment_bounds(m, s)) <= query_limit:
             return s
-    raise ValueError(
-        f"query_limit {query_limit} is below the queries of one run even with 1-bit segments"
+    raise ParameterError(
+        "query_limit",
+        query_limit,
+        "at least the queries of one run with 1-bit segments",
+        message=(
+            f"query_limit {query_limit} is below the queries of one run even with 1-bit segments"
+        ),
     )
 
 
@@ -209,15 +214,18 @@ def resolve_segment_bits(protocol: Any, minimum_segments: int, maximum: int) -> 
         )
         object.__setattr__(protocol, "segment_bits", s)
     elif isinstance(protocol.segment_bits, str):
-        raise ValueError(
-            f"segment_bits must be 'auto' or an integer, got {protocol.segment_bits!r}"
-        )
+        raise ParameterError("segment_bits", protocol.segment_bits, "'auto' or an integer")
     s = check_int(protocol.segment_bits, "segment_bits", minimum=1, maximum=maximum)
     needed = protocol.queries(segment_bounds(protocol.m, s))
     if needed > protocol.query_limit:
-        raise ValueError(
-            f"query_limit {protocol.query_limit} is below the {needed} oracle queries of one "
-            f"run with segment_bits={s} and k={protocol.k}"
+        raise ParameterError(
+            "query_limit",
+            protocol.query_limit,
+            f">= {needed}",
+            message=(
+                f"query_limit {protocol.query_limit} is below the {needed} oracle queries of "
+                f"one run with segment_bits={s} and k={protocol.k}"
+            ),
         )
     return s
 
@@ -443,7 +451,12 @@ class BaselineParameters:
             object.__setattr__(self, "threshold", check_fraction(self.threshold, "threshold"))
         check_choice(self.output, "output", OUTPUTS)
         if self.output == "top_k" and self.threshold is not None:
-            raise ValueError("threshold is only used with output='threshold', got output='top_k'")
+            raise ParameterError(
+                "threshold",
+                self.threshold,
+                "None with output='top_k'",
+                message="threshold is only used with output='threshold', got output='top_k'",
+            )
         check_fraction(self.significance, "significance")
         check_choice(self.budget, "budget", BUDGETS)
         check_fraction(self.final_fraction, "final_fraction")

@@ -185,10 +185,15 @@ class MCM(BaselineParameters):
     def _check_channels(self, h: object) -> int:
         h = check_int(h, "channels", minimum=1, maximum=hashing.MAX_RANGE)
         if self.queries(h) > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below the {self.queries(h)} oracle queries "
-                f"of channels={h} with block_bits={self.block_bits}, "
-                f"block_encoding={self.block_encoding!r}"
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {self.queries(h)}",
+                message=(
+                    f"query_limit {self.query_limit} is below the {self.queries(h)} oracle "
+                    f"queries of channels={h} with block_bits={self.block_bits}, "
+                    f"block_encoding={self.block_encoding!r}"
+                ),
             )
         return h
 

@@ -147,7 +147,7 @@ class PEM:
             etas = tuple(int(e) for e in self.etas)
         else:
             if self.eta > m - gamma:
-                raise ValueError(f"eta must be <= m - gamma = {m - gamma}, got {self.eta}")
+                raise ParameterError("eta", self.eta, f"<= m - gamma = {m - gamma}")
             etas = theory.PEMConfig.uniform(m, k, self.eta, gamma).etas
         g = len(etas)
         fractions = self.fractions if self.fractions is not None else (1 / g,) * g

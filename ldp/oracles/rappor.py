@@ -368,17 +368,22 @@ class RAPPOR(FrequencyOracle):
         if self.f is None:
             largest = 2 * h * exact.LOG_GRID
             if self.epsilon > largest:
-                raise ValueError(
-                    f"epsilon = {self.epsilon} is too large for RAPPOR with h = {h}: f/2 would "
-                    f"be below 2^-{exact.GRID_BITS} and round to 0; the largest safe epsilon "
-                    f"is {largest:.6g}"
+                raise ParameterError(
+                    "epsilon",
+                    self.epsilon,
+                    f"<= {largest:.6g} for RAPPOR with h = {h}",
+                    message=(
+                        f"epsilon = {self.epsilon} is too large for RAPPOR with h = {h}: f/2 "
+                        f"would be below 2^-{exact.GRID_BITS} and round to 0; the largest safe "
+                        f"epsilon is {largest:.6g}"
+                    ),
                 )
             f = rappor_f(self.epsilon, h)
             flip = exact.threshold(f / 2, 1 - f / 2, round_down=False)
         else:
             f = float(self.f)
             if not f < 1:
-                raise ValueError(f"f must be < 1 (f = 1 reports pure noise), got {f}")
+                raise ParameterError("f", f, "< 1", "f = 1 reports pure noise")
             flip = 0 if f == 0 else _given_threshold(f / 2, round_down=False)
         irr0 = 0 if self.p == 0 else _given_threshold(float(self.p), round_down=False)
         irr1 = exact.GRID if self.q == 1 else _given_threshold(float(self.q), round_down=True)
