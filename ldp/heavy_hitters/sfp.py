@@ -48,6 +48,7 @@ sketches the final round passes the other values' counts too).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -77,7 +78,7 @@ from ldp.heavy_hitters.baseline import (
     to_dataset_values,
     variant_presets,
 )
-from ldp.oracles.count_mean_sketch import CMS, HCMS
+from ldp.oracles.count_mean_sketch import CMS
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int
 
@@ -358,10 +359,11 @@ class SFP(BaselineParameters):
     def _value_estimates(self, population, oracle, groups, candidates, rng) -> np.ndarray:
         """The candidates' estimated counts from the value reports.
 
-        A count-mean sketch's exact law also depends on how the other users' values
-        repeat (they collide together): its sampled engine gets their counts.
+        An oracle whose exact law also depends on how the other users' values repeat (a
+        count-mean sketch: they collide together) says so by taking ``other_counts`` in
+        ``simulate_candidates``; its sampled engine then gets their counts.
         """
-        if population.engine == "sampled" and isinstance(oracle, CMS | HCMS):
+        if population.engine == "sampled" and _takes_other_counts(oracle):
             weights = population.weights(groups)
             counts = lookup(population.words, weights, candidates)
             others = weights.astype(np.int64)
@@ -381,3 +383,8 @@ class SFP(BaselineParameters):
         if len(candidates) == 0:
             return np.zeros(0)
         return oracle.estimate(reports, candidates=candidates)
+
+
+def _takes_other_counts(oracle: Any) -> bool:
+    """Whether ``oracle.simulate_candidates`` takes the other users' counts (``other_counts``)."""
+    return "other_counts" in inspect.signature(oracle.simulate_candidates).parameters
