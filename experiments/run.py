@@ -57,10 +57,6 @@ VALUED += ("--config-dir", "--experimental-rerun")
 register_configs()
 
 
-def _quoted(text: str) -> str:
-    return f"'{text}'" if "'" not in text else f'"{text}"'
-
-
 def _group_options(group: str) -> str:
     """The choices of a config group, for an error line: protocols as registered (not the
     ``base_*`` internals), then the presets of ``conf/<group>/``."""

@@ -200,15 +200,6 @@ class PointConfig(DatasetConfig):
     n: int | None = ranged(10_000, ge=1)
 
 
-def dataset_bits(dataset: dict[str, Any]) -> int | None:
-    """m, the bits per value, when the config fixes it (else the loader decides)."""
-    if dataset.get("m") is not None:
-        return int(dataset["m"])
-    if dataset.get("n_bytes") is not None:
-        return 8 * int(dataset["n_bytes"])
-    return None
-
-
 DATASET_SCHEMAS: dict[str, type[DatasetConfig]] = {
     "zipf": ZipfConfig,
     "exponential": ExponentialConfig,
@@ -310,16 +301,6 @@ def _check_value(key: str, value: Any, meta: dict) -> None:
             registry.get(str(value), meta["registry"])
         except registry.RegistryError as error:
             raise ConfigError(f"{key}: {error}") from None
-        return
-    if "int_or" in meta:
-        ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 1) or (
-            value in meta["int_or"]
-        )
-        if not ok:
-            raise ConfigError(
-                f"{key}: must be an integer >= 1 or one of "
-                f"{', '.join(meta['int_or'])}; got {value!r}"
-            )
         return
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(f"{key}: must be one of {', '.join(meta['choices'])}; got {value!r}")

@@ -1,11 +1,13 @@
 """Per-trial random streams (NEP 19): one root seed, trial t gets its own spawned stream.
 
 Trial t draws from ``SeedSequence(seed, spawn_key=(t,))``, which is exactly the t-th child
-of ``SeedSequence(seed).spawn(...)``, split into a *data* stream (the users: synthetic
-data, group assignment of the data) and a *mechanism* stream (the protocol's randomness).
-Nothing depends on the worker, the order or ``n_jobs``; adding trials never changes the
-existing ones; and every protocol and ε in trial t sees the same users (common random
-numbers).  ``root + t`` style seeds are never used.
+of ``SeedSequence(seed).spawn(...)``, split into a *data* stream (the trial's own draws
+about the users: the pairing of the two questions' answers of ``multiple_questions``) and
+a *mechanism* stream (everything the protocol draws, a heavy hitter's group assignment
+included).  The data sets themselves are fixed by their own parameters (their ``seed``),
+so every protocol and ε in trial t sees the same users (common random numbers).  Nothing
+depends on the worker, the order or ``n_jobs``; adding trials never changes the existing
+ones.  ``root + t`` style seeds are never used.
 """
 
 from __future__ import annotations

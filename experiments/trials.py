@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import json
 import time
 import typing
@@ -52,6 +51,8 @@ import numpy as np
 from experiments.schema import ORACLE_KINDS, protocol_schema
 from experiments.seeding import TrialStreams, trial_streams
 from ldp import postprocess, registry
+from ldp.contract import capabilities_of
+from ldp.validation import ParameterError
 
 NAN = float("nan")
 
@@ -89,24 +90,17 @@ def _cached_load(name: str, params_json: str):
     return datasets.load(name, **json.loads(params_json))
 
 
-def load_dataset(dataset: dict[str, Any], rng: np.random.Generator):
+def load_dataset(dataset: dict[str, Any]):
     """``ldp.datasets.load(name, **non-null params)`` for a dataset config node.
 
-    If the loader takes an ``rng`` the trial's data stream is passed (fresh data per
-    trial, shared by every protocol and ε of that trial); otherwise the data set is fixed
-    by its parameters and cached per worker.
+    A data set is fixed by its parameters (its ``seed`` among them), so every trial,
+    protocol and ε of a setting sees the same users; it is cached per worker.
     """
-    from ldp import datasets
-
     params = _drop_nulls(dataset, "name", "label")
-    if "rng" in inspect.signature(datasets.load).parameters:
-        return datasets.load(dataset["name"], rng=rng, **params)
     return _cached_load(dataset["name"], json.dumps(params, sort_keys=True))
 
 
-def population_counts(
-    dataset: dict[str, Any], domain_size: int | None, rng: np.random.Generator
-) -> tuple[np.ndarray, str]:
+def population_counts(dataset: dict[str, Any], domain_size: int | None) -> tuple[np.ndarray, str]:
     """True counts over {0..d-1} for an oracle trial, and the data source.
 
     ``point``: all n users hold 0 (every other value has count 0: the noise floor that
@@ -117,7 +111,7 @@ def population_counts(
         counts = np.zeros(domain_size or 2, dtype=np.int64)
         counts[0] = dataset["n"]
         return counts, "point"
-    data = load_dataset(dataset, rng)
+    data = load_dataset(dataset)
     _, ranked = data.histogram()
     d = domain_size or len(ranked)
     counts = np.zeros(d, dtype=np.int64)
@@ -143,7 +137,7 @@ def tracked_values(counts: np.ndarray, track: str, k: int) -> np.ndarray:
 def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     """One run of a frequency oracle (USENIX'17) on the tracked values of a population."""
     options = config["options"]
-    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    counts, source = population_counts(config["dataset"], options["domain_size"])
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     tracked = tracked_values(counts, options["track"], config["k"])
@@ -192,11 +186,12 @@ SHUFFLE_DELTA = 1e-6
 @functools.lru_cache(maxsize=256)
 def _shuffle_epsilon(oracle, n: int) -> float:
     """The central ε (δ = 10^-6) of the trial's n reports after a shuffle, at most ε0
-    (:func:`ldp.theory.shuffle.shuffle_epsilon`, "best"): for GRR the best bound valid for
-    it ([BBGN19]'s GRR-specific blankets included), else the best generic one."""
+    (:func:`ldp.theory.shuffle.shuffle_epsilon`, "best"): for an oracle that declares
+    ``randomized_response`` the best bound valid for it ([BBGN19]'s randomized-response
+    blankets included), else the best generic one."""
     from ldp.theory.shuffle import shuffle_epsilon
 
-    d = oracle.domain_size if oracle.name == "GRR" else None
+    d = oracle.domain_size if capabilities_of(oracle).randomized_response else None
     return shuffle_epsilon(oracle.epsilon, n, SHUFFLE_DELTA, "best", domain_size=d)
 
 
@@ -224,7 +219,7 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
     are independent, because question 2's answers are shuffled independently).
     """
     options = config["options"]
-    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    counts, source = population_counts(config["dataset"], options["domain_size"])
     n, d = int(counts.sum()), counts.shape[0]
 
     def make(epsilon: float):
@@ -354,7 +349,7 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     """One run of a heavy-hitter protocol ([PEM]) on a data set."""
     from ldp import metrics
 
-    data = load_dataset(config["dataset"], streams.data)
+    data = load_dataset(config["dataset"])
     built = {key: config[key] for key in ("protocol", "epsilon", "k")}
     protocol = _cached_heavy_hitter(json.dumps(built, sort_keys=True), data.m, data.n)
     result = protocol.run(data, streams.mechanism, engine=config["engine"])
@@ -393,7 +388,7 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     from scipy import stats
 
     options = config["options"]
-    counts, source = population_counts(config["dataset"], options["domain_size"], streams.data)
+    counts, source = population_counts(config["dataset"], options["domain_size"])
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     if not hasattr(oracle, "decode"):
@@ -451,7 +446,7 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
     dataset, domain_size = config["dataset"], config["options"]["domain_size"]
     if dataset["name"] == "point":
         return int(dataset["n"]), None, domain_size or 2
-    data = load_dataset(dataset, np.random.default_rng(0))
+    data = load_dataset(dataset)
     distinct = data.histogram()[0].shape[0]
     return data.n, data.m, domain_size or distinct
 
@@ -459,18 +454,20 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
 def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
     """A library error as one config line naming the field: ``protocol.g: must be ...``.
 
-    The library's messages start with the parameter's name (``g must be >= 2, got 1``);
-    a protocol parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they
-    are (root fields), anything else is attributed to the protocol as a whole.  ``context``
-    (the data's shape) is appended, as the message may depend on it.
+    The field is read from the error, never parsed from its text: a
+    :class:`~ldp.validation.ParameterError` names its parameter (``error.name``); a protocol
+    parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they are (root
+    fields), anything else (``domain_size`` and ``m`` come from the data; a ``TypeError``)
+    is attributed to the protocol as a whole.  ``context`` (the data's shape) is appended,
+    as the message may depend on it.
     """
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    word, _, rest = text.partition(" ")
-    own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
-    if rest[:1].isalnum() and word in own:
-        return f"protocol.{word}: {rest} ({context})"
-    if rest[:1].isalnum() and word in ("epsilon", "k"):
-        return f"{word}: {rest} ({context})"
+    if isinstance(error, ParameterError):
+        own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
+        field = f"protocol.{error.name}" if error.name in own else error.name
+        if error.name in own or error.name in ("epsilon", "k"):
+            rest = text.removeprefix(f"{error.name} ").removeprefix(f"{error.name}: ")
+            return f"{field}: {rest} ({context})"
     return f"protocol: {protocol['name']} rejects this setting: {text} ({context})"
 
 

@@ -58,7 +58,14 @@ class Capabilities:
         auditor then draws each sample from a fresh call.
     closed_form_variance : bool
         Whether ``variance(n_users, true_count)`` is an exact closed form (the figures draw
-        it as the analytical curve, the conformance suite tests it).
+        it as the analytical curve, the conformance suite tests it).  With
+        ``public_per_call`` it is exact when no two other users share a value (the
+        collision term vanishes).
+    randomized_response : bool
+        True when a report is d-ary randomized response over the whole domain (the user's
+        value with probability p, else a uniform other value; GRR): the shuffle model's
+        randomized-response bounds (:func:`ldp.theory.shuffle.shuffle_epsilon` with
+        ``domain_size``) apply to it; generic bounds apply to every ε-LDP protocol.
     """
 
     engines: tuple[str, ...] = ENGINES
@@ -67,6 +74,7 @@ class Capabilities:
     public_randomness: tuple[str, ...] = ()
     public_per_call: bool = False
     closed_form_variance: bool = True
+    randomized_response: bool = False
 
     def __post_init__(self) -> None:
         unknown = [e for e in self.engines if e not in ENGINES]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,15 +33,30 @@ class ParameterError(ValueError):
         The value that was refused.
     allowed : str
         The allowed range in words (``"> 0"``, ``"in [2, 2**20]"``).
+    detail : str
+        Why, when the range is not obvious (appended in parentheses).
+    message : str, optional
+        The whole message, when a sentence reads better than the default
+        ``"<name> must be <allowed> (<detail>), got <value>"``.
     """
 
-    def __init__(self, name: str, value: object, allowed: str, detail: str = "") -> None:
+    def __init__(
+        self, name: str, value: object, allowed: str, detail: str = "", *, message: str = ""
+    ) -> None:
         self.name, self.value, self.allowed, self.detail = name, value, allowed, detail
         reason = f" ({detail})" if detail else ""
-        super().__init__(f"{name} must be {allowed}{reason}, got {value}")
+        self.message = message or f"{name} must be {allowed}{reason}, got {value}"
+        super().__init__(self.message)
 
     def __reduce__(self):  # keep the attributes across pickling (joblib workers)
-        return (type(self), (self.name, self.value, self.allowed, self.detail))
+        return (
+            _rebuild,
+            (type(self), self.name, self.value, self.allowed, self.detail, self.message),
+        )
+
+
+def _rebuild(cls, name, value, allowed, detail, message):  # pickling with a keyword argument
+    return cls(name, value, allowed, detail, message=message)
 
 
 #: Above this, e^epsilon overflows float64 arithmetic in the variance formulas.
@@ -76,6 +92,68 @@ def check_int(value: object, name: str, *, minimum: int, maximum: int | None = N
         raise ParameterError(name, value, f">= {minimum}")
     if maximum is not None and value > maximum:
         raise ParameterError(name, value, f"<= {maximum}")
+    return value
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_minimum: bool = False,
+    open_maximum: bool = False,
+) -> float:
+    """Return ``value`` as a finite float after checking it lies in the given interval.
+
+    ``open_minimum``/``open_maximum`` exclude the bound itself: ``check_real(x, "beta",
+    minimum=0, maximum=1, open_minimum=True, open_maximum=True)`` accepts (0, 1).
+
+    >>> check_real(0.5, "beta", minimum=0, maximum=1, open_minimum=True, open_maximum=True)
+    0.5
+    >>> check_real(1.0, "beta", minimum=0, maximum=1, open_maximum=True)
+    Traceback (most recent call last):
+    ...
+    ldp.validation.ParameterError: beta must lie in [0, 1), got 1.0
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    below = minimum is not None and (number <= minimum if open_minimum else number < minimum)
+    above = maximum is not None and (number >= maximum if open_maximum else number > maximum)
+    if math.isnan(number) or below or above or math.isinf(number):
+        allowed = _interval(minimum, maximum, open_minimum, open_maximum)
+        wording = allowed.replace("in ", "lie in ", 1) if allowed.startswith("in ") else allowed
+        raise ParameterError(name, value, allowed, message=f"{name} must {wording}, got {value}")
+    return number
+
+
+def _interval(
+    minimum: float | None, maximum: float | None, open_minimum: bool, open_maximum: bool
+) -> str:
+    """The allowed range in words: "in (0, 1]", "> 0", "<= 5", "finite"."""
+    if minimum is not None and maximum is not None:
+        left, right = "(" if open_minimum else "[", ")" if open_maximum else "]"
+        return f"in {left}{minimum:g}, {maximum:g}{right}"
+    if minimum is not None:
+        return f"{'>' if open_minimum else '>='} {minimum:g}"
+    if maximum is not None:
+        return f"{'<' if open_maximum else '<='} {maximum:g}"
+    return "finite"
+
+
+def check_choice(value: object, name: str, choices: Sequence[object]) -> object:
+    """Return ``value`` after checking it is one of ``choices``.
+
+    >>> check_choice("split", "budget", ("split", "partition"))
+    'split'
+    """
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable value against a set
+        known = False
+    if not known:
+        raise ParameterError(name, value, f"one of {tuple(choices)}")
     return value
 
 

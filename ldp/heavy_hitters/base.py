@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp import bits
-from ldp.oracles import ORACLES, FrequencyOracle
+from ldp import bits, registry
+from ldp.oracles import FrequencyOracle
 from ldp.oracles.base import lookup as lookup  # re-exported for callers such as the notebooks
 from ldp.oracles.base import row_keys
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 Engine = Literal["sampled", "reports"]
 ENGINES = ("sampled", "reports")
@@ -94,22 +94,28 @@ def check_m(m: object) -> int:
     """
     m = check_int(m, "m", minimum=1, maximum=MAX_M)
     if m > 64 and m % 8:
-        raise ValueError(
-            f"m must be <= 64 (integer values) or a multiple of 8 (byte strings), got {m}"
-        )
+        raise ParameterError("m", m, "<= 64 (integer values) or a multiple of 8 (byte strings)")
     return m
 
 
 def resolve_oracle(oracle: object, name: str = "oracle") -> type[FrequencyOracle]:
-    """A frequency-oracle class, given as the class or by its name in ``ldp.oracles.ORACLES``."""
+    """A frequency-oracle class, given as the class or by its name in :mod:`ldp.registry`.
+
+    Names are looked up in the registry (case-insensitive), so a plug-in oracle works
+    exactly as a built-in one: ``PEM(oracle="MyOracle", ...)``.  A class is accepted if it
+    is a :class:`~ldp.oracles.FrequencyOracle` or is registered as an oracle.
+    """
     if isinstance(oracle, str):
-        if oracle not in ORACLES:
-            raise ValueError(f"{name} must be one of {sorted(ORACLES)} or a class, got {oracle!r}")
-        return ORACLES[oracle]
-    if not (isinstance(oracle, type) and issubclass(oracle, FrequencyOracle)):
+        try:
+            return registry.get(oracle, "oracle").cls
+        except registry.RegistryError:
+            known = tuple(registry.protocols("oracle"))
+            raise ParameterError(name, oracle, f"one of {known} or a class") from None
+    registered = any(p.cls is oracle for p in registry.protocols("oracle").values())
+    if not (isinstance(oracle, type) and (issubclass(oracle, FrequencyOracle) or registered)):
         raise TypeError(
-            f"{name} must be a frequency-oracle class from ldp.oracles (e.g. OLH) or its "
-            f"name, got {oracle!r}"
+            f"{name} must be a frequency-oracle class (e.g. ldp.oracles.OLH) or its "
+            f"registered name, got {oracle!r}"
         )
     return oracle
 
@@ -126,9 +132,14 @@ def build_oracle(
     try:
         return oracle(epsilon=epsilon, domain_size=domain_size)
     except ValueError as error:
-        raise ValueError(
-            f"epsilon: the {role} reports through {oracle.__name__} at ε = {epsilon:g} "
-            f"cannot be built: {error}"
+        raise ParameterError(
+            "epsilon",
+            epsilon,
+            f"a budget at which {oracle.__name__} can be built",
+            message=(
+                f"epsilon: the {role} reports through {oracle.__name__} at ε = {epsilon:g} "
+                f"cannot be built: {error}"
+            ),
         ) from error
 
 

@@ -23,7 +23,6 @@ candidate values and test them with whole-value reports π(v).  Shared here:
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -31,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from ldp import bits
+from ldp import bits, validation
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     Population,
@@ -41,7 +40,7 @@ from ldp.heavy_hitters.base import (
 )
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.oracles.base import MAX_REPORT_BYTES
-from ldp.validation import check_epsilon, check_int
+from ldp.validation import ParameterError, check_epsilon, check_int
 
 __all__ = [
     "BUDGETS",
@@ -67,19 +66,17 @@ OUTPUTS = ("top_k", "threshold")
 
 # ------------------------------------------------------------------------- validation
 def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
-    """``value`` must be one of ``choices`` (a ValueError naming the parameter otherwise)."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
-    return value
+    """``value`` must be one of ``choices`` (a :class:`~ldp.validation.ParameterError`)."""
+    if not isinstance(value, str):
+        raise ParameterError(name, value, f"one of {tuple(choices)}")
+    return str(validation.check_choice(value, name, choices))
 
 
 def check_fraction(value: object, name: str) -> float:
     """A real number strictly between 0 and 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not 0 < float(value) < 1:  # also rejects NaN
-        raise ValueError(f"{name} must lie in (0, 1), got {value}")
-    return float(value)
+    return validation.check_real(
+        value, name, minimum=0, maximum=1, open_minimum=True, open_maximum=True
+    )
 
 
 def variant_presets(original: dict[str, Any], improved: dict[str, Any]) -> dict[str, dict]:
@@ -195,8 +192,13 @@ def choose_segment_bits(m: int, queries: Any, query_limit: int, minimum_segments
             continue
         if queries(segment_bounds(m, s)) <= query_limit:
             return s
-    raise ValueError(
-        f"query_limit {query_limit} is below the queries of one run even with 1-bit segments"
+    raise ParameterError(
+        "query_limit",
+        query_limit,
+        "at least the queries of one run with 1-bit segments",
+        message=(
+            f"query_limit {query_limit} is below the queries of one run even with 1-bit segments"
+        ),
     )
 
 
@@ -212,15 +214,18 @@ def resolve_segment_bits(protocol: Any, minimum_segments: int, maximum: int) -> 
         )
         object.__setattr__(protocol, "segment_bits", s)
     elif isinstance(protocol.segment_bits, str):
-        raise ValueError(
-            f"segment_bits must be 'auto' or an integer, got {protocol.segment_bits!r}"
-        )
+        raise ParameterError("segment_bits", protocol.segment_bits, "'auto' or an integer")
     s = check_int(protocol.segment_bits, "segment_bits", minimum=1, maximum=maximum)
     needed = protocol.queries(segment_bounds(protocol.m, s))
     if needed > protocol.query_limit:
-        raise ValueError(
-            f"query_limit {protocol.query_limit} is below the {needed} oracle queries of one "
-            f"run with segment_bits={s} and k={protocol.k}"
+        raise ParameterError(
+            "query_limit",
+            protocol.query_limit,
+            f">= {needed}",
+            message=(
+                f"query_limit {protocol.query_limit} is below the {needed} oracle queries of "
+                f"one run with segment_bits={s} and k={protocol.k}"
+            ),
         )
     return s
 
@@ -361,7 +366,12 @@ class BaselineParameters:
             object.__setattr__(self, "threshold", check_fraction(self.threshold, "threshold"))
         check_choice(self.output, "output", OUTPUTS)
         if self.output == "top_k" and self.threshold is not None:
-            raise ValueError("threshold is only used with output='threshold', got output='top_k'")
+            raise ParameterError(
+                "threshold",
+                self.threshold,
+                "None with output='top_k'",
+                message="threshold is only used with output='threshold', got output='top_k'",
+            )
         check_fraction(self.significance, "significance")
         check_choice(self.budget, "budget", BUDGETS)
         check_fraction(self.final_fraction, "final_fraction")

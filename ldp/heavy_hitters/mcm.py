@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -67,7 +68,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles import BLH, GRR, FrequencyOracle
 from ldp.registry import register
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM"]
 
@@ -129,6 +130,13 @@ class MCM(BaselineParameters):
     the value's share under split, ε under partition.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        public_randomness=("public",),  # ClientReports.public: channels and H's seed
+        public_per_call=True,  # one channel hash H per perturb call
+        closed_form_variance=False,
+    )
+
     channels: int | str | None = None
     block_bits: int = 1
     block_encoding: str = "channels"
@@ -144,8 +152,8 @@ class MCM(BaselineParameters):
         check_choice(self.block_encoding, "block_encoding", BLOCK_ENCODINGS)
         if isinstance(self.channels, str):
             if self.channels not in CHANNEL_RULES:
-                raise ValueError(
-                    f"channels must be an integer or one of {CHANNEL_RULES}, got {self.channels!r}"
+                raise ParameterError(
+                    "channels", self.channels, f"an integer or one of {CHANNEL_RULES}"
                 )
             h = math.ceil(k**1.5) if self.channels == "k1.5" else 1
         else:
@@ -177,10 +185,15 @@ class MCM(BaselineParameters):
     def _check_channels(self, h: object) -> int:
         h = check_int(h, "channels", minimum=1, maximum=hashing.MAX_RANGE)
         if self.queries(h) > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below the {self.queries(h)} oracle queries "
-                f"of channels={h} with block_bits={self.block_bits}, "
-                f"block_encoding={self.block_encoding!r}"
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {self.queries(h)}",
+                message=(
+                    f"query_limit {self.query_limit} is below the {self.queries(h)} oracle "
+                    f"queries of channels={h} with block_bits={self.block_bits}, "
+                    f"block_encoding={self.block_encoding!r}"
+                ),
             )
         return h
 

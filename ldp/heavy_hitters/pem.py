@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from ldp import bits
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -34,7 +35,7 @@ from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_repor
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as theory
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
 
 #: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
 SHAPES = ("optimizer", "paper")
@@ -74,6 +75,11 @@ class PEM:
         step still keeps |C_g| candidates, and those estimated at >= θ n are output.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
+
     epsilon: float
     k: int
     m: int
@@ -108,9 +114,14 @@ class PEM:
             check_int(self.eta, "eta", minimum=1, maximum=m)
         object.__setattr__(self, "config", self._configure(k, m))
         if self.config.queries > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
-                "queries this configuration needs (a smaller eta or candidate size fits)"
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {self.config.queries}",
+                message=(
+                    f"query_limit {self.query_limit} is below the {self.config.queries} oracle "
+                    "queries this configuration needs (a smaller eta or candidate size fits)"
+                ),
             )
         for ell in self.config.lengths:
             build_oracle(self.oracle, epsilon, 2**ell, "prefix")
@@ -134,7 +145,7 @@ class PEM:
             etas = tuple(int(e) for e in self.etas)
         else:
             if self.eta > m - gamma:
-                raise ValueError(f"eta must be <= m - gamma = {m - gamma}, got {self.eta}")
+                raise ParameterError("eta", self.eta, f"<= m - gamma = {m - gamma}")
             etas = theory.PEMConfig.uniform(m, k, self.eta, gamma).etas
         g = len(etas)
         fractions = self.fractions if self.fractions is not None else (1 / g,) * g

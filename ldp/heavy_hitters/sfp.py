@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -78,7 +79,7 @@ from ldp.heavy_hitters.baseline import (
 )
 from ldp.oracles.count_mean_sketch import CMS
 from ldp.registry import register
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["SFP"]
 
@@ -118,6 +119,11 @@ class SFP(BaselineParameters):
         As for :class:`~ldp.heavy_hitters.strawman.Strawman`.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
+
     segment_bits: int | str | None = None
     hash_bits: int = 8
     fragment_keep: int | None = None
@@ -138,14 +144,18 @@ class SFP(BaselineParameters):
             s = choose_segment_bits(m, self.queries, self.query_limit, 1)
             object.__setattr__(self, "segment_bits", min(s, largest))
         elif isinstance(self.segment_bits, str):
-            raise ValueError(
-                f"segment_bits must be 'auto' or an integer, got {self.segment_bits!r}"
-            )
+            raise ParameterError("segment_bits", self.segment_bits, "'auto' or an integer")
         s = check_int(self.segment_bits, "segment_bits", minimum=1, maximum=largest)
         if self.queries(segment_bounds(m, s)) > self.query_limit:
-            raise ValueError(
-                f"query_limit {self.query_limit} is below one run's "
-                f"{self.queries(segment_bounds(m, s))} oracle queries with segment_bits={s}"
+            needed = self.queries(segment_bounds(m, s))
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f">= {needed}",
+                message=(
+                    f"query_limit {self.query_limit} is below one run's {needed} oracle "
+                    f"queries with segment_bits={s}"
+                ),
             )
 
     def queries(self, bounds) -> int:

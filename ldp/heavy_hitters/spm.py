@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits, hashing
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -63,7 +64,7 @@ from ldp.heavy_hitters.baseline import (
 from ldp.oracles import SUE, FrequencyOracle, HashReports, UnaryReports
 from ldp.oracles.base import independent_support
 from ldp.registry import register
-from ldp.validation import check_generator
+from ldp.validation import ParameterError, check_generator
 
 __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 
@@ -419,6 +420,11 @@ class SPM(BaselineParameters):
     :class:`~ldp.heavy_hitters.baseline.BaselineParameters`.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
+
     segment_bits: int | str | None = None
     value_share: float = 1 / 3
 
@@ -430,7 +436,7 @@ class SPM(BaselineParameters):
     def __post_init__(self) -> None:
         _, m, _ = self._check_parameters()
         if m < 2:
-            raise ValueError(f"m must be >= 2 for SPM (two segments at least), got {m}")
+            raise ParameterError("m", m, ">= 2 for SPM", "two segments at least")
         oracle = self.oracle
         if not independent_support(oracle):
             raise TypeError(

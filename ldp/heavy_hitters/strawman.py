@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import bits
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
@@ -88,6 +89,11 @@ class Strawman(BaselineParameters):
     ``significance``, ``final_fraction``, ``value_share`` = 1/2, ``query_limit``) are those
     of :class:`~ldp.heavy_hitters.baseline.BaselineParameters`.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
 
     segment_bits: int | str | None = None
 

@@ -35,18 +35,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy.stats import norm
 
 from ldp import bits
+from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
     Population,
     assign_groups,
     check_engine,
+    resolve_oracle,
     top,
 )
 from ldp.heavy_hitters.baseline import check_report_size
@@ -54,7 +56,7 @@ from ldp.heavy_hitters.pem import check_fraction
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as pem_theory
-from ldp.validation import check_epsilon, check_generator, check_int
+from ldp.validation import check_choice, check_epsilon, check_generator, check_int, check_real
 
 FORMS = ("threshold", "top-k")
 
@@ -117,6 +119,11 @@ class TreeHist:
         estimated at >= θ n ([PEM] Sec. VI-B3).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        closed_form_variance=False,
+    )
+
     epsilon: float
     k: int
     m: int
@@ -131,20 +138,15 @@ class TreeHist:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         m = check_int(self.m, "m", minimum=1, maximum=4096)
         k = check_int(self.k, "k", minimum=1, maximum=2**m if m < 63 else None)
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        check_choice(self.form, "form", FORMS)
         check_fraction(self.beta, "beta")
         if self.threshold is not None:
             check_fraction(self.threshold, "threshold")
         if self.z is not None:
-            if isinstance(self.z, bool) or not isinstance(self.z, int | float):
-                raise TypeError(f"z must be a real number, got {type(self.z).__name__}")
-            if not 0 < float(self.z) < math.inf:
-                raise ValueError(f"z must be positive and finite, got {self.z}")
+            check_real(self.z, "z", minimum=0, open_minimum=True)
         width = 2 * k if self.width is None else self.width
         object.__setattr__(self, "width", check_int(width, "width", minimum=k))
-        if not isinstance(self.oracle, type) or not issubclass(self.oracle, FrequencyOracle):
-            raise TypeError(f"oracle must be a FrequencyOracle class, got {self.oracle!r}")
+        object.__setattr__(self, "oracle", resolve_oracle(self.oracle))
         # The deepest level's oracle must exist (e.g. GRR stops at 2^62 values): fail now.
         self.client(m)
 

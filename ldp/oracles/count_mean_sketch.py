@@ -55,15 +55,16 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_values
+from ldp.validation import ParameterError, check_counts, check_generator, check_int, check_values
 
 #: Random draws per chunk of users in the CMS client and aggregator (bounds memory).
 CHUNK = 1 << 22
@@ -402,6 +403,12 @@ class CMS(_CountMeanSketch):
     p* = 1 - q, q* = q + (1 - 2q)/m with q the realised flip probability ([Apple] CMS).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed",
+        public_randomness=("rows", "seeds"),
+        public_per_call=True,  # one hash family per perturb call (unless family= is given)
+    )
+
     name = "CMS"
 
     def _flip_probability(self) -> float:
@@ -526,12 +533,18 @@ class HCMS(_CountMeanSketch):
     m must be a power of 2.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed",
+        public_randomness=("rows", "seeds", "coefficients"),
+        public_per_call=True,  # one hash family per perturb call (unless family= is given)
+    )
+
     name = "HCMS"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.m & (self.m - 1):
-            raise ValueError(f"m must be a power of 2 for HCMS (Hadamard order), got {self.m}")
+            raise ParameterError("m", self.m, "a power of 2 for HCMS", "Hadamard order")
 
     def _flip_probability(self) -> float:
         return 1.0 / (1.0 + math.exp(self.epsilon))

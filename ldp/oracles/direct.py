@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
-from ldp.validation import check_generator, check_values
+from ldp.validation import ParameterError, check_generator, check_values
 
 #: GRR's reports are int64 values, so its domain stops at 2^62.
 MAX_GRR_DOMAIN = 2**62
@@ -37,13 +39,17 @@ class GRR(PureOracle):
     to 0 or 1.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="categorical", randomized_response=True
+    )
+
     name = "GRR"
     _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.domain_size > MAX_GRR_DOMAIN:
-            raise ValueError(f"domain_size must be <= 2^62 for GRR, got {self.domain_size}")
+            raise ParameterError("domain_size", self.domain_size, "<= 2^62 for GRR")
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.domain_size))
 
     @property

@@ -32,6 +32,8 @@ import math
 
 import numpy as np
 
+from ldp.validation import ParameterError
+
 #: Bits of the uniform integers the coins compare against.
 GRID_BITS = 53
 #: The number of grid points: a realised probability is T / GRID.
@@ -116,14 +118,24 @@ def check_representable(
     if smallest >= SMALLEST:
         return
     if epsilon > largest_safe:
-        raise ValueError(
-            f"epsilon = {epsilon} is too large for {name}: a report probability of "
-            f"{smallest:.3g} is below 2^-{GRID_BITS}, the resolution of its exact sampler, "
-            f"and would round to 0 or 1 (a report revealing the value); the largest safe "
-            f"epsilon is {largest_safe:.6g}"
+        raise ParameterError(
+            "epsilon",
+            epsilon,
+            f"<= {largest_safe:.6g} for {name}",
+            message=(
+                f"epsilon = {epsilon} is too large for {name}: a report probability of "
+                f"{smallest:.3g} is below 2^-{GRID_BITS}, the resolution of its exact sampler, "
+                f"and would round to 0 or 1 (a report revealing the value); the largest safe "
+                f"epsilon is {largest_safe:.6g}"
+            ),
         )
-    raise ValueError(
-        f"epsilon = {epsilon} is too small for {name}: a report probability of "
-        f"{smallest:.3g} is below 2^-{GRID_BITS}, the resolution of its exact sampler; "
-        f"the smallest safe epsilon is {smallest_safe:.6g}"
+    raise ParameterError(
+        "epsilon",
+        epsilon,
+        f">= {smallest_safe:.6g} for {name}",
+        message=(
+            f"epsilon = {epsilon} is too small for {name}: a report probability of "
+            f"{smallest:.3g} is below 2^-{GRID_BITS}, the resolution of its exact sampler; "
+            f"the smallest safe epsilon is {smallest_safe:.6g}"
+        ),
     )

@@ -35,16 +35,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing, theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_values
+from ldp.validation import (
+    ParameterError,
+    check_counts,
+    check_generator,
+    check_int,
+    check_values,
+)
 
 #: The largest pool (the k' x g table and the k' x |C| lookups must fit).
 MAX_POOL = 1 << 20
@@ -71,6 +78,12 @@ class FLH(PureOracle):
     ``g`` is the hash range, ⌈e^ε + 1⌉ unless given (as OLH); ``k_prime`` the pool size k'.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed",
+        public_randomness=("index", "pool"),
+        public_per_call=True,  # one hash pool per perturb call
+    )
+
     name = "FLH"
     report_model = "hashed"
     k_prime: int = 1000
@@ -84,9 +97,11 @@ class FLH(PureOracle):
         )
         g = theory.olh_default_g(self.epsilon) if self.g is None else self.g
         if self.g is None and g > hashing.MAX_RANGE:
-            raise ValueError(
-                f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
-                "family's range: pass a smaller g"
+            raise ParameterError(
+                "epsilon",
+                self.epsilon,
+                f"at most about {math.log(hashing.MAX_RANGE):.4g} with the default g",
+                f"it gives g = {g} > 2^31, the hash family's range: pass a smaller g",
             )
         object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))

@@ -37,16 +37,17 @@ for a few candidates: their joint law depends on which values the other users ho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_generator, check_values
+from ldp.validation import ParameterError, check_generator, check_values
 
 #: K is at most this (the transform holds K int64): d <= 2^27 - 1.
 MAX_HADAMARD_ORDER = 2**27
@@ -152,6 +153,10 @@ class HR(PureOracle):
     Reports are int64 indices y in [K], K = the smallest power of two > d ([HR] Sec. 4).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="categorical",
+    )
+
     name = "HR"
     report_model = "categorical"
     _keep: int = field(init=False, repr=False, compare=False)
@@ -159,9 +164,11 @@ class HR(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if hadamard_order(self.domain_size) > MAX_HADAMARD_ORDER:
-            raise ValueError(
-                f"domain_size must be < {MAX_HADAMARD_ORDER} for HR (K = the next power of "
-                f"two holds its transform), got {self.domain_size}"
+            raise ParameterError(
+                "domain_size",
+                self.domain_size,
+                f"< {MAX_HADAMARD_ORDER} for HR",
+                "K = the next power of two holds its transform",
             )
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
@@ -311,6 +318,11 @@ class HM(PureOracle):
     t coefficients randomised together, is not implemented.)
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="categorical",
+        public_randomness=("index",),
+    )
+
     name = "HM"
     report_model = "categorical"
     _keep: int = field(init=False, repr=False, compare=False)
@@ -318,9 +330,7 @@ class HM(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.order > MAX_HADAMARD_ORDER:
-            raise ValueError(
-                f"domain_size must be <= {MAX_HADAMARD_ORDER} for HM, got {self.domain_size}"
-            )
+            raise ParameterError("domain_size", self.domain_size, f"<= {MAX_HADAMARD_ORDER} for HM")
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property

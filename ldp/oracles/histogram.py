@@ -21,18 +21,19 @@ the 2^-53 grid, L mostly does not), so neither oracle emits float reports:
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.discrete_laplace import HistogramNoise, histogram_noise
 from ldp.oracles.exact import GRID, MARGIN
 from ldp.oracles.unary import CHUNK, UnaryEncoding
 from ldp.registry import register
-from ldp.validation import check_generator, check_values
+from ldp.validation import ParameterError, check_generator, check_real, check_values
 
 #: SHE's tables have ~280/ε cells: below this budget they grow too large to build.
 MIN_SHE_EPSILON = 0.01
@@ -48,15 +49,23 @@ class SHE(FrequencyOracle):
     the realised ε (see :mod:`ldp.oracles.discrete_laplace`).  Needs ε >= 0.01.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="product")
+
     name = "SHE"
     noise: HistogramNoise = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.epsilon < MIN_SHE_EPSILON:
-            raise ValueError(
-                f"epsilon = {self.epsilon} is too small for SHE: its exact noise tables need "
-                f"~280/epsilon cells; the smallest supported epsilon is {MIN_SHE_EPSILON}"
+            raise ParameterError(
+                "epsilon",
+                self.epsilon,
+                f">= {MIN_SHE_EPSILON} for SHE",
+                message=(
+                    f"epsilon = {self.epsilon} is too small for SHE: its exact noise tables "
+                    f"need ~280/epsilon cells; the smallest supported epsilon is "
+                    f"{MIN_SHE_EPSILON}"
+                ),
             )
         object.__setattr__(self, "noise", histogram_noise(self.epsilon))
 
@@ -173,6 +182,8 @@ class THE(UnaryEncoding):
     Representable for ε <= 2 ln(2^52) / max(θ, 1-θ).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+
     theta: float | None = None
     name = "THE"
 
@@ -180,12 +191,8 @@ class THE(UnaryEncoding):
         FrequencyOracle.__post_init__(self)  # epsilon first: θ may derive from it
         if self.theta is None:
             object.__setattr__(self, "theta", theory.the_optimal_theta(self.epsilon))
-        theta = self.theta
-        if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
-            raise TypeError(f"theta must be a real number, got {type(theta).__name__}")
-        if not 0 < float(theta) <= 1:
-            raise ValueError(f"theta must lie in (0, 1], got {theta}")
-        object.__setattr__(self, "theta", float(theta))
+        theta = check_real(self.theta, "theta", minimum=0, maximum=1, open_minimum=True)
+        object.__setattr__(self, "theta", theta)
         self._set_coins()
 
     def coins(self) -> tuple[float, float, float, float]:

@@ -16,17 +16,19 @@ are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ldp import hashing, theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_generator, check_int, check_values
+from ldp.validation import ParameterError, check_generator, check_int, check_values
 
 
 class HashReports(NamedTuple):
@@ -113,6 +115,10 @@ class _LocalHashing(PureOracle):
 class BLH(_LocalHashing):
     """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("seeds",)
+    )
+
     name = "BLH"
 
     @property
@@ -128,6 +134,10 @@ class OLH(_LocalHashing):
     ``g`` is the hash range, ⌈e^ε + 1⌉ unless given.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("seeds",)
+    )
+
     g: int | None = None  # type: ignore[assignment]
     name = "OLH"
 
@@ -136,9 +146,11 @@ class OLH(_LocalHashing):
         if self.g is None:
             g = theory.olh_default_g(self.epsilon)
             if g > hashing.MAX_RANGE:
-                raise ValueError(
-                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
-                    "family's range: pass a smaller g"
+                raise ParameterError(
+                    "epsilon",
+                    self.epsilon,
+                    f"at most about {math.log(hashing.MAX_RANGE):.4g} with the default g",
+                    f"it gives g = {g} > 2^31, the hash family's range: pass a smaller g",
                 )
         else:
             g = self.g

@@ -76,6 +76,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from scipy import stats
 
+from ldp.contract import Capabilities
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.rappor_decode import CohortCounts, RapporDecoding, decode, design_columns
@@ -415,6 +416,12 @@ class RAPPOR(FrequencyOracle):
         tables beyond :data:`MAX_CELLS` (m k counters).
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits",
+        public_randomness=("cohorts",),
+        closed_form_variance=False,  # variance() averages over values; variances() is exact
+    )
+
     name: ClassVar[str] = "RAPPOR"
     report_model: ClassVar[str] = "bits"
 
@@ -471,10 +478,15 @@ class RAPPOR(FrequencyOracle):
                 f"int64), more than the limit of {MAX_CELLS:,} cells",
             )
         if not self.basic and self.domain_size > cells:
-            raise ValueError(
-                f"domain_size = {self.domain_size} exceeds m k = {cells} Bloom "
-                "bits over all cohorts: the counts cannot identify every value (raise m or "
-                "k, or decode a candidate list with decode())"
+            raise ParameterError(
+                "domain_size",
+                self.domain_size,
+                f"<= m k = {cells} Bloom bits over all cohorts",
+                message=(
+                    f"domain_size = {self.domain_size} exceeds m k = {cells} Bloom "
+                    "bits over all cohorts: the counts cannot identify every value (raise m "
+                    "or k, or decode a candidate list with decode())"
+                ),
             )
         for name in ("p", "q") + (() if self.f is None else ("f",)):
             value = getattr(self, name)
@@ -483,7 +495,12 @@ class RAPPOR(FrequencyOracle):
             if not 0.0 <= value <= 1.0:
                 raise ParameterError(name, value, "in [0, 1]")
         if not self.p < self.q:
-            raise ValueError(f"p must be < q (got p = {self.p}, q = {self.q})")
+            raise ParameterError(
+                "p",
+                self.p,
+                f"< q = {self.q}",
+                message=f"p must be < q (got p = {self.p}, q = {self.q})",
+            )
         if self.client not in CLIENTS:
             raise ParameterError("client", self.client, f"one of {sorted(CLIENTS, key=str)}")
         if self.client is not None and self.f is None:
@@ -502,10 +519,15 @@ class RAPPOR(FrequencyOracle):
         if self.f is None:
             largest = 2 * h * exact.LOG_GRID
             if self.epsilon > largest:
-                raise ValueError(
-                    f"epsilon = {self.epsilon} is too large for RAPPOR with h = {h}: f/2 would "
-                    f"be below 2^-{exact.GRID_BITS} and round to 0; the largest safe epsilon "
-                    f"is {largest:.6g}"
+                raise ParameterError(
+                    "epsilon",
+                    self.epsilon,
+                    f"<= {largest:.6g} for RAPPOR with h = {h}",
+                    message=(
+                        f"epsilon = {self.epsilon} is too large for RAPPOR with h = {h}: f/2 "
+                        f"would be below 2^-{exact.GRID_BITS} and round to 0; the largest safe "
+                        f"epsilon is {largest:.6g}"
+                    ),
                 )
             f = rappor_f(self.epsilon, h)
             flip = exact.threshold(f / 2, 1 - f / 2, round_down=False)

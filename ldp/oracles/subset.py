@@ -33,10 +33,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
@@ -116,6 +118,8 @@ class SS(PureOracle):
 
     ``omega`` defaults to the better of ⌊d/(e^ε+1)⌋ and ⌈d/(e^ε+1)⌉ (see the module).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
 
     name = "SS"
     report_model = "categorical"

@@ -26,6 +26,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ldp import theory
+from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
@@ -169,6 +170,8 @@ class SUE(UnaryEncoding):
     Representable for ε <= 2 ln(2^53) ≈ 73.5.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+
     name = "SUE"
 
     def coins(self) -> tuple[float, float, float, float]:
@@ -186,6 +189,8 @@ class OUE(UnaryEncoding):
 
     Representable for ε <= ln(2^53) ≈ 36.7.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
 
     name = "OUE"
     exact_p = True

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from ldp.oracles import OUE
 from ldp.registry import register
+from ldp.validation import check_real
 
 
 @register(label="UE(p)", color="#000000", order=75)
@@ -46,8 +47,7 @@ class UEp(OUE):
 
     def __post_init__(self):
         super().__post_init__()
-        if not 0 < self.p < 1:
-            raise ValueError(f"p must lie in (0, 1), got {self.p}")
+        check_real(self.p, "p", minimum=0, maximum=1, open_minimum=True, open_maximum=True)
 
     @property
     def p_star(self):

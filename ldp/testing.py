@@ -1,0 +1,607 @@
+"""The conformance suite: one battery of checks for every oracle and heavy hitter.
+
+Modelled on scikit-learn's ``check_estimator``: :func:`check_oracle` and
+:func:`check_heavy_hitter` run every check on a protocol class and raise
+``AssertionError`` naming the first that fails; :func:`oracle_checks` and
+:func:`heavy_hitter_checks` yield the checks one by one (:class:`Check`), so a test suite
+can parametrize over them.  What is checked follows the protocol's declared
+:class:`~ldp.contract.Capabilities` (:func:`~ldp.contract.capabilities_of`), never its
+class name.  A check that the declaration rules out is not silently dropped: it raises
+:class:`CheckSkipped` with the reason, recorded in :func:`check_oracle`'s results (and
+shown as a skip by pytest).
+
+>>> from ldp.oracles import GRR
+>>> from ldp.testing import check_oracle
+>>> results = check_oracle(GRR, epsilon=1.0, domain_size=8)
+>>> sorted({r.status for r in results})
+['passed']
+
+The statistical checks (``unbiased``, ``variance``, ``sampled_moments``,
+``engines_agree``, ``privacy_audit``, ``engines_agree_f1``) are tests at a stated
+false-alarm rate :data:`ALPHA` per assertion, on fixed seeds, so a correct protocol
+passes them deterministically; each docstring states its test.  The population of an
+oracle check is fixed (:func:`oracle_population`): value 0 held by ~30% of the users,
+value 1 by none, the others spread over the rest of the domain; under
+``public_per_call`` (users of one call share a hash pool or family, so ``variance(n, c)``
+is exact only when no two other users share a value) every user holds value 0 instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import pickle
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from ldp.contract import capabilities_of
+from ldp.validation import ParameterError
+
+#: The false-alarm rate of every statistical assertion: a correct protocol fails one with
+#: probability at most ALPHA (asymptotically, for the normal approximations stated).
+ALPHA = 1e-4
+#: Two-sided normal quantile at ALPHA: |z| above it fails.
+Z = float(stats.norm.isf(ALPHA / 2))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much work the statistical checks do (the defaults keep one protocol ~1 s).
+
+    Attributes
+    ----------
+    n_users : int
+        Users in the oracle population.
+    repetitions : int
+        Independent runs of the reports engine (``unbiased``, ``variance``,
+        ``engines_agree``).
+    sampled_repetitions : int
+        Independent runs of the sampled engine (``sampled_moments``).
+    audit_trials : int
+        Reports per input of the privacy audit.
+    heavy_hitter_runs : int
+        Runs per engine of ``engines_agree_f1``.
+    seed : int
+        The root seed of every check (each check spawns its own stream from it).
+    """
+
+    n_users: int = 2000
+    repetitions: int = 400
+    sampled_repetitions: int = 5000
+    audit_trials: int = 20_000
+    heavy_hitter_runs: int = 12
+    seed: int = 20170816
+
+
+class CheckSkipped(Exception):  # noqa: N818 (it is an outcome, not an error)
+    """A check does not apply to this protocol, by its declared capabilities; says why."""
+
+
+class Check(NamedTuple):
+    """One named check: ``run()`` returns a short note, raises ``AssertionError`` if the
+    protocol fails it, or :class:`CheckSkipped` if its declaration rules the check out."""
+
+    name: str
+    run: Callable[[], str]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check run by :func:`check_oracle` or :func:`check_heavy_hitter`."""
+
+    name: str
+    status: Literal["passed", "skipped"]
+    detail: str = ""
+
+
+def _rng(settings: Settings, *key: str) -> np.random.Generator:
+    words = [int.from_bytes(part.encode()[:8].ljust(8, b"\0"), "little") for part in key]
+    return np.random.default_rng(np.random.SeedSequence(settings.seed, spawn_key=tuple(words)))
+
+
+def _run_all(checks: Iterator[Check]) -> list[CheckResult]:
+    results = []
+    for check in checks:
+        try:
+            detail = check.run()
+        except CheckSkipped as skipped:
+            results.append(CheckResult(check.name, "skipped", str(skipped)))
+            continue
+        except AssertionError as error:
+            raise AssertionError(f"check {check.name!r} failed: {error}") from error
+        results.append(CheckResult(check.name, "passed", detail or ""))
+    return results
+
+
+# ------------------------------------------------------------------------ shared checks
+def _check_epsilon_refused(build: Callable[..., Any]) -> str:
+    """ε = 0, -1, NaN: ParameterError naming ``epsilon``; a string: TypeError."""
+    for bad in (0.0, -1.0, float("nan")):
+        try:
+            build(epsilon=bad)
+        except ParameterError as error:
+            assert error.name == "epsilon", f"epsilon={bad} raised for {error.name!r}"
+            assert isinstance(error, ValueError)
+        else:
+            raise AssertionError(f"epsilon={bad} was accepted")
+    try:
+        build(epsilon="1")
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("epsilon='1' (a string) did not raise TypeError")
+    return "epsilon 0, -1, nan -> ParameterError; '1' -> TypeError"
+
+
+def _check_keyword_only(cls: type, params: dict[str, Any]) -> str:
+    positional = [
+        p.name
+        for p in inspect.signature(cls).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    assert not positional, f"positional parameters {positional}: use dataclass(kw_only=True)"
+    return "every parameter keyword-only"
+
+
+def _check_repr(instance: Any, params: dict[str, Any]) -> str:
+    text = repr(instance)
+    assert text.startswith(f"{type(instance).__name__}("), f"repr {text!r} does not name the class"
+    for name in params:
+        assert f"{name}=" in text, f"repr {text!r} does not show the parameter {name}"
+    return text
+
+
+def _check_pickle(instance: Any) -> str:
+    copy = pickle.loads(pickle.dumps(instance))
+    assert type(copy) is type(instance), "pickling changed the type"
+    assert copy == instance, f"pickled copy {copy!r} differs from {instance!r}"
+    assert repr(copy) == repr(instance)
+    return "pickle round trip equal"
+
+
+# ------------------------------------------------------------------------------ oracles
+def oracle_population(oracle: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The true counts over the oracle's domain, and the values whose variance is tested.
+
+    Independent users: value 0 holds ~30% of n, value 1 none (an absent value), the rest
+    spread evenly over values 2..d-1; every value's ``variance(n, c)`` is exact.
+    ``public_per_call`` (one hash pool or family per call, so users of distinct values
+    collide together): every user holds value 0, the only value whose variance has no
+    collision term.
+    """
+    d = oracle.domain_size
+    counts = np.zeros(d, dtype=np.int64)
+    if capabilities_of(oracle).public_per_call or d == 2:
+        counts[0] = n
+        exact = np.array([0] if capabilities_of(oracle).public_per_call else [0, 1])
+        return counts, exact.astype(np.int64)
+    counts[0] = (3 * n) // 10
+    rest = n - counts[0]
+    counts[2:] = rest // (d - 2)
+    counts[2 : 2 + rest % (d - 2)] += 1
+    return counts, np.arange(d, dtype=np.int64)
+
+
+def _reports_estimates(oracle, counts, rng, repetitions) -> np.ndarray:
+    values = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    return np.array([oracle.estimate(oracle.perturb(values, rng)) for _ in range(repetitions)])
+
+
+def _sampled_estimates(oracle, counts, rng, repetitions) -> np.ndarray:
+    return np.array([oracle.simulate(counts, rng) for _ in range(repetitions)])
+
+
+def _mean_t(sample: np.ndarray, expected: float) -> float:
+    """(x̄ - μ)/(s/√R): the t statistic of a one-sample test of the mean."""
+    spread = sample.std(ddof=1)
+    if spread == 0:
+        return 0.0 if sample.mean() == expected else math.inf
+    return float((sample.mean() - expected) / (spread / math.sqrt(sample.shape[0])))
+
+
+def _variance_z(sample: np.ndarray, truth: np.ndarray, variances: np.ndarray) -> float:
+    """The pooled test of the closed-form variances over several values at once.
+
+    Each run r gives T_r = mean over the values v of (ĉ_r(v) - c(v))² / Var[ĉ(v)], with
+    the *true* counts c(v), so E[T_r] = 1 exactly when the estimates are unbiased with the
+    stated variances, and the T_r are independent across runs whatever the correlation
+    between values (GRR's multinomial, a shared pool).  The returned z = (T̄ - 1)/(s_T/√R)
+    is asymptotically normal (central limit theorem over the R runs).
+    """
+    ratios = np.mean((sample - truth) ** 2 / variances, axis=1)
+    return _mean_t(ratios, 1.0)
+
+
+def _two_sample_z(first: np.ndarray, second: np.ndarray, statistic: str) -> float:
+    """z of the difference of a statistic between two independent samples.
+
+    ``mean``: Welch's z; ``variance``: sample variances, each with variance (m4 - s⁴)/R;
+    ``covariance`` (two columns): sample covariances, each with variance
+    (E[(X-x̄)²(Y-ȳ)²] - c²)/R.  All asymptotically normal (delta method).
+    """
+    values, spreads = [], []
+    for sample in (first, second):
+        size = sample.shape[0]
+        centred = sample - sample.mean(axis=0)
+        if statistic == "mean":
+            values.append(float(sample.mean()))
+            spreads.append(float(sample.var(ddof=1)) / size)
+        elif statistic == "variance":
+            variance = float(sample.var(ddof=1))
+            values.append(variance)
+            spreads.append((float(np.mean(centred**4)) - variance**2) / size)
+        else:
+            products = centred[:, 0] * centred[:, 1]
+            covariance = float(products.sum() / (size - 1))
+            values.append(covariance)
+            spreads.append((float(np.mean(products**2)) - covariance**2) / size)
+    total = spreads[0] + spreads[1]
+    if total <= 0:
+        return 0.0 if values[0] == values[1] else math.inf
+    return (values[0] - values[1]) / math.sqrt(total)
+
+
+def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) -> Iterator[Check]:
+    """The checks of a frequency-oracle class built as ``cls(**params)``, one by one.
+
+    ``params`` must include ``epsilon`` and ``domain_size``; small domains (d <= 16) keep
+    the suite fast.  Which checks apply follows ``capabilities_of(cls)``.
+    """
+    settings = settings or Settings()
+    capabilities = capabilities_of(cls)
+    oracle = cls(**params)
+    n = settings.n_users
+    counts, exact_values = oracle_population(oracle, n)
+    pair = np.array([0, 1], dtype=np.int64)
+    both = "reports" in capabilities.engines and "sampled" in capabilities.engines
+    cache: dict[str, np.ndarray] = {}
+
+    def reports_sample() -> np.ndarray:
+        if "reports" not in capabilities.engines:
+            raise CheckSkipped("declares no reports engine")
+        if "reports" not in cache:
+            rng = _rng(settings, "reports")
+            cache["reports"] = _reports_estimates(oracle, counts, rng, settings.repetitions)
+        return cache["reports"]
+
+    def variance_test(sample: np.ndarray, engine: str) -> str:
+        truth = counts[exact_values].astype(float)
+        variances = np.array([oracle.variance(n, int(c)) for c in counts[exact_values]])
+        z = _variance_z(sample[:, exact_values], truth, variances)
+        assert abs(z) <= Z, (
+            f"{engine}: the squared errors of values {exact_values.tolist()} average "
+            f"{np.mean((sample[:, exact_values] - truth) ** 2 / variances):.4f} times "
+            f"variance(n, c): z = {z:.2f} beyond ±{Z:.2f} (level {ALPHA})"
+        )
+        return f"variance z = {z:+.2f} over values {exact_values.tolist()}"
+
+    def constructor_validation() -> str:
+        """Bad ε: ParameterError(name="epsilon"); d = 1: ParameterError(name="domain_size")."""
+        note = _check_epsilon_refused(lambda **bad: cls(**(params | bad)))
+        try:
+            cls(**(params | {"domain_size": 1}))
+        except ParameterError as error:
+            assert error.name == "domain_size", f"domain_size=1 raised for {error.name!r}"
+        else:
+            raise AssertionError("domain_size=1 was accepted")
+        return note + "; domain_size 1 -> ParameterError"
+
+    def keyword_only() -> str:
+        return _check_keyword_only(cls, params)
+
+    def representation() -> str:
+        return _check_repr(oracle, params)
+
+    def pickling() -> str:
+        note = _check_pickle(oracle)
+        if "reports" in capabilities.engines:
+            values = np.repeat(np.arange(counts.shape[0]), counts)
+            reports = oracle.perturb(values, _rng(settings, "pickle"))
+            copy = pickle.loads(pickle.dumps(oracle))
+            assert np.array_equal(copy.estimate(reports), oracle.estimate(reports))
+            note += "; same estimates"
+        return note
+
+    def shapes() -> str:
+        """Reports of n users; estimates (d,) or (|candidates|,), float and finite."""
+        d, notes = counts.shape[0], []
+        rng = _rng(settings, "shapes")
+        if "reports" in capabilities.engines:
+            values = np.repeat(np.arange(d, dtype=np.int64), counts)
+            reports = oracle.perturb(values, rng)
+            assert oracle.n_reports(reports) == n, "n_reports differs from the users"
+            for got, size in (
+                (oracle.estimate(reports), d),
+                (oracle.estimate(reports, pair), 2),
+            ):
+                got = np.asarray(got)
+                assert got.shape == (size,), f"estimate shape {got.shape}, expected ({size},)"
+                assert got.dtype.kind == "f" and np.isfinite(got).all(), "estimates not finite"
+            empty = oracle.perturb(np.zeros(0, dtype=np.int64), rng)
+            assert oracle.n_reports(empty) == 0, "no users, yet reports"
+            notes.append("reports")
+        if "sampled" in capabilities.engines:
+            for got, size in (
+                (oracle.simulate(counts, rng), d),
+                (oracle.simulate(counts, rng, pair), 2),
+            ):
+                got = np.asarray(got)
+                assert got.shape == (size,), f"simulate shape {got.shape}, expected ({size},)"
+                assert got.dtype.kind == "f" and np.isfinite(got).all(), "simulate not finite"
+            notes.append("sampled")
+        return "shapes and dtypes of " + " and ".join(notes)
+
+    def determinism() -> str:
+        """The same seed gives the same reports and the same sampled estimates."""
+        values = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+        for engine in capabilities.engines:
+            runs = []
+            for _ in range(2):
+                rng = np.random.default_rng(settings.seed)
+                if engine == "reports":
+                    runs.append(oracle.estimate(oracle.perturb(values, rng)))
+                else:
+                    runs.append(oracle.simulate(counts, rng))
+            assert np.array_equal(runs[0], runs[1]), f"{engine} engine differs for one seed"
+        return "identical for one seed"
+
+    def unbiased() -> str:
+        """Reports engine, ``repetitions`` runs: a two-sided t-test per value that
+        E[ĉ(v)] = c(v), each at level ALPHA (t quantile with R - 1 degrees of freedom)."""
+        sample = reports_sample()
+        limit = float(stats.t.isf(ALPHA / 2, sample.shape[0] - 1))
+        worst = 0.0
+        for value in range(counts.shape[0]):
+            t = _mean_t(sample[:, value], float(counts[value]))
+            assert abs(t) <= limit, (
+                f"E[estimate of {value}] = {sample[:, value].mean():.4g} vs true count "
+                f"{counts[value]}: t = {t:.2f} beyond ±{limit:.2f} (level {ALPHA})"
+            )
+            worst = max(worst, abs(t))
+        return f"largest |t| = {worst:.2f} over {counts.shape[0]} values"
+
+    def variance() -> str:
+        """Reports engine: the closed-form ``variance(n, c)`` by the pooled test of
+        :func:`_variance_z` (two-sided, level ALPHA)."""
+        if not capabilities.closed_form_variance:
+            raise CheckSkipped("declares no closed-form variance")
+        return variance_test(reports_sample(), "reports engine")
+
+    def sampled_moments() -> str:
+        """Sampled engine, ``sampled_repetitions`` runs: a t-test of the mean of every value
+        (level ALPHA each) and the pooled variance test of :func:`_variance_z` (level
+        ALPHA).  With 8 independent values, 5,000 runs detect a 5% variance error with
+        probability > 0.99."""
+        if "sampled" not in capabilities.engines:
+            raise CheckSkipped("declares no sampled engine")
+        rng = _rng(settings, "sampled")
+        runs = settings.sampled_repetitions  # the variance test's power needs them
+        if not capabilities.closed_form_variance:
+            runs = 4 * settings.repetitions  # means only
+        sample = _sampled_estimates(oracle, counts, rng, runs)
+        worst = 0.0
+        for value in range(counts.shape[0]):
+            t = _mean_t(sample[:, value], float(counts[value]))
+            assert abs(t) <= Z, f"sampled engine: the mean of {value} is off, t = {t:.2f}"
+            worst = max(worst, abs(t))
+        note = f"largest |t| = {worst:.2f}"
+        if not capabilities.closed_form_variance:
+            return note + "; variance not tested (no closed form declared)"
+        return note + "; " + variance_test(sample, "sampled engine")
+
+    def engines_agree() -> str:
+        """Both engines on the same population: two-sample asymptotic z-tests (level ALPHA
+        each) of the means and variances of values 0 and 1 and of the covariance of their
+        estimates (:func:`_two_sample_z`)."""
+        if not both:
+            raise CheckSkipped("declares one engine only")
+        if capabilities.sampled != "exact":
+            raise CheckSkipped("declares its sampled engine approximate (sampled='approximate')")
+        first = reports_sample()[:, pair]
+        rng = _rng(settings, "agree")
+        second = _sampled_estimates(oracle, counts, rng, 4 * settings.repetitions)[:, pair]
+        notes = []
+        for j, value in enumerate(pair):
+            for statistic in ("mean", "variance"):
+                z = _two_sample_z(first[:, j], second[:, j], statistic)
+                assert abs(z) <= Z, f"engines differ in the {statistic} of {value}: z = {z:.2f}"
+                notes.append(f"{statistic}({value}) z = {z:+.2f}")
+        z = _two_sample_z(first, second, "covariance")
+        assert abs(z) <= Z, f"engines differ in the covariance of values 0 and 1: z = {z:.2f}"
+        notes.append(f"covariance z = {z:+.2f}")
+        return ", ".join(notes)
+
+    def privacy_audit() -> str:
+        """``ldp.audit.lower_bound`` on the real ``perturb`` between values 0 and 1 (level
+        ALPHA): the lower bound must not exceed ε."""
+        from ldp import audit
+
+        if "reports" not in capabilities.engines:
+            raise CheckSkipped("declares no reports engine (nothing to audit)")
+        if capabilities.public_per_call:
+            raise CheckSkipped(
+                "public_per_call: the reports of one perturb call share public randomness, "
+                "so the audit's independent-sample bound does not apply to one call's batch"
+            )
+        result = audit.lower_bound(
+            oracle,
+            0,
+            1,
+            rng=_rng(settings, "audit"),
+            trials=settings.audit_trials,
+            alpha=ALPHA,
+        )
+        assert result.epsilon <= oracle.epsilon * (1 + 1e-12), f"audit: {result}"
+        return f"lower bound {result.epsilon:.3f} <= epsilon {oracle.epsilon:g}"
+
+    for check in (
+        constructor_validation,
+        keyword_only,
+        representation,
+        pickling,
+        shapes,
+        determinism,
+        unbiased,
+        variance,
+        sampled_moments,
+        engines_agree,
+        privacy_audit,
+    ):
+        yield Check(check.__name__, check)
+
+
+def check_oracle(cls: type, settings: Settings | None = None, **params: Any) -> list[CheckResult]:
+    """Run every check of :func:`oracle_checks`; ``AssertionError`` on the first failure.
+
+    Returns the results, skipped checks with their reasons.
+    """
+    return _run_all(oracle_checks(cls, settings, **params))
+
+
+# ------------------------------------------------------------------------ heavy hitters
+def zipf_dataset(n: int, m: int, rng: np.random.Generator, support: int = 256, s: float = 1.5):
+    """n users over ``support`` random distinct m-bit values with Zipf(s) frequencies."""
+    from ldp.datasets.base import Dataset
+
+    high = min(2**m, 2**63) - 1
+    values = np.unique(rng.integers(0, high, size=3 * support, dtype=np.uint64, endpoint=True))
+    values = rng.permutation(values)[:support]
+    weights = np.arange(1, values.shape[0] + 1, dtype=float) ** -s
+    counts = rng.multinomial(n, weights / weights.sum())
+    return Dataset(name="zipf", values=np.repeat(values, counts), m=m, source="synthetic")
+
+
+def heavy_hitter_checks(
+    cls: type, settings: Settings | None = None, **params: Any
+) -> Iterator[Check]:
+    """The checks of a heavy-hitter class built as ``cls(**params)``, one by one.
+
+    ``params`` must include ``epsilon``, ``k`` and ``m`` (m <= 64: integer values).
+    """
+    settings = settings or Settings()
+    capabilities = capabilities_of(cls)
+    protocol = cls(**params)
+    data = zipf_dataset(20_000, params["m"], _rng(settings, "data"))
+
+    def constructor_validation() -> str:
+        """Bad ε: ParameterError(name="epsilon"); k = 0: ParameterError(name="k")."""
+        note = _check_epsilon_refused(lambda **bad: cls(**(params | bad)))
+        try:
+            cls(**(params | {"k": 0}))
+        except ParameterError as error:
+            assert error.name == "k", f"k=0 raised for {error.name!r}"
+        else:
+            raise AssertionError("k=0 was accepted")
+        return note + "; k 0 -> ParameterError"
+
+    def keyword_only() -> str:
+        return _check_keyword_only(cls, params)
+
+    def representation() -> str:
+        return _check_repr(protocol, params)
+
+    def pickling() -> str:
+        return _check_pickle(protocol)
+
+    def results() -> str:
+        """Every declared engine: at most k distinct identified values (top-k output),
+        float estimates aligned with them, a dict of diagnostics; the same seed twice
+        gives the same result."""
+        for engine in capabilities.engines:
+            result = protocol.run(data, np.random.default_rng(settings.seed), engine=engine)
+            again = protocol.run(data, np.random.default_rng(settings.seed), engine=engine)
+            identified, estimates = np.asarray(result.identified), np.asarray(result.estimates)
+            assert identified.shape[0] == estimates.shape[0], "identified and estimates differ"
+            if getattr(protocol, "threshold", None) is None:
+                assert identified.shape[0] <= protocol.k, f"{engine}: more than k identified"
+            assert np.unique(identified).shape[0] == identified.shape[0], "repeated values"
+            assert estimates.dtype.kind == "f", f"{engine}: estimates dtype {estimates.dtype}"
+            assert isinstance(result.diagnostics, dict), "diagnostics must be a dict"
+            assert np.array_equal(identified, np.asarray(again.identified)), (
+                f"{engine} engine differs for one seed"
+            )
+        return f"engines {capabilities.engines}: shapes and determinism"
+
+    def client_reports() -> str:
+        """``perturb(values, rng)`` gives one group per user and per-group oracle reports
+        (what ``run(engine="reports")`` aggregates)."""
+        if "reports" not in capabilities.engines:
+            raise CheckSkipped("declares no reports engine")
+        if not callable(getattr(protocol, "perturb", None)):
+            raise CheckSkipped(
+                "has no perturb(values, rng) client method (its reports engine draws the "
+                "users' reports inside run)"
+            )
+        values = data.values[:2000]
+        reports = protocol.perturb(values, _rng(settings, "client"))
+        groups = np.asarray(getattr(reports, "groups", None))
+        assert groups.shape == (values.shape[0],), "perturb must give one group per user"
+        return f"{len(getattr(reports, 'parts', ()))} parts for {values.shape[0]} users"
+
+    def engines_agree_f1() -> str:
+        """F1 of ``heavy_hitter_runs`` runs per engine on a Zipf(1.5) data set (n =
+        20,000): Welch's two-sided t-test of equal mean F1 at level 1e-3 (few runs: the t
+        law, not the normal one; identical constant samples pass)."""
+        from ldp import metrics
+
+        if not ("reports" in capabilities.engines and "sampled" in capabilities.engines):
+            raise CheckSkipped("declares one engine only")
+        if capabilities.sampled != "exact":
+            raise CheckSkipped("declares its sampled engine approximate")
+        truth = data.top_k(protocol.k)
+        scores = {}
+        for engine in ("reports", "sampled"):
+            rng = _rng(settings, "f1", engine)
+            scores[engine] = np.array(
+                [
+                    metrics.f1(truth, protocol.run(data, rng, engine=engine).identified)
+                    for _ in range(settings.heavy_hitter_runs)
+                ]
+            )
+        first, second = scores["reports"], scores["sampled"]
+        if first.std() == 0 and second.std() == 0:
+            assert first[0] == second[0], f"constant F1 {first[0]} vs {second[0]}"
+            return f"F1 = {first[0]:.3f} in every run of both engines"
+        p_value = float(stats.ttest_ind(first, second, equal_var=False).pvalue)
+        assert p_value >= 1e-3, (
+            f"F1 differs: reports {first.mean():.3f} ± {first.std():.3f}, sampled "
+            f"{second.mean():.3f} ± {second.std():.3f} (Welch p = {p_value:.2g})"
+        )
+        return f"mean F1 reports {first.mean():.3f}, sampled {second.mean():.3f}, p = {p_value:.2g}"
+
+    for check in (
+        constructor_validation,
+        keyword_only,
+        representation,
+        pickling,
+        results,
+        client_reports,
+        engines_agree_f1,
+    ):
+        yield Check(check.__name__, check)
+
+
+def check_heavy_hitter(
+    cls: type, settings: Settings | None = None, **params: Any
+) -> list[CheckResult]:
+    """Run every check of :func:`heavy_hitter_checks`; ``AssertionError`` on the first failure."""
+    return _run_all(heavy_hitter_checks(cls, settings, **params))
+
+
+__all__ = [
+    "ALPHA",
+    "Check",
+    "CheckResult",
+    "CheckSkipped",
+    "Settings",
+    "check_heavy_hitter",
+    "check_oracle",
+    "heavy_hitter_checks",
+    "oracle_checks",
+    "oracle_population",
+    "zipf_dataset",
+]
