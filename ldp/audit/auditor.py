@@ -195,7 +195,8 @@ def _structure(mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator, l
     found = search.fit(codes(seen), codes(seen_other))
     if not found:
         return None
-    event = found[0]
+    chosen = [sig for i, sig in enumerate(table) if found[0].test(np.array([i]))[0]]
+    event = Event(f"structure of one call's output in {chosen}", found[0].test, found[0].favours)
     a = codes(signatures(v, STRUCTURE_CALLS))
     b = codes(signatures(v_prime, STRUCTURE_CALLS))
     return event, int(event.test(a).sum()), int(event.test(b).sum()), STRUCTURE_CALLS
