@@ -212,7 +212,7 @@ def lower_bound(
     alpha: float = 0.01,
     events: Sequence[Event | Finder | Callable] | None = None,
     max_trials: int | None = None,
-    structure: bool = True,
+    structure: bool | None = None,
 ) -> AuditResult:
     """An empirical lower bound on the privacy loss of ``mechanism`` between v and v'.
 
@@ -239,8 +239,9 @@ def lower_bound(
     max_trials : int, optional
         The most fresh reports per input the search's event may be counted on (default
         16 x trials); ``trials`` turns the adaptive stage off.
-    structure : bool, default True
-        Run the structure stage (one more hypothesis, ~64 calls when nothing differs).
+    structure : bool, optional
+        Run the structure stage (one more hypothesis, ~64 calls when nothing differs);
+        by default with the default events only (given ``events`` are the hypotheses).
 
     Returns
     -------
@@ -271,6 +272,7 @@ def lower_bound(
     rest = trials - half
     # training: one call (public draws of one call are fine: it only chooses events)
     first, first_other = next(sampler.draw(half, batch=max(half, 1)))
+    structure = events is None if structure is None else bool(structure)
     if events is None:
         chosen = default_events(mechanism, v, v_prime, first)
     else:

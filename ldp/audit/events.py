@@ -342,6 +342,8 @@ def default_features(mechanism: Any, v: Any, v_prime: Any) -> list[Feature]:
 def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Event | Finder]:
     """The protocol's own events, the float events fitting ``sample``, and the search.
 
+    A mechanism declaring no events whose reports are 1-D integers gets ``report == v``.
+
     ``mechanism.audit_events(v, v')`` (or that of ``mechanism.oracle``) gives the
     protocol's events, built on the inputs its oracle receives (:func:`oracle_inputs`).
     """
@@ -350,6 +352,9 @@ def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Ev
     own = _declared(mechanism, "audit_events")
     if own is not None:
         events += list(own(a, b))
+    elif isinstance(sample, np.ndarray) and sample.dtype.kind in "iu" and sample.ndim == 1:
+        if np.ndim(a) == 0 and np.ndim(b) == 0:  # an undeclared categorical report
+            events += categorical_events(int(a), int(b))
     if isinstance(sample, np.ndarray) and sample.dtype.kind == "f":
         if sample.ndim == 1:
             events += float_events(None)
