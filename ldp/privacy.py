@@ -42,8 +42,17 @@ thresholds on a 53-bit grid, integer noise tables: see ``docs/privacy.md``).  Co
 its density (Mironov, CCS 2012), so only :mod:`ldp.audit`, which runs ``perturb``, can
 judge one.
 
-A protocol outside :mod:`ldp.oracles` declares its model with a class attribute
-``report_model`` (one of the four names above) or through the ``model`` argument.
+Public randomness.  A protocol whose report carries public randomness drawn independently
+of the value (a hash seed, a sketch's row, a cohort; ``Capabilities.public_randomness``)
+is ε-LDP exactly when it is given every public draw, the draw cancelling from the ratio.
+The ``"hashed"`` model enumerates seeds (a report's seed, or a sketch row's seed: then
+the categorical (row, coefficient, sign) of the Hadamard sketch); the ``"bits"`` model,
+for such a protocol, takes one product of bits per public draw and the largest loss over
+draws: ``report_probabilities(v, draws)`` with the protocol's own ``public_draws()``
+(every cohort of RAPPOR) or the seeds (the rows of the count-mean sketch).
+
+A protocol declares its model in its capabilities (:mod:`ldp.contract`), with a class
+attribute ``report_model``, or through the ``model`` argument.
 """
 
 from __future__ import annotations
@@ -191,11 +200,7 @@ def privacy_loss_matrix(
         ones = np.stack(
             [np.asarray(oracle.report_probabilities(v, draws), dtype=float) for v in values]
         )  # (inputs, draws, bits)
-        loss = np.zeros((len(values), len(values)))
-        for row in range(ones.shape[1]):
-            row_ones = ones[:, row]
-            loss = np.maximum(loss, _product_loss(np.stack([1.0 - row_ones, row_ones], axis=-1)))
-        return loss
+        return _bits_loss_per_draw(ones)
     if model == "hashed":
         seeds = DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
         if seeds.size == 0:
@@ -229,6 +234,31 @@ def _public_draws(oracle: Any, seeds: np.ndarray | None) -> np.ndarray | None:
     if callable(own) and seeds is None:
         return np.asarray(own())
     return DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
+
+
+def _bits_loss_per_draw(ones: np.ndarray) -> np.ndarray:
+    """max over draws r of Σ_i max_x ln P_a(bit i = x | r)/P_b(bit i = x | r), for all a, b.
+
+    ``ones[a, r, i]`` = P(bit i = 1 | input a, public draw r).  A bit value impossible
+    under a contributes nothing; possible under a and impossible under b, +inf.
+    """
+    inputs, draws, width = ones.shape
+    if np.any(ones < 0) or np.any(ones > 1) or np.any(np.isnan(ones)):
+        raise ValueError("report probabilities must lie in [0, 1]")
+    with np.errstate(divide="ignore"):
+        logs = np.stack([np.log1p(-ones), np.log(ones)])  # (2, inputs, draws, bits)
+    loss = np.zeros((inputs, inputs))
+    step = max(1, (1 << 22) // max(1, inputs * width))
+    for a in range(inputs):
+        for start in range(0, draws, step):
+            mine = logs[:, a, start : start + step][:, None]  # (2, 1, r, bits)
+            theirs = logs[:, :, start : start + step]  # (2, inputs, r, bits)
+            with np.errstate(invalid="ignore"):
+                ratio = np.where(np.isfinite(mine), mine - theirs, -np.inf)
+            per_draw = ratio.max(axis=0).sum(axis=-1)  # (inputs, r)
+            loss[a] = np.maximum(loss[a], per_draw.max(axis=1))
+    np.fill_diagonal(loss, 0.0)
+    return loss
 
 
 def _product_loss(probabilities: np.ndarray) -> np.ndarray:
