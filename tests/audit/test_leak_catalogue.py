@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ldp import audit, hashing
-from ldp.oracles import GRR, OLH, OUE, ORACLES, HashReports, UnaryReports
+from ldp.oracles import GRR, OLH, ORACLES, OUE, HashReports, UnaryReports
 from ldp.oracles.rappor import RapporReports, pack
 
 CMS, FLH, RAPPOR = ORACLES["CMS"], ORACLES["FLH"], ORACLES["RAPPOR"]
