@@ -176,14 +176,15 @@ class _Sampler:
 def _structure(mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator, level: float):
     """The structure stage: one value per call; its best event's (name, k, k', n)."""
 
-    def signatures(value: Any, calls: int) -> list[str]:
+    def signatures(first: bool, calls: int) -> list[str]:
         out = []
-        for _ in range(calls):
-            reports = mechanism.perturb(_mixed(value, value, 1, 0), rng)
+        for _ in range(calls):  # the input typed as in the other stages
+            values = _mixed(v, v_prime, 1, 0) if first else _mixed(v, v_prime, 0, 1)
+            reports = mechanism.perturb(values, rng)
             out.append(f"{count(reports)} reports: {signature(reports)}")
         return out
 
-    seen, seen_other = signatures(v, STRUCTURE_TRAINING), signatures(v_prime, STRUCTURE_TRAINING)
+    seen, seen_other = signatures(True, STRUCTURE_TRAINING), signatures(False, STRUCTURE_TRAINING)
     if set(seen) == set(seen_other) and len(set(seen)) == 1:
         return None  # one structure for both inputs: nothing to count
     table = sorted(set(seen) | set(seen_other))
@@ -197,8 +198,8 @@ def _structure(mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator, l
         return None
     chosen = [sig for i, sig in enumerate(table) if found[0].test(np.array([i]))[0]]
     event = Event(f"structure of one call's output in {chosen}", found[0].test, found[0].favours)
-    a = codes(signatures(v, STRUCTURE_CALLS))
-    b = codes(signatures(v_prime, STRUCTURE_CALLS))
+    a = codes(signatures(True, STRUCTURE_CALLS))
+    b = codes(signatures(False, STRUCTURE_CALLS))
     return event, int(event.test(a).sum()), int(event.test(b).sum()), STRUCTURE_CALLS
 
 
