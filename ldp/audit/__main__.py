@@ -183,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         audit_row(name, protocol, seed, args.alpha, args.trials)
         for (name, protocol), seed in zip(chosen, seeds, strict=True)
     ]
+    print(
+        f"Audit between the inputs 0 and 1: {args.trials} reports per input, "
+        f"alpha = {args.alpha} (a bound above the claim is a false alarm w.p. <= alpha).\n"
+    )
     print(verdict_table(rows))
     failed = [row["name"] for row in rows if not row["holds"]]
     if failed:
