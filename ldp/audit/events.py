@@ -409,10 +409,12 @@ class _Codes:
                 scaled = x * 2.0**53
                 on_grid = np.isfinite(scaled) & (scaled == np.floor(scaled))
             return (binade * 2 + (x < 0)) * 2 + on_grid
-        # float-value: each repeated exact value its own code, the rest in quantile bins
+        # float-value: each repeated bit pattern its own code (-0.0 is not 0.0, each NaN
+        # payload its own), the rest in quantile bins of the values
         repeated, edges = self.table
+        words = _as_words(x)
         bins = len(repeated) + np.searchsorted(edges, x, side="right")
-        return np.where(np.isin(x, repeated), _lookup(repeated, x, 0), bins)
+        return np.where(np.isin(words, repeated), _lookup(repeated, words, 0), bins)
 
 
 def _lookup(categories: np.ndarray, x: np.ndarray, missing: int) -> np.ndarray:
@@ -439,8 +441,8 @@ def _fit_codes(column: Column, pooled: np.ndarray) -> list[_Codes]:
             return [_Codes(column, "category", (distinct,))]
         return [_Codes(column, "bins", (_quantile_edges(pooled),))]
     if pooled.dtype.kind == "f":
-        values, counts = np.unique(pooled, return_counts=True)
-        repeated = values[counts >= 3]
+        patterns, counts = np.unique(_as_words(pooled), return_counts=True)
+        repeated = patterns[counts >= 3]
         return [
             _Codes(column, "float-grid"),
             _Codes(column, "float-value", (repeated, _quantile_edges(pooled))),
@@ -471,6 +473,24 @@ def projected_bounds(
         for size in sizes:
             out.append(epsilon_lower_bound(rate * size, size, rate_other * size, size, level))
     return np.nan_to_num(np.asarray(out, dtype=float), nan=-np.inf)
+
+
+def _flag_block(chunk: Sequence[Column], reports: Any) -> np.ndarray:
+    """The chunk's flag columns as an (n, len(chunk)) bool array, each entry's bits
+    extracted from one copy of its words."""
+    words: dict[tuple, np.ndarray] = {}
+    columns = []
+    for column in chunk:
+        if column.kind != "bit":
+            columns.append(column(reports))
+            continue
+        key = (column.part, column.index // column.width)
+        if key not in words:
+            entry = Column(column.name, "values", column.part, column.index, column.width)
+            words[key] = _as_words(entry(reports))
+        shift = np.uint64(column.index % column.width)
+        columns.append(((words[key] >> shift) & np.uint64(1)).astype(bool))
+    return np.stack(columns, axis=1)
 
 
 @dataclass(frozen=True)
@@ -508,8 +528,7 @@ class FeatureSearch:
         values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
         for start in range(0, len(flags), CHUNK):
             chunk = flags[start : start + CHUNK]
-            a = np.stack([c(reports) for c in chunk], axis=1)
-            b = np.stack([c(reports_other) for c in chunk], axis=1)
+            a, b = _flag_block(chunk, reports), _flag_block(chunk, reports_other)
             candidates += self._flag_candidates(chunk, a, b, n, n_other, sizes)
         for column in values:
             x, y = column(reports), column(reports_other)

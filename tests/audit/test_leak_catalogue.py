@@ -149,6 +149,32 @@ class IndexFLH(FLH):
         )
 
 
+class RoundedLaplace:
+    """One-hot plus Laplace(1) noise rounded to integers, as float64, with -0.0 cleared:
+    each coordinate's ratio is at most e, two coordinates differ, so it is 2-LDP."""
+
+    epsilon = 2.0
+
+    def __init__(self, domain_size: int = 4) -> None:
+        self.domain_size = domain_size
+
+    def noisy(self, values, rng):
+        x = np.round(rng.laplace(0.0, 1.0, size=(len(values), self.domain_size)))
+        x[np.arange(len(values)), values] += 1.0
+        return x
+
+    def perturb(self, values, rng):
+        return self.noisy(values, rng) + 0.0  # -0.0 + 0.0 is +0.0
+
+
+class NegativeZero(RoundedLaplace):
+    """The same without clearing -0.0: round(L) is -0.0 for L in (-1/2, 0), never after
+    adding 1, so a -0.0 coordinate is not the user's (the sign of zero leaks)."""
+
+    def perturb(self, values, rng):
+        return self.noisy(values, rng)
+
+
 LEAKS = {
     "OLH seed parity": lambda: SeedParityOLH(epsilon=1.0, domain_size=4),
     "OLH seed redrawn until H(v) even": lambda: EvenHashOLH(epsilon=1.0, domain_size=4),
@@ -161,6 +187,7 @@ LEAKS = {
     "float GRR, low bit = parity": lambda: LowBitFloatGRR(epsilon=1.0, domain_size=4),
     "float GRR, NaN for 0": lambda: NaNFloatGRR(epsilon=1.0, domain_size=4),
     "FLH index names v": lambda: IndexFLH(epsilon=1.0, domain_size=4, k_prime=16),
+    "float histogram keeps -0.0": NegativeZero,
 }
 SLOW = {"OUE d=1024, leak in bit 700", "GRR leaks v once in 1,000", "CMS never flips its own cell"}
 
@@ -181,6 +208,7 @@ def test_the_honest_float_and_pool_copies_hold() -> None:
     for honest in (
         FloatGRR(epsilon=1.0, domain_size=4),
         FLH(epsilon=1.0, domain_size=4, k_prime=16),
+        RoundedLaplace(),
     ):
         result = audit.lower_bound(honest, 0, 1, rng=np.random.default_rng(7), trials=40_000)
         assert result.epsilon <= honest.epsilon, str(result)
