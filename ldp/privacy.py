@@ -42,8 +42,17 @@ thresholds on a 53-bit grid, integer noise tables: see ``docs/privacy.md``).  Co
 its density (Mironov, CCS 2012), so only :mod:`ldp.audit`, which runs ``perturb``, can
 judge one.
 
-A protocol outside :mod:`ldp.oracles` declares its model with a class attribute
-``report_model`` (one of the four names above) or through the ``model`` argument.
+Public randomness.  A protocol whose report carries public randomness drawn independently
+of the value (a hash seed, a sketch's row, a cohort; ``Capabilities.public_randomness``)
+is ε-LDP exactly when it is given every public draw, the draw cancelling from the ratio.
+The ``"hashed"`` model enumerates seeds (a report's seed, or a sketch row's seed: then
+the categorical (row, coefficient, sign) of the Hadamard sketch); the ``"bits"`` model,
+for such a protocol, takes one product of bits per public draw and the largest loss over
+draws: ``report_probabilities(v, draws)`` with the protocol's own ``public_draws()``
+(every cohort of RAPPOR) or the seeds (the rows of the count-mean sketch).
+
+A protocol declares its model in its capabilities (:mod:`ldp.contract`), with a class
+attribute ``report_model``, or through the ``model`` argument.
 """
 
 from __future__ import annotations
@@ -52,11 +61,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp.oracles import BLH, GRR, OLH, OUE, SHE, SUE, THE
+from ldp.contract import REPORT_MODELS, capabilities_of
 from ldp.validation import check_values
 
 Model = Literal["categorical", "bits", "hashed", "product"]
-MODELS: tuple[str, ...] = ("categorical", "bits", "hashed", "product")
+MODELS: tuple[str, ...] = REPORT_MODELS
 
 #: Inputs compared by default (all of the domain) only up to this domain size.
 MAX_AUDIT_DOMAIN = 256
@@ -74,32 +83,27 @@ DEFAULT_SEEDS = np.concatenate(
 
 
 def report_model(oracle: Any) -> Model:
-    """The report model of an oracle: its ``report_model`` attribute, else from its class.
+    """The report model a protocol declares: ``capabilities.report_model``, else its
+    ``report_model`` attribute (:mod:`ldp.contract`).
 
     Parameters
     ----------
     oracle : FrequencyOracle
         A protocol of :mod:`ldp.oracles`, or any object exposing the likelihood method of
-        one of the four models and a ``report_model`` attribute naming it.
+        one of the four models and declaring it.
 
     Returns
     -------
     str
         One of ``"categorical"``, ``"bits"``, ``"hashed"``, ``"product"``.
     """
-    declared = getattr(oracle, "report_model", None)
+    declared = capabilities_of(oracle).report_model
+    if declared is None:
+        declared = getattr(oracle, "report_model", None)
     if declared is not None:
         if declared not in MODELS:
             raise ValueError(f"report_model must be one of {MODELS}, got {declared!r}")
         return declared
-    for classes, model in (
-        ((GRR,), "categorical"),
-        ((SUE, OUE, THE), "bits"),
-        ((BLH, OLH), "hashed"),
-        ((SHE,), "product"),
-    ):
-        if isinstance(oracle, classes):
-            return model  # type: ignore[return-value]
     raise TypeError(
         f"cannot tell the report model of {type(oracle).__name__}: give it a report_model "
         f"attribute or pass model= (one of {MODELS})"
@@ -178,16 +182,25 @@ def privacy_loss_matrix(
         raise ValueError("values must hold at least two distinct inputs")
     # one input at a time: an int, or a row of words above 2^64 values
     values = [row if checked.ndim == 2 else int(row) for row in checked]
-    if seeds is not None and model != "hashed":
+    if seeds is not None and model != "hashed" and not capabilities_of(oracle).public_randomness:
         raise ValueError(f"seeds apply to the 'hashed' model only, not {model!r}")
 
     if model == "categorical":
         table = np.stack([_log(oracle.report_probabilities(v)) for v in values])
         return _pairwise_log_ratio(table)
     if model == "bits":
-        # Pr[bit = 1] per bit: a product of two-valued coordinates
-        ones = np.stack([np.asarray(oracle.report_probabilities(v), dtype=float) for v in values])
-        return _product_loss(np.stack([1.0 - ones, ones], axis=-1))
+        # Pr[bit = 1] per bit: a product of two-valued coordinates; with public randomness
+        # (a cohort, a sketch row), one product per public draw, the draw cancelling
+        draws = _public_draws(oracle, seeds)
+        if draws is None:
+            ones = np.stack(
+                [np.asarray(oracle.report_probabilities(v), dtype=float) for v in values]
+            )
+            return _product_loss(np.stack([1.0 - ones, ones], axis=-1))
+        ones = np.stack(
+            [np.asarray(oracle.report_probabilities(v, draws), dtype=float) for v in values]
+        )  # (inputs, draws, bits)
+        return _bits_loss_per_draw(ones)
     if model == "hashed":
         seeds = DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
         if seeds.size == 0:
@@ -206,6 +219,46 @@ def privacy_loss_matrix(
         )
     rest = [np.asarray(oracle.report_probabilities(v), dtype=float) for v in values[1:]]
     return _product_loss(np.stack([first, *rest]))
+
+
+def _public_draws(oracle: Any, seeds: np.ndarray | None) -> np.ndarray | None:
+    """The public randomness a "bits" protocol's likelihood is conditioned on, if any.
+
+    None when the protocol declares no public randomness; else ``oracle.public_draws()``
+    when it enumerates its own (RAPPOR's cohorts), else the hash seeds (``seeds`` or
+    ``DEFAULT_SEEDS``: a sketch's rows are hash functions named by seeds).
+    """
+    if not capabilities_of(oracle).public_randomness:
+        return None
+    own = getattr(oracle, "public_draws", None)
+    if callable(own) and seeds is None:
+        return np.asarray(own())
+    return DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
+
+
+def _bits_loss_per_draw(ones: np.ndarray) -> np.ndarray:
+    """max over draws r of Σ_i max_x ln P_a(bit i = x | r)/P_b(bit i = x | r), for all a, b.
+
+    ``ones[a, r, i]`` = P(bit i = 1 | input a, public draw r).  A bit value impossible
+    under a contributes nothing; possible under a and impossible under b, +inf.
+    """
+    inputs, draws, width = ones.shape
+    if np.any(ones < 0) or np.any(ones > 1) or np.any(np.isnan(ones)):
+        raise ValueError("report probabilities must lie in [0, 1]")
+    with np.errstate(divide="ignore"):
+        logs = np.stack([np.log1p(-ones), np.log(ones)])  # (2, inputs, draws, bits)
+    loss = np.zeros((inputs, inputs))
+    step = max(1, (1 << 22) // max(1, inputs * width))
+    for a in range(inputs):
+        for start in range(0, draws, step):
+            mine = logs[:, a, start : start + step][:, None]  # (2, 1, r, bits)
+            theirs = logs[:, :, start : start + step]  # (2, inputs, r, bits)
+            with np.errstate(invalid="ignore"):
+                ratio = np.where(np.isfinite(mine), mine - theirs, -np.inf)
+            per_draw = ratio.max(axis=0).sum(axis=-1)  # (inputs, r)
+            loss[a] = np.maximum(loss[a], per_draw.max(axis=1))
+    np.fill_diagonal(loss, 0.0)
+    return loss
 
 
 def _product_loss(probabilities: np.ndarray) -> np.ndarray:

@@ -417,16 +417,13 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
 
     def privacy_audit() -> str:
         """``ldp.audit.lower_bound`` on the real ``perturb`` between values 0 and 1 (level
-        ALPHA): the lower bound must not exceed ε."""
+        ALPHA): the lower bound must not exceed ε.  Public randomness drawn once per call
+        (``public_per_call``) is conditioned on by the auditor, which calls ``perturb`` with
+        both inputs together (see ``docs/privacy.md``)."""
         from ldp import audit
 
         if "reports" not in capabilities.engines:
             raise CheckSkipped("declares no reports engine (nothing to audit)")
-        if capabilities.public_per_call:
-            raise CheckSkipped(
-                "public_per_call: the reports of one perturb call share public randomness, "
-                "so the audit's independent-sample bound does not apply to one call's batch"
-            )
         result = audit.lower_bound(
             oracle,
             0,

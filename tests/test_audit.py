@@ -434,3 +434,41 @@ def test_docstring_examples() -> None:
 
     for module in (ldp.audit, ldp.audit.auditor):
         assert doctest.testmod(module).failed == 0
+
+
+# --- 5. the seams: no oracle in ldp.audit, declared public randomness --------------------------
+def test_the_auditor_imports_no_protocol() -> None:
+    """ldp.audit and ldp.privacy read declarations only (no import cycle with the oracles)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ldp.audit, ldp.privacy, ldp.audit.__main__; "
+        "print(sorted(m for m in sys.modules if m.startswith(('ldp.oracles', 'ldp.heavy'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_per_call_public_randomness_is_declared_and_kept_whole() -> None:
+    """FLH's pool is drawn once per call: declared, and never split into per-report columns."""
+    from ldp.audit.events import per_report_fields, report_columns, take
+    from ldp.contract import capabilities_of
+
+    for name in ("FLH", "CMS", "HCMS"):
+        assert capabilities_of(ORACLES[name]).public_per_call, name
+    flh = ORACLES["FLH"](epsilon=1.0, domain_size=4, k_prime=6)
+    reports = flh.perturb(np.zeros(6, dtype=np.int64), np.random.default_rng(0))
+    layout = (True, True, False)  # index, values per report; the pool per call
+    assert per_report_fields(reports, 6) == (True, True, True)  # why the auditor probes
+    part = take(reports, slice(0, 2), layout)
+    assert part.pool.shape == (6,) and part.index.shape == (2,)
+    assert not any(c.name.startswith("pool") for c in report_columns(reports, layout))
+
+
+def test_rappor_has_no_closed_form_event_and_still_audits() -> None:
+    rappor = ORACLES["RAPPOR"](epsilon=2.0, domain_size=4)
+    with pytest.raises(TypeError, match="no optimal event"):
+        audit.optimal_event_probabilities(rappor)
+    result = audit.lower_bound(rappor, 0, 1, rng=rng_for("rappor"), trials=20_000)
+    assert result.epsilon <= rappor.epsilon_one

@@ -362,3 +362,51 @@ def test_docstring_example() -> None:
     import ldp.privacy
 
     assert doctest.testmod(ldp.privacy).failed == 0
+
+
+# --- 3. every registered oracle, public randomness included -------------------------------------
+def test_every_registered_oracle_has_a_known_loss() -> None:
+    """max_privacy_loss covers every oracle of the registry (plug-ins declaring a model too)."""
+    for name, cls in ORACLES.items():
+        oracle = cls(epsilon=1.0, domain_size=4)
+        loss = max_privacy_loss(oracle)
+        assert 0 < loss <= 1.0 * (1 + RTOL), name
+
+
+@pytest.mark.parametrize("name", ["CMS", "HCMS"])
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
+def test_sketches_are_epsilon_ldp_given_their_rows(name: str, epsilon: float) -> None:
+    """A sketch row's hash function is public: the loss is the largest over rows, ε."""
+    oracle = ORACLES[name](epsilon=epsilon, domain_size=8)
+    loss = max_privacy_loss(oracle)
+    assert epsilon * (1 - 1e-9) <= loss <= epsilon * (1 + RTOL)
+    assert report_model(oracle) == ("bits" if name == "CMS" else "hashed")
+
+
+def test_rappor_loss_is_read_in_every_cohort() -> None:
+    """ε₁ of one report is attained in a cohort where the two filters are apart; a cohort
+    where they coincide (loss 0) must not hide it."""
+    rappor = ORACLES["RAPPOR"]
+    oracle = rappor(epsilon=4.0, domain_size=16, k=8, h=1, m=8)
+    positions = oracle.positions()[:, :, 0]  # (cohorts, values)
+    same = [
+        (c, a, b)
+        for c in range(8)
+        for a in range(16)
+        for b in range(a + 1, 16)
+        if positions[c, a] == positions[c, b]
+    ]
+    cohort, a, b = same[0]
+    assert any(positions[c, a] != positions[c, b] for c in range(8))
+    one_cohort = _bits_loss(
+        oracle.report_probabilities(a, cohort), oracle.report_probabilities(b, cohort)
+    )
+    assert one_cohort == 0.0
+    assert max_privacy_loss(oracle, values=[a, b]) == pytest.approx(oracle.epsilon_one, rel=1e-9)
+
+
+def _bits_loss(ones: np.ndarray, ones_other: np.ndarray) -> float:
+    with np.errstate(divide="ignore"):
+        return float(
+            np.maximum(np.log(ones / ones_other), np.log((1 - ones) / (1 - ones_other))).sum()
+        )

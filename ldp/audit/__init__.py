@@ -16,10 +16,14 @@ is proof (at that confidence) that the mechanism is not ε-LDP, whatever its dec
 >>> result.epsilon <= 2.0
 True
 
-Works on any object with ``perturb(values, rng)``: see ``docs/privacy.md``.
+Works on any object with ``perturb(values, rng)``: see ``docs/privacy.md``.  A protocol
+declares its own events and searchable features (``audit_events``, ``audit_features``),
+the probabilities of its optimal event (``audit_event_probabilities``) and its public
+randomness (``capabilities``, :mod:`ldp.contract`); ``python -m ldp.audit`` audits every
+registered oracle from the command line (:func:`ldp.audit.__main__.main`).
 """
 
-from ldp.audit.auditor import AuditResult, EventResult, lower_bound
+from ldp.audit.auditor import TRIALS, AuditResult, EventResult, lower_bound
 from ldp.audit.bounds import (
     clopper_pearson_lower,
     clopper_pearson_upper,
@@ -29,6 +33,7 @@ from ldp.audit.bounds import (
 )
 from ldp.audit.events import (
     Event,
+    Feature,
     FeatureSearch,
     Finder,
     default_events,
@@ -39,8 +44,10 @@ __all__ = [
     "AuditResult",
     "Event",
     "EventResult",
+    "Feature",
     "FeatureSearch",
     "Finder",
+    "TRIALS",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "default_events",

@@ -2,41 +2,42 @@
 
 An :class:`Event` maps a batch of reports to one boolean per report and says which input
 it is evidence for (``favours`` = +1: v, -1: v', 0: try both).  Fixed events are built
-from the two inputs alone (:func:`default_events` picks them from the report's type); a
-:class:`Finder` chooses an event from a held-out training half of the reports, so the
-bound computed on the other half stays valid whatever it chose.
+from the two inputs alone; a :class:`Finder` chooses an event on a training sample, and
+the bound is computed on a fresh sample, so it stays valid whatever was chosen.
 
-Events for the mechanisms of :mod:`ldp.oracles` and beyond:
+Where events come from (nothing here knows a protocol by name):
 
-* categorical reports (GRR, or any 1-D integer report): ``report == v``;
-* unary bits (SUE, OUE, THE, any :class:`~ldp.oracles.UnaryReports`): bit v set, bit v'
-  unset, and both (the likelihood-ratio event: p(1-q) against q(1-p), ratio e^ε);
-* local hashing (BLH, OLH; :class:`~ldp.oracles.HashReports`):
-  H_seed(v) = y and H_seed(v') != y (ratio p(g-1)/(1-p) = e^ε);
-* integer histograms (SHE): r[v] >= s and r[v'] <= 0 (ratio α^{-2s} = e^ε);
-* floating point, for any float report: a coordinate with |x| < 1/2 off the 2^-53 grid
-  (Mironov's attack on fl(v + noise));
-* the generic :class:`FeatureSearch`, for unknown mechanisms: every column of the reports
-  (bits, integers, floats with their grid class and repeated exact values) becomes
-  categorical codes, and the most distinguishing set of codes of one column, or the
-  conjunction of two columns' sets, is chosen on the training half.
+* a protocol's own events: ``audit_events(v, v')`` on the protocol (its likelihood-ratio
+  event, e.g. GRR's ``report == v``, the unary encodings' "bit v set and bit v' unset",
+  local hashing's "H_seed(v) = y != H_seed(v')", RAPPOR's cohort-aware Bloom event); the
+  builders below (:func:`categorical_events`, :func:`unary_events`, :func:`hashed_events`,
+  :func:`histogram_events`) are what those methods return;
+* a protocol's own features: ``audit_features(v, v')``, columns derived from a report and
+  the two inputs (the hash of v under the report's seed, the Bloom bits of v in the
+  report's cohort), read by the search like any other column;
+* for any float report: a coordinate with |x| < 1/2 off the 2^-53 grid (Mironov's attack
+  on fl(v + noise));
+* the generic :class:`FeatureSearch`: every column of every field of the report (public
+  randomness such as seeds included), as categorical codes *and* bit by bit, plus the
+  protocol's features, searched in chunks of columns (never capped), the most
+  distinguishing set of one column's codes or the conjunction of two columns chosen;
+* the structure of a call's output (type, dtype, shape, length: :func:`signature`), one
+  call per sample (the auditor's structure stage, :mod:`ldp.audit.auditor`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from ldp import hashing
-from ldp.audit.bounds import epsilon_lower_bound
-from ldp.oracles import BLH, GRR, OLH, SHE, HashReports, UnaryReports
-from ldp.oracles.unary import UnaryEncoding
+from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
 
-#: Columns of a report the generic search looks at, at most.
-MAX_COLUMNS = 512
+#: Columns evaluated together by the search (bounds its memory: CHUNK x reports booleans).
+CHUNK = 256
 #: An integer column with more distinct values than this (on the training half) is binned.
 MAX_CATEGORIES = 1024
 #: Quantile bins of a binned column.
@@ -44,6 +45,9 @@ BINS = 32
 #: Above this many codes, ordering codes by their training ratio overfits (a handful of
 #: codes seen a few times under one input only): such columns get thresholds only.
 MAX_RATIO_CODES = 256
+#: The search ranks a candidate event by the bound it would give on a fresh sample of a
+#: given size, from conservative training rates: one-sided Clopper-Pearson at this level.
+PROJECTION_LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,16 @@ class Event:
         return (1, -1) if self.favours == 0 else (self.favours,)
 
 
+@dataclass(frozen=True)
+class Feature:
+    """A column derived from a batch of reports (one value per report) for the search."""
+
+    name: str
+    column: Callable[[Any], np.ndarray]
+
+
 class Finder(Protocol):
-    """Chooses events from training reports of v and of v' (a held-out half)."""
+    """Chooses events from training reports of v and of v'."""
 
     name: str
 
@@ -80,39 +92,135 @@ def count(reports: Any) -> int:
     return int(np.shape(reports)[0])
 
 
-def _unary_bits(reports: UnaryReports) -> np.ndarray:
-    return np.unpackbits(reports.bits, axis=1, count=reports.domain_size).astype(bool)
+def per_report_fields(reports: Any, n: int) -> tuple[bool, ...] | None:
+    """Which fields of a tuple of reports hold one entry per report (None: not a tuple).
+
+    A field is per report when it is an array of length n; the auditor confirms this by
+    drawing two batches of different sizes (a per-call field, such as a public hash pool,
+    keeps its length).
+    """
+    if not isinstance(reports, tuple):
+        return None
+    return tuple(
+        isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == n for part in reports
+    )
 
 
-def report_columns(reports: Any) -> list[tuple[str, np.ndarray]]:
-    """Every column of a batch of reports, named: bits, integer or float arrays of length n."""
-    if isinstance(reports, UnaryReports):
-        bits = _unary_bits(reports)
-        return [(f"bit {j}", bits[:, j]) for j in range(bits.shape[1])]
+def take(reports: Any, index: Any, layout: tuple[bool, ...] | None) -> Any:
+    """The reports ``index`` of a batch (per-report fields indexed, per-call fields kept)."""
+    if layout is None:
+        return np.asarray(reports)[index]
+    parts = [part[index] if own else part for part, own in zip(reports, layout, strict=True)]
+    make = getattr(type(reports), "_make", None)
+    return make(parts) if make is not None else type(reports)(parts)
+
+
+def signature(reports: Any) -> str:
+    """The structure of one call's output: types, dtypes, shapes and small scalars."""
+    if isinstance(reports, tuple):
+        inner = ", ".join(signature(part) for part in reports)
+        return f"{type(reports).__name__}({inner})"
+    if isinstance(reports, np.ndarray):
+        return f"{reports.dtype.str}{reports.shape}"
+    if isinstance(reports, int | float | str | bool | np.generic | type(None)):
+        return f"{type(reports).__name__}:{reports!r}"
+    return type(reports).__name__
+
+
+# ------------------------------------------------------------------ the columns of a report
+@dataclass(frozen=True)
+class Column:
+    """One column of a batch of reports: a field's entry, one of its bits, or a feature.
+
+    ``kind`` is ``"values"`` (the field's entries, or entry ``index // width`` of a 2-D
+    field), ``"bit"`` (bit ``index % width`` of each entry's binary representation, floats
+    as their IEEE bits), ``"packed"`` (bit ``index`` of a packed-bit field: uint8 rows read
+    big-endian), ``"nan"`` (the entry is NaN) or ``"feature"``.
+    """
+
+    name: str
+    kind: str
+    part: int | None = None
+    index: int = 0
+    width: int = 1
+    feature: Callable[[Any], np.ndarray] | None = field(default=None, compare=False)
+
+    def __call__(self, reports: Any) -> np.ndarray:
+        if self.kind == "feature":
+            return np.asarray(self.feature(reports))
+        part = np.asarray(reports if self.part is None else reports[self.part])
+        if self.kind == "packed":
+            byte, shift = divmod(self.index, 8)
+            return ((part[:, byte] >> np.uint8(7 - shift)) & 1).astype(bool)
+        if part.ndim >= 2:
+            part = part.reshape(part.shape[0], -1)[:, self.index // self.width]
+        if self.kind == "values":
+            return part
+        if self.kind == "nan":
+            return np.isnan(part)
+        words = _as_words(part)
+        return ((words >> np.uint64(self.index % self.width)) & np.uint64(1)).astype(bool)
+
+
+def _as_words(part: np.ndarray) -> np.ndarray:
+    """Entries as uint64 words of their bits (floats: their IEEE representation)."""
+    if part.dtype.kind == "f":
+        return part.astype(np.float64).view(np.uint64)
+    if part.dtype.kind == "i":
+        return part.astype(np.int64).view(np.uint64)
+    return part.astype(np.uint64)
+
+
+def report_columns(
+    reports: Any, layout: tuple[bool, ...] | None = None, features: Sequence[Feature] = ()
+) -> list[Column]:
+    """Every column of a batch of reports and every bit of it, plus the given features.
+
+    Packed bits (a 2-D uint8 field) give one column per bit; an integer or float field of
+    one entry per report gives its values, each bit of its representation (seeds
+    included: public randomness is read too) and, for floats, whether it is NaN; a 2-D
+    numeric field gives that for each of its columns.
+    """
+    columns: list[Column] = []
     if isinstance(reports, tuple):
         names = getattr(reports, "_fields", [str(i) for i in range(len(reports))])
-        n = count(reports)
-        columns = []
-        for name, part in zip(names, reports, strict=True):
-            if isinstance(part, np.ndarray) and part.ndim >= 1 and len(part) == n:
-                columns += [(f"{name}{label}", col) for label, col in report_columns(part)]
-        return columns
-    array = np.asarray(reports)
-    if array.dtype == np.uint8 and array.ndim == 2:  # packed bits, most likely
-        array = np.unpackbits(array, axis=1).astype(bool)
-    if array.ndim == 1:
-        return [("", array)]
-    flat = array.reshape(array.shape[0], -1)
-    return [(f"[{j}]", flat[:, j]) for j in range(flat.shape[1])]
+        if layout is None:
+            layout = per_report_fields(reports, count(reports))
+        for i, (name, part, own) in enumerate(zip(names, reports, layout, strict=True)):
+            if own:
+                columns += _field_columns(name, np.asarray(part), i)
+    else:
+        columns += _field_columns("report", np.asarray(reports), None)
+    columns += [Column(f.name, "feature", feature=f.column) for f in features]
+    return columns
+
+
+def _field_columns(name: str, part: np.ndarray, index: int | None) -> list[Column]:
+    if part.dtype == np.uint8 and part.ndim == 2:  # packed bits
+        return [Column(f"{name} bit {j}", "packed", index, j) for j in range(8 * part.shape[1])]
+    if part.dtype.kind not in "biuf":
+        return []
+    width = 1 if part.dtype == bool else 8 * part.dtype.itemsize
+    entries = int(np.prod(part.shape[1:], dtype=np.int64)) if part.ndim > 1 else 1
+    out = []
+    for e in range(entries):
+        label = f"{name}[{e}]" if part.ndim > 1 else name
+        out.append(Column(label, "values", index, e * width, width))
+        if part.dtype != bool:
+            out += [
+                Column(f"{label} bit {b}", "bit", index, e * width + b, width) for b in range(width)
+            ]
+        if part.dtype.kind == "f":
+            out.append(Column(f"{label} is NaN", "nan", index, e * width, width))
+    return out
 
 
 # ------------------------------------------------------------------ fixed events
-def _coordinate(reports: Any, j: int) -> np.ndarray:
-    if isinstance(reports, UnaryReports):
-        byte, shift = divmod(j, 8)
-        return ((reports.bits[:, byte] >> np.uint8(7 - shift)) & 1).astype(bool)
-    array = np.asarray(reports)
-    return array[:, j] if array.ndim == 2 else array
+def _bit(reports: Any, j: int) -> np.ndarray:
+    """Bit j of packed unary reports (a tuple whose first field is the packed bits)."""
+    packed = reports[0] if isinstance(reports, tuple) else np.asarray(reports)
+    byte, shift = divmod(j, 8)
+    return ((packed[:, byte] >> np.uint8(7 - shift)) & 1).astype(bool)
 
 
 def categorical_events(v: int, v_prime: int) -> list[Event]:
@@ -124,15 +232,15 @@ def categorical_events(v: int, v_prime: int) -> list[Event]:
 
 
 def unary_events(v: int, v_prime: int) -> list[Event]:
-    """Bit v set, bit v' unset, and both; mirrored for v'."""
+    """Bit v set, bit v' unset, and both; mirrored for v' (packed bits, big-endian)."""
     events = []
     for a, b, favours in ((v, v_prime, +1), (v_prime, v, -1)):
         events += [
-            Event(f"bit {a} set", lambda r, a=a: _coordinate(r, a), favours),
-            Event(f"bit {b} unset", lambda r, b=b: ~_coordinate(r, b), favours),
+            Event(f"bit {a} set", lambda r, a=a: _bit(r, a), favours),
+            Event(f"bit {b} unset", lambda r, b=b: ~_bit(r, b), favours),
             Event(
                 f"bit {a} set and bit {b} unset",
-                lambda r, a=a, b=b: _coordinate(r, a) & ~_coordinate(r, b),
+                lambda r, a=a, b=b: _bit(r, a) & ~_bit(r, b),
                 favours,
             ),
         ]
@@ -146,25 +254,29 @@ def _keys(key: Any, n: int) -> np.ndarray:
     return np.repeat(key.astype(np.uint64)[None, :], n, axis=0)
 
 
-def hashed_events(g: int, key: Any, key_other: Any, labels: tuple[str, str]) -> list[Event]:
-    """H_seed(v) = y and H_seed(v') != y; mirrored.  ``key``: what the client hashes."""
+def hash_of(key: Any, seeds: np.ndarray, g: int) -> np.ndarray:
+    """H_seed(key) in [0, g) for each report's seed (:func:`ldp.hashing.hash_values`)."""
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    return hashing.hash_values(_keys(key, len(seeds)), seeds, g)
 
-    def hit(reports: HashReports, k: Any) -> np.ndarray:
-        seeds = np.asarray(reports.seeds, dtype=np.uint64)
-        return hashing.hash_values(_keys(k, len(seeds)), seeds, g) == np.asarray(reports.values)
 
-    a, b = labels
+def hashed_events(g: int, key: Any, key_other: Any) -> list[Event]:
+    """H_seed(v) = y and H_seed(v') != y; mirrored (reports with ``seeds`` and ``values``)."""
+
+    def hit(reports: Any, k: Any) -> np.ndarray:
+        return hash_of(k, reports.seeds, g) == np.asarray(reports.values)
+
     return [
-        Event(
-            f"H(seed, {a}) == y != H(seed, {b})",
-            lambda r: hit(r, key) & ~hit(r, key_other),
-            +1,
-        ),
-        Event(
-            f"H(seed, {b}) == y != H(seed, {a})",
-            lambda r: hit(r, key_other) & ~hit(r, key),
-            -1,
-        ),
+        Event("H(seed, v) == y != H(seed, v')", lambda r: hit(r, key) & ~hit(r, key_other), +1),
+        Event("H(seed, v') == y != H(seed, v)", lambda r: hit(r, key_other) & ~hit(r, key), -1),
+    ]
+
+
+def hashed_features(g: int, key: Any, key_other: Any) -> list[Feature]:
+    """H_seed(v) and H_seed(v') of each report's seed, as columns for the search."""
+    return [
+        Feature("H(seed, v)", lambda r: hash_of(key, r.seeds, g)),
+        Feature("H(seed, v')", lambda r: hash_of(key_other, r.seeds, g)),
     ]
 
 
@@ -185,8 +297,9 @@ def histogram_events(v: int, v_prime: int, high: int, low: int = 0) -> list[Even
 def off_grid(x: np.ndarray, bits: int = 53) -> np.ndarray:
     """|x| < 1/2 and x not a multiple of 2^-bits: impossible for fl(1 + noise) (Mironov)."""
     x = np.asarray(x, dtype=float)
-    scaled = x * 2.0**bits
-    return (np.abs(x) < 0.5) & (scaled != np.floor(scaled))
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = x * 2.0**bits
+        return (np.abs(x) < 0.5) & (scaled != np.floor(scaled))
 
 
 def float_events(columns: Sequence[int] | None) -> list[Event]:
@@ -199,83 +312,90 @@ def float_events(columns: Sequence[int] | None) -> list[Event]:
     ]
 
 
+def _declared(mechanism: Any, hook: str) -> Callable | None:
+    """A protocol's hook, or that of the oracle a client wraps (attribute ``oracle``)."""
+    own = getattr(mechanism, hook, None)
+    if callable(own):
+        return own
+    inner = getattr(getattr(mechanism, "oracle", None), hook, None)
+    return inner if callable(inner) else None
+
+
+def oracle_inputs(mechanism: Any, v: Any, v_prime: Any) -> tuple[Any, Any]:
+    """What the mechanism's oracle receives: ``mechanism.oracle_input`` (a heavy hitter's
+    client: a prefix, a segment) of each input, or the inputs themselves."""
+    mapping = getattr(mechanism, "oracle_input", None)
+    if callable(mapping):
+        return mapping(v), mapping(v_prime)
+    return v, v_prime
+
+
+def default_features(mechanism: Any, v: Any, v_prime: Any) -> list[Feature]:
+    """The protocol's declared features (``audit_features(v, v')``), else none."""
+    hook = _declared(mechanism, "audit_features")
+    if hook is None:
+        return []
+    a, b = oracle_inputs(mechanism, v, v_prime)
+    return list(hook(a, b))
+
+
 def default_events(mechanism: Any, v: Any, v_prime: Any, sample: Any) -> list[Event | Finder]:
-    """The fixed events that fit ``sample``'s report type, plus the generic search.
+    """The protocol's own events, the float events fitting ``sample``, and the search.
 
-    ``mechanism.audit_events(v, v')`` (optional) adds the mechanism's own events (a new
-    oracle's optimal ones) in front.
+    A mechanism declaring no events whose reports are 1-D integers gets ``report == v``.
 
-    ``mechanism.oracle_input(value)`` (optional) maps an input to what the client feeds its
-    frequency oracle (a heavy hitter's client: a PEM prefix, an SPM segment); by default
-    the input itself.  The fixed events are built on those two oracle inputs.
-    ``mechanism.grid`` (SHE's s) sets the histogram event's threshold.
+    ``mechanism.audit_events(v, v')`` (or that of ``mechanism.oracle``) gives the
+    protocol's events, built on the inputs its oracle receives (:func:`oracle_inputs`).
     """
     events: list[Event | Finder] = []
-    if hasattr(mechanism, "oracle_input"):
-        v, v_prime = mechanism.oracle_input(v), mechanism.oracle_input(v_prime)
-    scalar = np.ndim(v) == 0 and np.ndim(v_prime) == 0
-    own_events = getattr(mechanism, "audit_events", None)  # a mechanism's own optimal events
-    if callable(own_events) and scalar:
-        events += list(own_events(int(v), int(v_prime)))
-    if isinstance(sample, UnaryReports) and scalar:
-        events += unary_events(int(v), int(v_prime))
-    elif isinstance(sample, tuple) and hasattr(sample, "seeds") and hasattr(mechanism, "g"):
-        events += hashed_events(int(mechanism.g), v, v_prime, ("v", "v'"))
-    elif isinstance(sample, np.ndarray):
-        if sample.dtype.kind in "iu" and sample.ndim == 1 and scalar:
-            events += categorical_events(int(v), int(v_prime))
-        if sample.dtype.kind in "iu" and sample.ndim == 2 and scalar and hasattr(mechanism, "grid"):
-            events += histogram_events(int(v), int(v_prime), int(mechanism.grid))
-        if sample.dtype.kind == "f":
-            if sample.ndim == 1:
-                events += float_events(None)
-            elif scalar and sample.ndim == 2 and max(int(v), int(v_prime)) < sample.shape[1]:
-                events += float_events([int(v), int(v_prime)])
-    events.append(FeatureSearch())
+    a, b = oracle_inputs(mechanism, v, v_prime)
+    own = _declared(mechanism, "audit_events")
+    if own is not None:
+        events += list(own(a, b))
+    elif isinstance(sample, np.ndarray) and sample.dtype.kind in "iu" and sample.ndim == 1:
+        if np.ndim(a) == 0 and np.ndim(b) == 0:  # an undeclared categorical report
+            events += categorical_events(int(a), int(b))
+    if isinstance(sample, np.ndarray) and sample.dtype.kind == "f":
+        if sample.ndim == 1:
+            events += float_events(None)
+        elif np.ndim(a) == 0 and np.ndim(b) == 0 and sample.ndim == 2:
+            events += float_events([j for j in (int(a), int(b)) if j < sample.shape[1]])
+    events.append(FeatureSearch(features=tuple(default_features(mechanism, v, v_prime))))
     return events
 
 
 def optimal_event_probabilities(oracle: Any) -> tuple[float, float]:
-    """P(E | v) and P(E | v') of the default event with ratio e^ε, for an oracle of ldp.
+    """P(E | v) and P(E | v') of the protocol's likelihood-ratio event (ratio e^ε).
 
-    GRR: (p*, q*); unary encodings and THE: (p*(1-q*), q*(1-p*)); local hashing under an
-    ideal hash: (p*(1-1/g), (1-p*)(1-1/g)/(g-1)); SHE: from its tables.  Feed them to
-    :func:`ldp.audit.expected_lower_bound` to size an audit.  Another oracle declares them
-    with an ``audit_event_probabilities()`` method (and its events with ``audit_events``).
+    Declared by the protocol as ``audit_event_probabilities()`` (GRR: (p*, q*); unary
+    encodings: (p*(1-q*), q*(1-p*)); local hashing under an ideal hash:
+    (p*(1-1/g), (1-p*)(1-1/g)/(g-1)); ...).  Feed them to
+    :func:`ldp.audit.expected_lower_bound` to size an audit.
+
+    Raises
+    ------
+    TypeError
+        If the protocol declares none (its privacy loss has no closed-form event).
     """
-    own = getattr(oracle, "audit_event_probabilities", None)  # declared by a new oracle
-    if callable(own):
-        return own()
-    if isinstance(oracle, SHE):
-        noise, s = oracle.noise, oracle.grid
-        values = noise.values
-        own, other = (np.array(t.masses, dtype=float) / 2.0**128 for t in (noise.own, noise.other))
-        at_least, at_most = values >= s, values <= 0
-        return (
-            float(own[at_least].sum() * other[at_most].sum()),
-            float(other[at_least].sum() * own[at_most].sum()),
-        )
-    if isinstance(oracle, BLH | OLH):
-        g, p = oracle.g, oracle.p_star
-        return p * (1 - 1 / g), (1 - p) * (1 - 1 / g) / (g - 1)
-    if isinstance(oracle, UnaryEncoding):
-        p, q = oracle.p_star, oracle.q_star
-        return p * (1 - q), q * (1 - p)
-    if isinstance(oracle, GRR):
-        return oracle.p_star, oracle.q_star
-    raise TypeError(f"no optimal event is known for {type(oracle).__name__}")
+    own = _declared(oracle, "audit_event_probabilities")
+    if own is None:
+        raise TypeError(f"no optimal event is known for {type(oracle).__name__}")
+    return own()
 
 
 # ------------------------------------------------------------------ the generic search
 @dataclass(frozen=True, eq=False)
 class _Codes:
-    """Maps column ``column`` of the reports to integer codes fitted on training data."""
+    """Maps one column to integer codes fitted on training data."""
 
-    column: int
+    column: Column
     kind: str  # "bool", "category", "bins", "float-grid" or "float-value"
     table: tuple[np.ndarray, ...] = ()  # sorted categories, bin edges, repeated values
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def __call__(self, reports: Any) -> np.ndarray:
+        return self.codes(self.column(reports))
+
+    def codes(self, x: np.ndarray) -> np.ndarray:
         if self.kind == "bool":
             return x.astype(np.int64)
         if self.kind == "category":  # an unseen value gets the code len(categories)
@@ -283,17 +403,18 @@ class _Codes:
         if self.kind == "bins":
             return np.searchsorted(self.table[0], x, side="right")
         if self.kind == "float-grid":  # binade, sign, on the 2^-53 grid
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 binade = np.clip(np.floor(np.log2(np.abs(x))), -16, 16)
-            binade = np.where(np.isfinite(binade), binade + 17, 0).astype(np.int64)
-            with np.errstate(invalid="ignore", over="ignore"):
+                binade = np.where(np.isfinite(binade), binade + 17, 0).astype(np.int64)
                 scaled = x * 2.0**53
                 on_grid = np.isfinite(scaled) & (scaled == np.floor(scaled))
             return (binade * 2 + (x < 0)) * 2 + on_grid
-        # float-value: each repeated exact value its own code, the rest in quantile bins
+        # float-value: each repeated bit pattern its own code (-0.0 is not 0.0, each NaN
+        # payload its own), the rest in quantile bins of the values
         repeated, edges = self.table
+        words = _as_words(x)
         bins = len(repeated) + np.searchsorted(edges, x, side="right")
-        return np.where(np.isin(x, repeated), _lookup(repeated, x, 0), bins)
+        return np.where(np.isin(words, repeated), _lookup(repeated, words, 0), bins)
 
 
 def _lookup(categories: np.ndarray, x: np.ndarray, missing: int) -> np.ndarray:
@@ -310,76 +431,131 @@ def _quantile_edges(x: np.ndarray) -> np.ndarray:
     return np.unique(np.quantile(x, np.linspace(0, 1, BINS + 1)[1:-1]))
 
 
-def _fit_codes(j: int, pooled: np.ndarray) -> list[_Codes]:
-    """The code mappers of one column, fitted on both inputs' training reports."""
+def _fit_codes(column: Column, pooled: np.ndarray) -> list[_Codes]:
+    """The code mappers of one value column, fitted on both inputs' training reports."""
     if pooled.dtype == bool:
-        return [_Codes(j, "bool")]
+        return [_Codes(column, "bool")]
     if pooled.dtype.kind in "iu":
         distinct = np.unique(pooled)
         if distinct.size <= MAX_CATEGORIES:
-            return [_Codes(j, "category", (distinct,))]
-        return [_Codes(j, "bins", (_quantile_edges(pooled),))]
+            return [_Codes(column, "category", (distinct,))]
+        return [_Codes(column, "bins", (_quantile_edges(pooled),))]
     if pooled.dtype.kind == "f":
-        values, counts = np.unique(pooled, return_counts=True)
-        repeated = values[counts >= 3]
+        patterns, counts = np.unique(_as_words(pooled), return_counts=True)
+        repeated = patterns[counts >= 3]
         return [
-            _Codes(j, "float-grid"),
-            _Codes(j, "float-value", (repeated, _quantile_edges(pooled))),
+            _Codes(column, "float-grid"),
+            _Codes(column, "float-value", (repeated, _quantile_edges(pooled))),
         ]
     return []
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An event found in training: the codes of one column in ``chosen``."""
+
+    scores: np.ndarray  # its projected bound at each evaluation size
+    favours: int
+    codes: _Codes
+    chosen: np.ndarray
+
+
+def projected_bounds(
+    k: np.ndarray, n: int, k_other: np.ndarray, n_other: int, sizes: Sequence[int], level: float
+) -> np.ndarray:
+    """The bound events would give on fresh samples of each size (axis 0), from their
+    training counts: rates taken at their one-sided :data:`PROJECTION_LEVEL` bounds (low
+    for the favoured input, high for the other), the bound at ``level``."""
+    rate = clopper_pearson_lower(k, n, PROJECTION_LEVEL)
+    rate_other = clopper_pearson_upper(k_other, n_other, PROJECTION_LEVEL)
+    out = []
+    with np.errstate(invalid="ignore"):
+        for size in sizes:
+            out.append(epsilon_lower_bound(rate * size, size, rate_other * size, size, level))
+    return np.nan_to_num(np.asarray(out, dtype=float), nan=-np.inf)
+
+
+def _flag_block(chunk: Sequence[Column], reports: Any) -> np.ndarray:
+    """The chunk's flag columns as an (n, len(chunk)) bool array, each entry's bits
+    extracted from one copy of its words."""
+    words: dict[tuple, np.ndarray] = {}
+    columns = []
+    for column in chunk:
+        if column.kind != "bit":
+            columns.append(column(reports))
+            continue
+        key = (column.part, column.index // column.width)
+        if key not in words:
+            entry = Column(column.name, "values", column.part, column.index, column.width)
+            words[key] = _as_words(entry(reports))
+        shift = np.uint64(column.index % column.width)
+        columns.append(((words[key] >> shift) & np.uint64(1)).astype(bool))
+    return np.stack(columns, axis=1)
 
 
 @dataclass(frozen=True)
 class FeatureSearch:
     """The most distinguishing set of one column's codes, or of two columns' conjunction.
 
-    For each coded column (at most ``MAX_COLUMNS``, evenly spaced) the codes are ordered by
-    their smoothed likelihood ratio on the training half (up to ``MAX_RATIO_CODES`` codes)
-    and, for integer columns, by value both ways (thresholds); every prefix set is scored
-    by the Clopper–Pearson bound it would give there (at ``level``).  The best sets of the
-    two best columns favouring the same input are also tried as a conjunction.  One event is
-    returned, to be counted on the other half.
+    Every column of the reports (:func:`report_columns`, a chunk of ``CHUNK`` flag columns
+    at a time) and every feature is coded; for each, the codes are ordered by their
+    smoothed likelihood ratio on the training sample (up to ``MAX_RATIO_CODES`` codes)
+    and, for integer columns, by value both ways (thresholds); every prefix set is a
+    candidate event.  A candidate is ranked by the bound it would give on a fresh sample
+    (:func:`projected_bounds`) at each evaluation size, and :func:`choose` picks the size
+    and the event; the best sets of the two best columns favouring the same input are also
+    tried as a conjunction.
     """
 
     name: str = "search"
+    features: tuple[Feature, ...] = ()
     level: float = 1e-3
+    layout: tuple[bool, ...] | None = None
 
     def fit(self, reports: Any, reports_other: Any) -> list[Event]:
-        columns, columns_other = report_columns(reports), report_columns(reports_other)
-        if not columns:
-            return []
-        names = [name or "report" for name, _ in columns]
-        n, n_other = count(reports), count(reports_other)
-        chosen = np.linspace(0, len(columns) - 1, min(len(columns), MAX_COLUMNS))
-        candidates = []  # (score, favours, codes, chosen code set)
-        for j in np.unique(chosen.astype(int)).tolist():
-            pooled = np.concatenate([columns[j][1], columns_other[j][1]])
-            for codes in _fit_codes(j, pooled):
-                a, b = codes(columns[j][1]), codes(columns_other[j][1])
-                candidates += self._best_sets(codes, a, b, n, n_other)
-        if not candidates:
-            return []
-        candidates.sort(key=lambda c: c[0], reverse=True)
-        best = candidates[0]
-        event = self._event(best, names)
-        partner = next(
-            (c for c in candidates[1:] if c[1] == best[1] and c[2].column != best[2].column), None
-        )
-        if partner is not None:
-            second = self._event(partner, names)
-            joint = Event(
-                f"{event.name} and {second.name.removeprefix(self.name + ': ')}",
-                lambda r, one=event, two=second: one.test(r) & two.test(r),
-                best[1],
-            )
-            inside, inside_other = joint.test(reports).sum(), joint.test(reports_other).sum()
-            k, k_other = (inside, inside_other) if best[1] > 0 else (inside_other, inside)
-            first, last = (n, n_other) if best[1] > 0 else (n_other, n)
-            if float(epsilon_lower_bound(k, first, k_other, last, self.level)) > best[0]:
-                event = joint
-        return [event]
+        """The best event at the size of the training sample (the :class:`Finder` API)."""
+        sizes = (count(reports),)
+        found = self.candidates(reports, reports_other, sizes)
+        event, _ = choose(self, found, sizes, None, reports, reports_other)
+        return [] if event is None else [event]
 
-    def _best_sets(self, codes: _Codes, a: np.ndarray, b: np.ndarray, n: int, n_other: int):
+    def candidates(self, reports: Any, reports_other: Any, sizes: Sequence[int]) -> list:
+        """Every candidate event, each with its projected bound at each of ``sizes``."""
+        columns = report_columns(reports, self.layout, self.features)
+        n, n_other = count(reports), count(reports_other)
+        candidates: list[_Candidate] = []
+        flags = [c for c in columns if c.kind in ("bit", "packed", "nan")]
+        values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
+        for start in range(0, len(flags), CHUNK):
+            chunk = flags[start : start + CHUNK]
+            a, b = _flag_block(chunk, reports), _flag_block(chunk, reports_other)
+            candidates += self._flag_candidates(chunk, a, b, n, n_other, sizes)
+        for column in values:
+            x, y = column(reports), column(reports_other)
+            if x.ndim != 1 or len(x) != n or len(y) != n_other:
+                continue
+            for codes in _fit_codes(column, np.concatenate([x, y])):
+                candidates += self._best_sets(
+                    codes, codes.codes(x), codes.codes(y), n, n_other, sizes
+                )
+        return candidates
+
+    def _flag_candidates(self, chunk, a, b, n, n_other, sizes) -> list[_Candidate]:
+        """Column == 1 and column == 0, each favouring v or v', for a chunk of flags."""
+        ones, ones_other = a.sum(axis=0), b.sum(axis=0)
+        out = []
+        for value, k, k_other in ((1, ones, ones_other), (0, n - ones, n_other - ones_other)):
+            for favours, x, y, nx, ny in (
+                (+1, k, k_other, n, n_other),
+                (-1, k_other, k, n_other, n),
+            ):
+                scores = projected_bounds(x, nx, y, ny, sizes, self.level)  # (sizes, columns)
+                for j in np.flatnonzero(np.isfinite(scores).any(axis=0)):
+                    codes = _Codes(chunk[j], "bool")
+                    out.append(_Candidate(scores[:, j], favours, codes, np.array([value])))
+        return out
+
+    def _best_sets(self, codes, a, b, n, n_other, sizes) -> list[_Candidate]:
         size = int(max(a.max(initial=0), b.max(initial=0))) + 1
         count_a = np.bincount(a, minlength=size).astype(float)
         count_b = np.bincount(b, minlength=size).astype(float)
@@ -394,21 +570,79 @@ class FeatureSearch:
             if codes.kind in ("category", "bins"):  # ordered codes: thresholds x <= t, x >= t
                 orders += [np.arange(size), np.arange(size)[::-1]]
             for order in orders:
-                scores = epsilon_lower_bound(
-                    np.cumsum(x[order]), nx, np.cumsum(y[order]), ny, self.level
-                )
-                top = int(np.argmax(scores))
-                if np.isfinite(scores[top]):
-                    out.append((float(scores[top]), favours, codes, np.sort(order[: top + 1])))
+                kx, ky = np.cumsum(x[order]), np.cumsum(y[order])
+                scores = projected_bounds(kx, nx, ky, ny, sizes, self.level)  # (sizes, prefixes)
+                for top in set(np.argmax(scores, axis=1).tolist()):
+                    if np.isfinite(scores[:, top]).any():
+                        out.append(
+                            _Candidate(
+                                scores[:, top],
+                                favours,
+                                codes,
+                                np.sort(order[: top + 1]),
+                            )
+                        )
         return out
 
-    def _event(self, candidate, names: list[str]) -> Event:
-        _, favours, codes, chosen = candidate
+    def event(self, candidate: _Candidate) -> Event:
+        codes, chosen = candidate.codes, candidate.chosen
         shown = ", ".join(str(c) for c in chosen[:6].tolist())
         shown += ", ..." if len(chosen) > 6 else ""
-        label = f"{self.name}: {names[codes.column]} {codes.kind} code in {{{shown}}}"
+        label = f"{self.name}: {codes.column.name} {codes.kind} code in {{{shown}}}"
+        return Event(label, lambda r: np.isin(codes(r), chosen), candidate.favours)
 
-        def test(reports: Any) -> np.ndarray:
-            return np.isin(codes(report_columns(reports)[codes.column][1]), chosen)
 
-        return Event(label, test, favours)
+def conjunction(first: Event, second: Event, name: str) -> Event:
+    """Both events at once (favouring what the first favours)."""
+    return Event(
+        f"{first.name} and {second.name.removeprefix(name + ': ')}",
+        lambda r: first.test(r) & second.test(r),
+        first.favours,
+    )
+
+
+def choose(
+    search: FeatureSearch,
+    candidates: list[_Candidate],
+    sizes: Sequence[int],
+    target: float | None,
+    reports: Any,
+    reports_other: Any,
+) -> tuple[Event | None, int]:
+    """The event and the evaluation size: the smallest size at which the best candidate is
+    projected to exceed ``target`` (a claimed ε), else the first size and its best.
+
+    The choice reads training reports only, so the evaluation stays valid.
+    """
+    if not candidates:
+        return None, 0
+    scores = np.stack([c.scores for c in candidates])  # (candidates, sizes)
+    pick = 0
+    if target is not None and not scores[:, 0].max() > target:
+        reaching = np.flatnonzero(scores.max(axis=0) > target)
+        if reaching.size:
+            pick = int(reaching[0])
+    order = np.argsort(-scores[:, pick], kind="stable")
+    best = candidates[order[0]]
+    event = search.event(best)
+    partner = next(
+        (
+            candidates[i]
+            for i in order[1:64]
+            if candidates[i].favours == best.favours
+            and candidates[i].codes.column != best.codes.column
+        ),
+        None,
+    )
+    if partner is not None:
+        joint = conjunction(event, search.event(partner), search.name)
+        inside, inside_other = joint.test(reports).sum(), joint.test(reports_other).sum()
+        k, k_other = (inside, inside_other) if best.favours > 0 else (inside_other, inside)
+        n, n_other = count(reports), count(reports_other)
+        nx, ny = (n, n_other) if best.favours > 0 else (n_other, n)
+        joint_score = projected_bounds(
+            np.asarray(k), nx, np.asarray(k_other), ny, [sizes[pick]], search.level
+        )
+        if float(joint_score[0]) > float(best.scores[pick]):
+            event = joint
+    return event, int(sizes[pick])

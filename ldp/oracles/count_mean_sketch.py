@@ -110,6 +110,32 @@ def cell_table(candidates: np.ndarray, seeds: np.ndarray, m: int) -> np.ndarray:
     return cells(keys, seeds, rows, m).reshape(k, size)
 
 
+def _check_seeds(seeds) -> np.ndarray:
+    seeds = np.asarray(seeds)
+    if seeds.ndim != 1 or seeds.size == 0 or seeds.dtype.kind not in "iu":
+        raise ValueError(f"seeds must be a non-empty 1-D integer array, got {seeds.shape}")
+    return seeds.astype(np.uint64)
+
+
+def _sign_at(reports, value, m: int) -> np.ndarray:
+    """Whether each CMS report's sign at h_j(value) (its row's cell) is +1."""
+    from ldp.audit.events import hash_of
+
+    cell = hash_of(value, reports.seeds, m)
+    byte, shift = np.divmod(cell, 8)
+    bits = np.asarray(reports.bits)
+    return ((bits[np.arange(bits.shape[0]), byte] >> (7 - shift).astype(np.uint8)) & 1) == 1
+
+
+def _agrees(reports, value, m: int) -> np.ndarray:
+    """s H[l, h_j(value)] of each HCMS report (±1): +1 when its sign supports the value."""
+    from ldp.audit.events import hash_of
+
+    cell = hash_of(value, reports.seeds, m)
+    signed = 2 * np.asarray(reports.bits).astype(np.int64) - 1
+    return signed * hadamard_sign(np.asarray(reports.coefficients), cell)
+
+
 def walsh_hadamard(matrix: np.ndarray) -> np.ndarray:
     """x H_m for each row x (Sylvester H_m, entries ±1, symmetric), m a power of 2.
 
@@ -403,13 +429,10 @@ class CMS(_CountMeanSketch):
     p* = 1 - q, q* = q + (1 - 2q)/m with q the realised flip probability ([Apple] CMS).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed",
-        public_randomness=("rows", "seeds"),
-        public_per_call=True,  # one hash family per perturb call (unless family= is given)
-    )
-
     name = "CMS"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits", public_randomness=("rows", "seeds"), public_per_call=True
+    )
 
     def _flip_probability(self) -> float:
         return 1.0 / (1.0 + math.exp(self.epsilon / 2))
@@ -426,17 +449,50 @@ class CMS(_CountMeanSketch):
         return self.base + self.gap / self.m
 
     def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
-        """Pr[sign c = +1 | value, row l] for every row l and cell c, shape (k, m).
+        """Pr[sign c = +1 | value, row seed s] for each given seed s and cell c: (|s|, m).
 
         The row is uniform and independent of the value, and given it the signs are
         independent: each row is a product ("bits") distribution for privacy checks.
+        Any seeds may be given (a family of k, or more, each naming one hash function).
         """
-        seeds = self._check_family(np.asarray(seeds, dtype=np.uint64))
-        keys = np.repeat(np.asarray([value]), self.k, axis=0)
-        hashed = cells(keys, seeds, np.arange(self.k), self.m)
-        probabilities = np.full((self.k, self.m), 1.0 - self.p)
-        probabilities[np.arange(self.k), hashed] = self.p
+        seeds = _check_seeds(seeds)
+        keys = np.repeat(np.asarray([value]), seeds.shape[0], axis=0)
+        hashed = cells(keys, seeds, np.arange(seeds.shape[0]), self.m)
+        probabilities = np.full((seeds.shape[0], self.m), 1.0 - self.p)
+        probabilities[np.arange(seeds.shape[0]), hashed] = self.p
         return probabilities
+
+    def audit_events(self, v, v_prime) -> list:
+        """Sign +1 at h_j(v) and -1 at h_j(v') of the report's row j, and mirrored.
+
+        Given v: (1 - 1/m) p^2 (both signs kept); given v': (1 - 1/m)(1 - p)^2; ratio
+        (p/(1-p))^2 = e^ε.
+        """
+        from ldp.audit.events import Event
+
+        def only(a, b):
+            return lambda r: _sign_at(r, a, self.m) & ~_sign_at(r, b, self.m)
+
+        return [
+            Event("sign +1 at h(v), -1 at h(v')", only(v, v_prime), +1),
+            Event("sign +1 at h(v'), -1 at h(v)", only(v_prime, v), -1),
+        ]
+
+    def audit_features(self, v, v_prime) -> list:
+        """The row's cells h_j(v), h_j(v') and the report's signs there, for the search."""
+        from ldp.audit.events import Feature, hash_of
+
+        return [
+            Feature("h(v)", lambda r: hash_of(v, r.seeds, self.m)),
+            Feature("h(v')", lambda r: hash_of(v_prime, r.seeds, self.m)),
+            Feature("sign at h(v)", lambda r: _sign_at(r, v, self.m)),
+            Feature("sign at h(v')", lambda r: _sign_at(r, v_prime, self.m)),
+        ]
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """(1 - 1/m) p^2 and (1 - 1/m)(1 - p)^2 (ideal hash): see :meth:`audit_events`."""
+        apart = 1 - 1 / self.m
+        return apart * self.p**2, apart * (1 - self.p) ** 2
 
     def perturb(
         self, values: np.ndarray, rng: np.random.Generator, family: np.ndarray | None = None
@@ -533,13 +589,12 @@ class HCMS(_CountMeanSketch):
     m must be a power of 2.
     """
 
+    name = "HCMS"
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="hashed",
         public_randomness=("rows", "seeds", "coefficients"),
-        public_per_call=True,  # one hash family per perturb call (unless family= is given)
+        public_per_call=True,
     )
-
-    name = "HCMS"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -561,18 +616,51 @@ class HCMS(_CountMeanSketch):
         return self.base + self.gap / self.m
 
     def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
-        """Pr[(row l, coefficient c, sign s) | value] for all k·m·2 reports, as (k, m, 2).
+        """Pr[(row l, coefficient c, sign s) | value] for all |seeds|·m·2 reports, (|s|, m, 2).
 
-        Index s = 1 is the sign +1.  Every report is possible under every value: a
-        "categorical" distribution for privacy checks.
+        Index s = 1 is the sign +1; the row is uniform over the given seeds (a family of k,
+        or any seeds, each naming one hash function).  Every report is possible under
+        every value: a "categorical" distribution over (seed, c, s) for privacy checks.
         """
-        seeds = self._check_family(np.asarray(seeds, dtype=np.uint64))
-        keys = np.repeat(np.asarray([value]), self.k, axis=0)
-        hashed = cells(keys, seeds, np.arange(self.k), self.m)
-        sign = hadamard_sign(np.arange(self.m)[None, :], hashed[:, None])  # (k, m)
-        keep, frame = self.p, 1.0 / (self.k * self.m)
+        seeds = _check_seeds(seeds)
+        keys = np.repeat(np.asarray([value]), seeds.shape[0], axis=0)
+        hashed = cells(keys, seeds, np.arange(seeds.shape[0]), self.m)
+        sign = hadamard_sign(np.arange(self.m)[None, :], hashed[:, None])  # (|s|, m)
+        keep, frame = self.p, 1.0 / (seeds.shape[0] * self.m)
         plus = np.where(sign > 0, keep, 1 - keep) * frame
         return np.stack([frame - plus, plus], axis=-1)
+
+    def audit_events(self, v, v_prime) -> list:
+        """s H[l, h_j(v)] = +1 and s H[l, h_j(v')] = -1, and mirrored.
+
+        Given v: (1 - 1/m) p / 2 (the two columns differ at half of the rows l); given v':
+        (1 - 1/m)(1 - p)/2; ratio p/(1-p) = e^ε.
+        """
+        from ldp.audit.events import Event
+
+        def only(a, b):
+            return lambda r: (_agrees(r, a, self.m) == 1) & (_agrees(r, b, self.m) == -1)
+
+        return [
+            Event("s H[l, h(v)] = 1, s H[l, h(v')] = -1", only(v, v_prime), +1),
+            Event("s H[l, h(v')] = 1, s H[l, h(v)] = -1", only(v_prime, v), -1),
+        ]
+
+    def audit_features(self, v, v_prime) -> list:
+        """h_j(v), h_j(v') and s H[l, h_j(·)] of each report, for the search."""
+        from ldp.audit.events import Feature, hash_of
+
+        return [
+            Feature("h(v)", lambda r: hash_of(v, r.seeds, self.m)),
+            Feature("h(v')", lambda r: hash_of(v_prime, r.seeds, self.m)),
+            Feature("s H[l, h(v)]", lambda r: _agrees(r, v, self.m)),
+            Feature("s H[l, h(v')]", lambda r: _agrees(r, v_prime, self.m)),
+        ]
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """(1 - 1/m) p/2 and (1 - 1/m)(1 - p)/2 (ideal hash): see :meth:`audit_events`."""
+        half_apart = (1 - 1 / self.m) / 2
+        return half_apart * self.p, half_apart * (1 - self.p)
 
     def _emit(self, rows, own, rng):
         """Each user's coefficient l and reported sign bit (1 = +1), given row and cell."""

@@ -39,11 +39,10 @@ class GRR(PureOracle):
     to 0 or 1.
     """
 
+    name = "GRR"
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="categorical", randomized_response=True
     )
-
-    name = "GRR"
     _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -67,6 +66,16 @@ class GRR(PureOracle):
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """report == v (evidence for v) and report == v' (for v'): ratio p*/q* = e^ε."""
+        from ldp.audit.events import categorical_events
+
+        return categorical_events(v, v_prime)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(report == v) given v and given v': (p*, q*)."""
+        return self.p_star, self.q_star
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Keep each value with probability p, else report one of the d-1 others uniformly."""

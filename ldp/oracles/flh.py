@@ -78,14 +78,11 @@ class FLH(PureOracle):
     ``g`` is the hash range, ⌈e^ε + 1⌉ unless given (as OLH); ``k_prime`` the pool size k'.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed",
-        public_randomness=("index", "pool"),
-        public_per_call=True,  # one hash pool per perturb call
-    )
-
     name = "FLH"
     report_model = "hashed"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("index", "pool"), public_per_call=True
+    )
     k_prime: int = 1000
     g: int | None = None
     _keep: int = field(init=False, repr=False, compare=False)
@@ -134,6 +131,18 @@ class FLH(PureOracle):
         probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
         return probabilities
+
+    def audit_events(self, v, v_prime) -> list:
+        """H_j(v) = y != H_j(v') for the report's pool function j, and mirrored."""
+        from ldp.audit.events import hashed_events
+
+        return hashed_events(self.g, v, v_prime)
+
+    def audit_features(self, v, v_prime) -> list:
+        """H_j(v) and H_j(v') of each report's pool function, for the auditor's search."""
+        from ldp.audit.events import hashed_features
+
+        return hashed_features(self.g, v, v_prime)
 
     def audit_event_probabilities(self) -> tuple[float, float]:
         """H_j(v) = y != H_j(v') given v and given v' (ideal hash), as for OLH."""

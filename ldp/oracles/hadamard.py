@@ -204,7 +204,7 @@ class HR(PureOracle):
 
     def audit_events(self, v: int, v_prime: int) -> list:
         """y in C_v minus C_v' (evidence for v) and the reverse: ratio p*/(1-p*) each."""
-        from ldp.audit import Event  # ldp.audit imports the oracles
+        from ldp.audit.events import Event
 
         def only(a: int, b: int):
             return lambda y: (parity((a + 1) & y) == 0) & (parity((b + 1) & y) == 1)
@@ -367,7 +367,7 @@ class HM(PureOracle):
 
     def audit_events(self, v: int, v_prime: int) -> list:
         """H[v, j] y = +1 and H[v', j] y = -1 (evidence for v) and the reverse."""
-        from ldp.audit import Event  # ldp.audit imports the oracles
+        from ldp.audit.events import Event
 
         def sign(reports: Coefficients, value: int) -> np.ndarray:
             return (1 - 2 * parity(value & reports.index)) * (2 * reports.bits.astype(int) - 1)

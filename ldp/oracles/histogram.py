@@ -49,9 +49,8 @@ class SHE(FrequencyOracle):
     the realised ε (see :mod:`ldp.oracles.discrete_laplace`).  Needs ε >= 0.01.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="product")
-
     name = "SHE"
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="product")
     noise: HistogramNoise = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +98,24 @@ class SHE(FrequencyOracle):
         out = np.repeat(other[None, :], self.domain_size, axis=0)
         out[value] = np.array(self.noise.own.masses, dtype=float) / 2.0**128
         return out
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """r[v] >= s and r[v'] <= 0; mirrored (ratio α^{-2s} = e^ε, from the tables)."""
+        from ldp.audit.events import histogram_events
+
+        return histogram_events(v, v_prime, int(self.grid))
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(r[v] >= s and r[v'] <= 0) given v and given v', from the noise tables."""
+        values, s = self.noise.values, self.grid
+        own, other = (
+            np.array(t.masses, dtype=float) / 2.0**128 for t in (self.noise.own, self.noise.other)
+        )
+        at_least, at_most = values >= s, values <= 0
+        return (
+            float(own[at_least].sum() * other[at_most].sum()),
+            float(other[at_least].sum() * own[at_most].sum()),
+        )
 
     def report_bytes(self, n_users: int) -> int:
         """4 n d bytes (int32 coordinates)."""

@@ -46,6 +46,9 @@ class _LocalHashing(PureOracle):
     keep coin e^ε/(e^ε+g-1) must be representable: ε <= ln(g-1) + 36.7.
     """
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="hashed", public_randomness=("seeds",)
+    )
     _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +77,23 @@ class _LocalHashing(PureOracle):
         probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
         return probabilities
+
+    def audit_events(self, v, v_prime) -> list:
+        """H_seed(v) = y != H_seed(v'), and mirrored: ratio p*(g-1)/(1-p*) = e^ε."""
+        from ldp.audit.events import hashed_events
+
+        return hashed_events(self.g, v, v_prime)
+
+    def audit_features(self, v, v_prime) -> list:
+        """H_seed(v) and H_seed(v') of each report's seed, for the auditor's search."""
+        from ldp.audit.events import hashed_features
+
+        return hashed_features(self.g, v, v_prime)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """H_seed(v) = y != H_seed(v') given v and given v' (ideal hash)."""
+        g, p = self.g, self.p_star
+        return p * (1 - 1 / g), (1 - p) * (1 - 1 / g) / (g - 1)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> HashReports:
         """Draw a seed per user, hash the value, randomised response over [0, g)."""

@@ -416,14 +416,13 @@ class RAPPOR(FrequencyOracle):
         tables beyond :data:`MAX_CELLS` (m k counters).
     """
 
+    name: ClassVar[str] = "RAPPOR"
+    report_model: ClassVar[str] = "bits"
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="bits",
         public_randomness=("cohorts",),
         closed_form_variance=False,  # variance() averages over values; variances() is exact
     )
-
-    name: ClassVar[str] = "RAPPOR"
-    report_model: ClassVar[str] = "bits"
 
     k: int = 32
     h: int = 2
@@ -668,17 +667,74 @@ class RAPPOR(FrequencyOracle):
         """n (⌈k/8⌉ + 8) bytes: the packed bits and the cohort."""
         return n_users * (-(-self.k // 8) + 8)
 
-    def report_probabilities(self, value: int, cohort: int = 0) -> np.ndarray:
+    def report_probabilities(self, value: int, cohort: Any = 0) -> np.ndarray:
         """Pr[bit i of a report = 1 | value, cohort] for each i (the bits are independent).
 
-        The cohort is drawn independently of the value, so the privacy loss is the largest
+        ``cohort``: one cohort (returns (k,)) or an array of them (returns (len, k)).  The
+        cohort is drawn independently of the value, so the privacy loss is the largest
         over cohorts of the loss of these independent bits (the ``bits`` model of
-        :mod:`ldp.privacy`, one cohort at a time).
+        :mod:`ldp.privacy`, one row per cohort: :meth:`public_draws`).
         """
-        check_int(cohort, "cohort", minimum=0, maximum=self.m - 1)
-        probabilities = np.full(self.k, self.p_star)
-        probabilities[self._domain_positions[cohort, value]] = self.q_star
+        if np.ndim(cohort) == 0:
+            check_int(cohort, "cohort", minimum=0, maximum=self.m - 1)
+            return self.report_probabilities(value, np.array([cohort]))[0]
+        cohorts = np.asarray(cohort, dtype=np.int64)
+        if cohorts.size and (cohorts.min() < 0 or cohorts.max() >= self.m):
+            raise ValueError(f"cohorts must lie in [0, {self.m})")
+        probabilities = np.full((cohorts.shape[0], self.k), self.p_star)
+        rows = np.arange(cohorts.shape[0])[:, None]
+        probabilities[rows, self._domain_positions[cohorts, value]] = self.q_star
         return probabilities
+
+    def public_draws(self) -> np.ndarray:
+        """Every cohort: the public randomness :mod:`ldp.privacy` enumerates."""
+        return np.arange(self.m)
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """In the report's cohort: v's Bloom bits (not v''s) all 1 and v''s (not v's) all 0.
+
+        With the h positions of each value distinct, P given v is q*^h (1-p*)^h, given v'
+        p*^h (1-q*)^h: ratio e^{ε₁}.  Cohorts where the filters coincide are left out.
+        """
+        from ldp.audit.events import Event
+
+        def only(a: int, b: int):
+            def test(reports) -> np.ndarray:
+                bits, mine, theirs = self._bloom_view(reports, a, b)
+                apart = (mine ^ theirs).any(axis=1)
+                ones = ~(mine & ~theirs & ~bits).any(axis=1)
+                zeros = ~(theirs & ~mine & bits).any(axis=1)
+                return apart & ones & zeros
+
+            return test
+
+        return [
+            Event("v's Bloom bits 1, v''s 0 (own cohort)", only(v, v_prime), +1),
+            Event("v''s Bloom bits 1, v's 0 (own cohort)", only(v_prime, v), -1),
+        ]
+
+    def audit_features(self, v: int, v_prime: int) -> list:
+        """How many of v's and of v''s Bloom bits (in the report's cohort) are 1."""
+        from ldp.audit.events import Feature
+
+        def ones(which: int):
+            def column(reports) -> np.ndarray:
+                bits, mine, theirs = self._bloom_view(reports, v, v_prime)
+                return (bits & (mine if which == 0 else theirs)).sum(axis=1)
+
+            return column
+
+        return [Feature("v's Bloom bits set", ones(0)), Feature("v''s Bloom bits set", ones(1))]
+
+    def _bloom_view(self, reports, v: int, v_prime: int):
+        """The report bits and the Bloom filters of v and v' in each report's cohort."""
+        cohorts = np.asarray(reports.cohorts, dtype=np.int64)
+        bits = unpack(np.asarray(reports.bits), self.k)
+        filters = [
+            self.bloom_bits(cohorts, np.full(cohorts.shape[0], x, dtype=np.int64))
+            for x in (v, v_prime)
+        ]
+        return bits, filters[0], filters[1]
 
     # --- aggregator -------------------------------------------------------------------
     def _check_reports(self, reports: RapporReports) -> RapporReports:

@@ -178,6 +178,12 @@ class SS(PureOracle):
         outside = (1.0 - self.p_star) / math.comb(d - 1, w)
         return np.where(holds, inside, outside)
 
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """v in S and v' not in S, and the parts; mirrored (as for the unary encodings)."""
+        from ldp.audit.events import unary_events
+
+        return unary_events(v, v_prime)
+
     def audit_event_probabilities(self) -> tuple[float, float]:
         """P(v in S, v' not in S) given v and given v' (the default unary event)."""
         d, w, p = self.domain_size, self.omega, self.p_star

@@ -63,6 +63,7 @@ class UnaryEncoding(PureOracle):
 
     #: p is an exact constant (OUE's 1/2), realised without widening.
     exact_p: ClassVar[bool] = False
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
 
     _keep: int = field(init=False, repr=False, compare=False)
     _flip: int = field(init=False, repr=False, compare=False)
@@ -106,6 +107,17 @@ class UnaryEncoding(PureOracle):
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
+
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """Bit v set, bit v' unset, and both; mirrored (the last: ratio e^ε)."""
+        from ldp.audit.events import unary_events
+
+        return unary_events(v, v_prime)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(bit v set and bit v' unset) given v and given v': p*(1-q*), q*(1-p*)."""
+        p, q = self.p_star, self.q_star
+        return p * (1 - q), q * (1 - p)
 
     def report_bytes(self, n_users: int) -> int:
         """n ⌈d/8⌉ packed bytes."""
