@@ -43,7 +43,7 @@ TARGET_RATIO = 100.0
 class Workload:
     """What to run.  The defaults measure d = 10^6; ``quick()`` is a smoke check."""
 
-    points: tuple[tuple[int, int], ...] = ((10**6, 4), (10**5, 8))  #: (d, n) pairs
+    points: tuple[tuple[int, int], ...] = ((10**6, 1), (10**6, 4), (10**5, 8))  #: (d, n)
     epsilon: float = 1.0
     rounds: int = 3
     seed: int = 35

@@ -10,6 +10,7 @@ never stored.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ import numpy as np
 from ldp import budget, theory
 from ldp.validation import (
     MAX_USERS,
+    ParameterError,
     check_counts,
     check_epsilon,
     check_generator,
@@ -155,6 +157,22 @@ class FrequencyOracle(ABC):
         """Exact Var of one value's estimated count; ``true_count=0`` gives Table 1's entry."""
 
     # --- helpers -----------------------------------------------------------------------
+    def check_value(self, value: object, name: str = "value") -> Any:
+        """One domain value, checked: an int in [0, d) (or, above 2^64 values, its words).
+
+        Negative values are refused rather than wrapped around as array indices.
+        """
+        if isinstance(value, bool):
+            raise TypeError(f"{name} must be an integer, got bool")
+        if isinstance(value, numbers.Integral):
+            if not 0 <= int(value) < self.domain_size:
+                raise ParameterError(name, int(value), f"in [0, {self.domain_size})")
+            return int(value)
+        if self.domain_size > 2**64:
+            check_values(np.asarray([value]), self.domain_size, name=name)
+            return value
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+
     def candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         """The values to estimate: all of the domain, or the given ones after checking them."""
         if candidates is None:

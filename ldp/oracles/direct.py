@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
@@ -58,6 +58,14 @@ class GRR(PureOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[report = y | value] for every y in the domain (for privacy checks)."""
+        value = self.check_value(value)
+        budget.check_memory(
+            "domain_size",
+            self.domain_size,
+            "small enough for one probability per value",
+            8 * self.domain_size,
+            "the report probabilities of every value",
+        )
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
