@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldp import budget, theory
+from ldp import theory
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
@@ -200,6 +200,7 @@ class SS(PureOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[S | value] for every ω-subset S (for privacy checks; small domains only)."""
+        value = self.check_value(value)
         d, w = self.domain_size, self.omega
         if math.comb(d, w) > MAX_ENUMERATED:
             raise ValueError(
