@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
@@ -52,6 +52,10 @@ MAX_ENUMERATED = 1 << 20
 #: else user by user (``Generator.choice``, compiled): ω rounds of numpy calls over a few
 #: users took 9.7 s per user at d = 10^6.
 FLOYD_ROUNDS_PER_USER = 1.0
+#: :func:`subset_support` holds about eight int64/float64 arrays of 2 x (ω + 1) entries ...
+GROUP_BYTES = 128
+#: ... and touches each about twice per value visited.
+GROUP_OPERATIONS = 32
 
 
 def default_omega(epsilon: float, domain_size: int) -> int:
@@ -119,8 +123,12 @@ def subset_support(
     r/(m-1) if its own value is still ahead, r/m if it is past (a uniform r-subset of a
     pool holds each member with probability r/|pool|, and given that, the rest is a
     uniform subset of the remaining pool); then the users of value j join "past".
-    Cost O(stop x ω), independent of n.
+    Cost O(stop x ω), independent of n; refused (naming ``omega``) beyond the budget.
     """
+    allowed = "smaller (it grows with domain_size by default) for the sampled engine"
+    what = f"the sampled engine's groups of users for omega = {omega}"
+    budget.check_memory("omega", omega, allowed, GROUP_BYTES * (omega + 1), what)
+    budget.check_operations("omega", omega, allowed, GROUP_OPERATIONS * stop * (omega + 1), what)
     counts = np.zeros(stop, dtype=np.int64)
     for users, need, holds_own in ((own, omega - 1, True), (without, omega, False)):
         # groups[0] are the users whose own value is ahead, groups[1] those past it
