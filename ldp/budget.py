@@ -46,6 +46,10 @@ DEFAULT_OPERATIONS = 2**34
 #: The environment variables that set the budget (bytes; operations).
 MEMORY_VARIABLE = "LDP_MEMORY_BYTES"
 OPERATIONS_VARIABLE = "LDP_MAX_OPERATIONS"
+#: Bytes one oracle query (a candidate) holds in an estimate: the candidate, its support
+#: count, its estimate and a temporary, 8 bytes each (hashed oracles add their tables,
+#: which they check themselves).
+QUERY_BYTES = 32
 #: How to raise the budget, quoted in every refusal.
 HOW_TO_RAISE = (
     "raise it with ldp.budget.limits(memory_bytes=..., operations=...) or the environment "
@@ -207,3 +211,20 @@ def check_operations(name: str, value: object, allowed: str, count: float, what:
             detail=f"{what} would cost {count:.3g} operations, over the budget of "
             f"{limit:.3g}; {HOW_TO_RAISE}",
         )
+
+
+def check_query_limit(query_limit: int, name: str = "query_limit") -> int:
+    """Refuse a heavy hitter's query limit whose candidates alone would exceed the budget.
+
+    A query limit Q lets one round estimate Q candidates: ``QUERY_BYTES`` Q bytes at least,
+    before any oracle-specific table.  Returns ``query_limit`` unchanged when it fits.
+    """
+    most = current().memory_bytes // QUERY_BYTES
+    check_memory(
+        name,
+        query_limit,
+        f"<= {most} under the memory budget",
+        QUERY_BYTES * float(query_limit),
+        f"estimating {query_limit} candidates in one round",
+    )
+    return query_limit

@@ -44,6 +44,16 @@ def test_bad_settings_are_refused_naming_them(bad: str, monkeypatch) -> None:
         pass
 
 
+def test_query_limits_are_bounded() -> None:
+    assert budget.check_query_limit(2**20) == 2**20
+    with pytest.raises(ParameterError) as error:
+        budget.check_query_limit(2**40)
+    assert (
+        error.value.name == "query_limit"
+        and error.value.allowed == f"<= {2**27} under the memory budget"
+    )
+
+
 # --- protocols ----------------------------------------------------------------------------------
 def test_flh_table_blames_epsilon_then_fits_a_larger_budget() -> None:
     with pytest.raises(ParameterError) as error:
@@ -158,3 +168,14 @@ def test_shuffle_n_is_bounded_and_tiny_delta_is_refused() -> None:
         shuffle.shuffle_epsilon(1.0, 1000, 1e-15)
     # "best" skips the numerical bound there and keeps the valid ones (at most epsilon0)
     assert shuffle.shuffle_epsilon(1.0, 10**5, 1e-15, "best") < 1.0
+
+
+# --- docs ---------------------------------------------------------------------------------------
+def test_docs_and_module_examples_run() -> None:
+    """docs/limits.md's doctest (the FLH refusal, verbatim) and ldp.budget's own."""
+    import doctest
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert doctest.testfile(str(root / "docs" / "limits.md"), module_relative=False).failed == 0
+    assert doctest.testmod(budget).failed == 0
