@@ -37,6 +37,7 @@ FUZZ_OPERATIONS = 2**28
 #: Examples per protocol (oracles are cheap; a heavy-hitter run costs more).
 EXAMPLES = {"oracle": 150, "heavy_hitter": 100}
 
+
 def fuzz_settings(kind: str) -> settings:
     return settings(
         max_examples=EXAMPLES[kind],
@@ -46,6 +47,7 @@ def fuzz_settings(kind: str) -> settings:
         phases=(Phase.explicit, Phase.generate, Phase.shrink),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
+
 
 HOSTILE_FLOATS = st.one_of(
     st.sampled_from(
@@ -248,9 +250,7 @@ KNOWN = {
 
 def with_known(names: list[str]) -> list:
     return [
-        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], run=False))
-        if n in KNOWN
-        else n
+        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], run=False)) if n in KNOWN else n
         for n in names
     ]
 

@@ -50,7 +50,7 @@ MAX_ENUMERATED = 1 << 20
 #: ``perturb`` draws the other members of a chunk of users together (Floyd's algorithm, ω
 #: rounds vectorised over the chunk) when ω is at most this many times the chunk's users,
 #: else user by user (``Generator.choice``, compiled): ω rounds of numpy calls over a few
-#: users took 9.7 s per user at d = 10^6.
+#: users took seconds per user at d = 10^6 (``python -m benchmarks --only subset``).
 FLOYD_ROUNDS_PER_USER = 1.0
 #: :func:`subset_support` holds about eight int64/float64 arrays of 2 x (ω + 1) entries ...
 GROUP_BYTES = 128

@@ -224,6 +224,26 @@ def test_large_domain_reports_have_the_declared_marginals(strategy: str, monkeyp
     assert np.abs(z).max() <= z_critical(ALPHA, m=d), np.abs(z).max()
 
 
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_audit_of_real_reports_has_no_false_alarm(strategy: str, monkeypatch) -> None:
+    """ldp.audit on perturb's real subsets (each way of drawing them): its bound stays
+    below the realised loss and reaches what the default event guarantees (at ALPHA/2)."""
+    from ldp import audit
+
+    monkeypatch.setattr(subset, "FLOYD_ROUNDS_PER_USER", STRATEGIES[strategy])
+    oracle = SS(epsilon=2.0, domain_size=6, omega=2)
+    result = audit.lower_bound(
+        oracle, 0, 1, rng=seed_for("SS", "audit", strategy), trials=20_000, alpha=ALPHA
+    )
+    truth = max_privacy_loss(oracle, values=[0, 1])
+    assert result.epsilon <= truth <= 2.0 * (1 + 1e-12), f"false alarm: {result}"
+    p, p_other = audit.optimal_event_probabilities(oracle)
+    floor = audit.expected_lower_bound(
+        p, p_other, result.trials, alpha=ALPHA, hypotheses=result.hypotheses, quantile=ALPHA / 2
+    )
+    assert result.epsilon >= floor, (str(result), floor)
+
+
 def test_working_memory_over_the_budget_is_refused() -> None:
     """d = 2^35 (one report: 4 GiB packed, 32 GiB unpacked) is refused before allocating."""
     from ldp import budget
