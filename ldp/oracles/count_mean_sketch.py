@@ -63,7 +63,13 @@ from ldp import budget, hashing
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_values
+from ldp.validation import (
+    ParameterError,
+    check_counts,
+    check_generator,
+    check_int,
+    check_values,
+)
 
 #: Random draws per chunk of users in the CMS client and aggregator (bounds memory).
 CHUNK = 1 << 22
@@ -602,7 +608,7 @@ class HCMS(_CountMeanSketch):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.m & (self.m - 1):
-            raise ValueError(f"m must be a power of 2 for HCMS (Hadamard order), got {self.m}")
+            raise ParameterError("m", self.m, "a power of 2 for HCMS (the Hadamard order)")
 
     def _flip_probability(self) -> float:
         return 1.0 / (1.0 + math.exp(self.epsilon))

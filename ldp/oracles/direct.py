@@ -20,7 +20,7 @@ from ldp import budget, theory
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.registry import register
-from ldp.validation import check_generator, check_values
+from ldp.validation import ParameterError, check_generator, check_values
 
 #: GRR's reports are int64 values, so its domain stops at 2^62.
 MAX_GRR_DOMAIN = 2**62
@@ -43,7 +43,7 @@ class GRR(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.domain_size > MAX_GRR_DOMAIN:
-            raise ValueError(f"domain_size must be <= 2^62 for GRR, got {self.domain_size}")
+            raise ParameterError("domain_size", self.domain_size, "<= 2^62 for GRR (int64 reports)")
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.domain_size))
 
     @property

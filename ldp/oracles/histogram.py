@@ -32,7 +32,7 @@ from ldp.oracles.discrete_laplace import HistogramNoise, histogram_noise
 from ldp.oracles.exact import GRID, MARGIN
 from ldp.oracles.unary import CHUNK, UnaryEncoding
 from ldp.registry import register
-from ldp.validation import check_generator, check_values
+from ldp.validation import ParameterError, check_generator, check_values
 
 #: SHE's tables have ~280/ε cells: below this budget they grow too large to build.
 MIN_SHE_EPSILON = 0.01
@@ -54,9 +54,11 @@ class SHE(FrequencyOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.epsilon < MIN_SHE_EPSILON:
-            raise ValueError(
-                f"epsilon = {self.epsilon} is too small for SHE: its exact noise tables need "
-                f"~280/epsilon cells; the smallest supported epsilon is {MIN_SHE_EPSILON}"
+            raise ParameterError(
+                "epsilon",
+                self.epsilon,
+                f">= {MIN_SHE_EPSILON} for SHE",
+                "its exact noise tables need ~280/epsilon cells",
             )
         object.__setattr__(self, "noise", histogram_noise(self.epsilon))
 
@@ -197,7 +199,7 @@ class THE(UnaryEncoding):
         if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
             raise TypeError(f"theta must be a real number, got {type(theta).__name__}")
         if not 0 < float(theta) <= 1:
-            raise ValueError(f"theta must lie in (0, 1], got {theta}")
+            raise ParameterError("theta", theta, "in (0, 1]")
         object.__setattr__(self, "theta", float(theta))
         self._set_coins()
 

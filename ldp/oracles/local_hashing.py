@@ -16,6 +16,7 @@ are 2-D uint64 word arrays (:mod:`ldp.bits`), which the hash family takes as is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,7 +27,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import check_generator, check_int, check_values
+from ldp.validation import ParameterError, check_generator, check_int, check_values
 
 
 class HashReports(NamedTuple):
@@ -153,9 +154,12 @@ class OLH(_LocalHashing):
         if self.g is None:
             g = theory.olh_default_g(self.epsilon)
             if g > hashing.MAX_RANGE:
-                raise ValueError(
-                    f"epsilon = {self.epsilon} gives the default g = {g} > 2^31, the hash "
-                    "family's range: pass a smaller g"
+                raise ParameterError(
+                    "epsilon",
+                    self.epsilon,
+                    f"<= {math.log(hashing.MAX_RANGE - 1):.4g} with the default g",
+                    f"the default g = ceil(e^epsilon + 1) = {g} exceeds the hash family's "
+                    "range 2^31; pass a smaller g",
                 )
         else:
             g = self.g

@@ -156,7 +156,9 @@ def test_tiny_epsilon_is_refused_clearly(name: str) -> None:
 
 
 def test_she_refuses_an_epsilon_its_tables_cannot_hold() -> None:
-    with pytest.raises(ValueError, match="too small for SHE.*smallest supported epsilon is 0.01"):
+    with pytest.raises(
+        ValueError, match=r"epsilon must be >= 0.01 for SHE \(its exact noise tables"
+    ):
         SHE(epsilon=0.005, domain_size=8)
 
 
