@@ -6,12 +6,13 @@ parameters (:func:`ldp.registry.parameters`, by declared type) from a mix of ord
 hostile values: huge, tiny, zero, negative, NaN, ±inf, the wrong type, bools.  Then it
 builds the protocol and, if that succeeds, runs it on a small input: an oracle's
 ``perturb``, ``estimate`` (a few candidates), ``simulate``, ``simulate_candidates`` and
-``variance``; a heavy hitter's ``run`` on 40 users with the sampled engine.
+``variance``; a heavy hitter's ``run`` on 40 users with each engine.
 
-The property: every step either returns a finite result, under a memory budget lowered to
-256 MiB (so anything large must be refused by the protocol, not attempted), or raises a
-clear error: a ``TypeError``, or a ``ValueError`` (``ParameterError`` included) whose
-message names a parameter or argument.  Anything else (an ``IndexError``, an
+The property: every step either returns a finite result, its peak allocation (traced by
+``tracemalloc``, numpy's arrays included) within a memory budget lowered to 256 MiB (so
+anything large must be refused by the protocol, not attempted), or raises a clear
+error: a ``TypeError``, or a ``ValueError`` (``ParameterError`` included) whose message
+names a parameter or argument.  Anything else (an ``IndexError``, an
 ``OverflowError``, a numba or scipy failure, a silent NaN) is a defect.
 
 Deterministic (``derandomize=True``, no example database), about a minute in all.
@@ -20,8 +21,10 @@ Deterministic (``derandomize=True``, no example database), about a minute in all
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -35,7 +38,7 @@ from ldp.datasets.base import Dataset
 FUZZ_MEMORY = "256 MiB"
 FUZZ_OPERATIONS = 2**28
 #: Examples per protocol (oracles are cheap; a heavy-hitter run costs more).
-EXAMPLES = {"oracle": 150, "heavy_hitter": 100}
+EXAMPLES = {"oracle": 100, "heavy_hitter": 60}
 
 
 def fuzz_settings(kind: str) -> settings:
@@ -153,14 +156,22 @@ def check_finite(result: object) -> None:
 
 
 def attempt(call, names: set[str], step: str = "call"):
-    """The call's result, or None after checking its error is a clear one."""
+    """The call's result, or None after checking its error is a clear one; either way its
+    peak traced allocation (numpy's arrays included) stays within the budget."""
+    tracemalloc.start()
     try:
         result = call()
     except (TypeError, ValueError) as error:
         check_clear(error, names)
         event(f"{step} refused: {type(error).__name__}")
-        return None
-    event(f"{step} ran")
+        result = None
+    else:
+        event(f"{step} ran")
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    limit = budget.current().memory_bytes
+    assert peak <= limit, f"{step} allocated {budget.format_bytes(peak)}, over {limit}"
     return result
 
 
@@ -220,9 +231,11 @@ def exercise_heavy_hitter(protocol, names: set[str]) -> None:
     values = rng.integers(0, min(top, 2**63 - 1), size=40, dtype=np.uint64, endpoint=True)
     values[:20] = values[0]  # one heavy value
     data = Dataset(name="fuzz", values=values, m=m, source="synthetic")
-    result = attempt(lambda: protocol.run(data, rng, engine="sampled"), names, "run")
-    if result is not None:
-        check_finite(result.estimates)
+    for engine in ("sampled", "reports"):
+        run = functools.partial(protocol.run, data, rng, engine=engine)
+        result = attempt(run, names, f"run {engine}")
+        if result is not None:
+            check_finite(result.estimates)
 
 
 def fuzz_one(name: str, data: st.DataObject) -> None:

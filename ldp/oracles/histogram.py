@@ -99,9 +99,10 @@ class SHE(FrequencyOracle):
         return 4 * n_users * self.domain_size
 
     def working_bytes(self, n_users: int) -> int:
-        """The reports, plus a chunk of drawn cells (int64) and their shifted copy."""
+        """The reports, plus a chunk's table draws: two 64-bit words per cell, the cell
+        index and its shifted copy (~34 bytes a cell measured; 48 counted)."""
         rows = max(1, min(n_users, CHUNK // self.domain_size))
-        return self.report_bytes(n_users) + 16 * rows * self.domain_size
+        return self.report_bytes(n_users) + 48 * rows * self.domain_size
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """clamp(s e_v + Z, -T, T) for each user, shape (n, d) int32."""
