@@ -107,6 +107,38 @@ def test_hashed_support_counting_is_bounded_in_operations() -> None:
     assert error.value.name == "candidates" and "operations" in str(error.value)
 
 
+#: (oracle, users): a chunked client at a large domain and a per-user one at many users.
+CLIENTS = [
+    (SUE(epsilon=1.0, domain_size=2**20), 30),
+    (SHE(epsilon=1.0, domain_size=2**18), 30),
+    (SS(epsilon=1.0, domain_size=2**20), 6),
+    (SS(epsilon=8.0, domain_size=2**12), 3000),
+    (CMS(epsilon=1.0, domain_size=100, k=4, m=2**20), 30),
+    (HCMS(epsilon=1.0, domain_size=100), 30_000),
+    (HR(epsilon=1.0, domain_size=1000), 100_000),
+    (HM(epsilon=1.0, domain_size=1000), 100_000),
+    (OLH(epsilon=1.0, domain_size=1000), 100_000),
+    (FLH(epsilon=1.0, domain_size=1000), 100_000),
+]
+
+
+@pytest.mark.parametrize(("oracle", "n"), CLIENTS, ids=lambda x: getattr(x, "name", str(x)))
+def test_perturb_stays_within_its_declared_working_memory(oracle, n: int) -> None:
+    """The peak traced allocation of perturb (numpy arrays included) <= working_bytes(n),
+    the figure the budget check uses."""
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, min(oracle.domain_size, 1000), size=n)
+    tracemalloc.start()
+    try:
+        oracle.perturb(values, rng)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= oracle.working_bytes(n), (peak, oracle.working_bytes(n))
+
+
 def test_subset_reports_blame_the_domain_or_the_users() -> None:
     with pytest.raises(ParameterError) as error:
         SS(epsilon=20.0, domain_size=2**35).perturb(np.array([0]), np.random.default_rng(0))

@@ -81,9 +81,9 @@ class FrequencyOracle(ABC):
         return 16 * n_users
 
     def working_bytes(self, n_users: int) -> int:
-        """The memory ``perturb`` holds for ``n_users`` users: the reports, plus whatever
-        temporary arrays a protocol adds (it overrides this)."""
-        return self.report_bytes(n_users)
+        """The memory ``perturb`` holds for ``n_users`` users: the reports and about two
+        temporaries of their size (keep coins, shifts); a protocol with more overrides it."""
+        return 3 * self.report_bytes(n_users)
 
     def check_report_size(self, n_users: int) -> None:
         """Refuse, before drawing anything, a ``perturb`` over the memory budget.

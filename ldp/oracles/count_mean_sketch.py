@@ -526,8 +526,10 @@ class CMS(_CountMeanSketch):
         return n_users * (16 + -(-self.m // 8))
 
     def working_bytes(self, n_users: int) -> int:
-        """The reports and a chunk of unpacked signs (a byte each)."""
-        return self.report_bytes(n_users) + min(n_users, max(1, CHUNK // self.m)) * self.m
+        """The reports and a chunk's flip draws and signs (~13 bytes a cell measured; 16
+        counted), plus the rows and cells of every user (16 bytes each)."""
+        rows = min(n_users, max(1, CHUNK // self.m))
+        return self.report_bytes(n_users) + 16 * rows * self.m + 16 * n_users
 
     def _check_reports(self, reports) -> CMSReports:
         if not isinstance(reports, tuple) or len(reports) != 3:

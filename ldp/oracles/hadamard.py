@@ -219,6 +219,10 @@ class HR(PureOracle):
         """8 n bytes (int64 indices)."""
         return 8 * n_users
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and the coins, indices and parities drawn on the way (40 n bytes)."""
+        return 40 * n_users
+
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[y | value] for every y in [K] (for privacy checks): 2p*/K on C_v, else 2(1-p*)/K."""
         value = self.check_value(value)
@@ -390,6 +394,10 @@ class HM(PureOracle):
     def report_bytes(self, n_users: int) -> int:
         """9 n bytes (an int64 index and a byte)."""
         return 9 * n_users
+
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and the coins, indices and parities drawn on the way (40 n bytes)."""
+        return 40 * n_users
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[(j, b) | value] at position 2j + b, for privacy checks: (1/D) p* or (1/D)(1-p*)."""

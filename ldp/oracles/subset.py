@@ -249,11 +249,16 @@ class SS(PureOracle):
 
     def working_bytes(self, n_users: int) -> int:
         """The bytes ``perturb`` holds for ``n_users``: the reports, a chunk of unpacked
-        bits and (drawing user by user) numpy's index array of the d - 1 others."""
+        bits and its packed copy, and (drawing user by user) numpy's index array of the
+        d - 1 others and the user's members with two temporaries, else Floyd's round
+        arrays over the chunk."""
         d = self.domain_size
         rows = max(1, min(n_users, CHUNK // d))
-        per_user = 8 * (d - 1) if self.omega > FLOYD_ROUNDS_PER_USER * rows else 0
-        return self.report_bytes(n_users) + rows * d + per_user
+        if self.omega > FLOYD_ROUNDS_PER_USER * rows:
+            drawing = 8 * (d - 1) + 24 * self.omega
+        else:
+            drawing = 128 * rows
+        return self.report_bytes(n_users) + rows * (d + -(-d // 8)) + drawing + 8 * n_users
 
     def _check_reports(self, reports: UnaryReports) -> np.ndarray:
         if not isinstance(reports, UnaryReports):

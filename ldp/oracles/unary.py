@@ -112,9 +112,10 @@ class UnaryEncoding(PureOracle):
         return n_users * -(-self.domain_size // 8)
 
     def working_bytes(self, n_users: int) -> int:
-        """The packed reports, plus a chunk's uniform draws (8 bytes) and bits (1 byte)."""
+        """The packed reports, plus a chunk's uniform draws, comparisons and bits (~17
+        bytes a cell measured; 24 counted)."""
         rows = max(1, min(n_users, CHUNK // self.domain_size))
-        return self.report_bytes(n_users) + 9 * rows * self.domain_size
+        return self.report_bytes(n_users) + 24 * rows * self.domain_size
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> UnaryReports:
         """Packed perturbed bit vectors, shape (n, ⌈d/8⌉), bit v of row i at (i, v // 8)."""
