@@ -54,6 +54,26 @@ def test_query_limits_are_bounded() -> None:
     )
 
 
+#: Heavy hitters taking a query limit.  None checks it against the budget yet (their
+#: modules are not this change's): query_limit = 2^40 at m = 64 makes PEM's run allocate
+#: 128 GiB (ldp/bits.py extend), SPM's 32 GiB, SFP's 8 GiB.  The fix is one line in each
+#: __post_init__: ``budget.check_query_limit(self.query_limit)``.
+QUERY_LIMITED = [
+    name
+    for name, entry in registry.protocols("heavy_hitter").items()
+    if "query_limit" in {f.name for f in registry.parameters(entry.cls)}
+]
+
+
+@pytest.mark.xfail(reason="heavy hitters do not call check_query_limit yet", strict=True)
+@pytest.mark.parametrize("name", QUERY_LIMITED)
+def test_heavy_hitters_refuse_a_query_limit_over_the_budget(name: str) -> None:
+    """Construction only: nothing is allocated whether or not it refuses."""
+    with pytest.raises(ParameterError) as error:
+        registry.get(name).cls(epsilon=2.0, k=8, m=64, query_limit=2**40)
+    assert error.value.name == "query_limit"
+
+
 # --- protocols ----------------------------------------------------------------------------------
 def test_flh_table_blames_epsilon_then_fits_a_larger_budget() -> None:
     with pytest.raises(ParameterError) as error:
