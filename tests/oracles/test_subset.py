@@ -254,7 +254,7 @@ def test_working_memory_over_the_budget_is_refused() -> None:
         oracle.perturb(np.array([0]), np.random.default_rng(0))
     assert error.value.name == "domain_size" and "memory budget" in str(error.value)
     small = SS(epsilon=1.0, domain_size=1000)
-    with budget.limits(memory_bytes=10_000), pytest.raises(ParameterError) as error:
+    with budget.limits(memory_bytes=100_000), pytest.raises(ParameterError) as error:
         small.perturb(np.zeros(100, dtype=np.int64), np.random.default_rng(0))
     assert error.value.name == "values" and "at most" in error.value.allowed
 
