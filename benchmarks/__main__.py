@@ -3,7 +3,8 @@
 ``make bench`` runs this.  ``kernel`` times the support-counting kernel against the
 issue's reference loop, side by side; ``small_n`` OLH at n = 10^4 against pure-ldp, three
 times.  ``harness`` measures the experiment harness's overhead per trial and its 1 -> 2
-worker speed-up.  ``oracles`` writes ``results/bench/oracles.md`` (``--quick``: small n,
+worker speed-up.  ``subset`` SS's client at d = 10^6 before and after vectorising.
+``oracles`` writes ``results/bench/oracles.md`` (``--quick``: small n,
 peers only if their environments exist already, into ``results/bench/oracles-quick.md``).
 """
 
@@ -13,7 +14,16 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches, small_n
+from benchmarks import (
+    harness,
+    heavy_hitters,
+    kernel,
+    new_oracles,
+    oracles,
+    sketches,
+    small_n,
+    subset,
+)
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -36,6 +46,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
     "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
+    "subset": subset.bench,  # SS.perturb at d = 10^6, previous loop vs now, side by side
 }
 
 

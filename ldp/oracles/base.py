@@ -10,14 +10,16 @@ never stored.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.validation import (
+    ParameterError,
     check_counts,
     check_epsilon,
     check_generator,
@@ -26,11 +28,12 @@ from ldp.validation import (
     check_values,
 )
 
-#: Full-domain estimates are refused above this size: pass ``candidates`` instead.
-MAX_FULL_DOMAIN = 2**26
-#: ``perturb`` refuses to build reports larger than this many bytes (4 GiB): an n x d
-#: encoding (SUE, OUE, THE, SHE) over a large domain is for the sampled engine only.
-MAX_REPORT_BYTES = 2**32
+#: The default memory budget (4 GiB), kept for code that reads a constant: the limit in
+#: force is ``ldp.budget.current().memory_bytes`` (see :mod:`ldp.budget`).
+MAX_REPORT_BYTES = budget.DEFAULT_MEMORY_BYTES
+#: Bytes a full-domain estimate holds per domain value (the candidates, their support
+#: counts, the estimates and a temporary, 8 bytes each).
+FULL_DOMAIN_BYTES = 32
 
 
 def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
@@ -110,16 +113,37 @@ class FrequencyOracle(ABC):
         """The memory the reports of ``n_users`` users take (seed and value: 16 bytes each)."""
         return 16 * n_users
 
+    def working_bytes(self, n_users: int) -> int:
+        """The memory ``perturb`` holds for ``n_users`` users: the reports and about two
+        temporaries of their size (keep coins, shifts); a protocol with more overrides it."""
+        return 3 * self.report_bytes(n_users)
+
     def check_report_size(self, n_users: int) -> None:
-        """Refuse, before drawing anything, reports beyond ``MAX_REPORT_BYTES``."""
-        size = self.report_bytes(n_users)
-        if size > MAX_REPORT_BYTES:
-            raise ValueError(
-                f"{self.name} reports of n = {n_users} users over domain_size = "
-                f"{self.domain_size} would take {size:.3g} bytes, more than the "
-                f"{MAX_REPORT_BYTES:.3g} allowed; use simulate() (the sampled engine), fewer "
-                "users per call or a smaller domain"
+        """Refuse, before drawing anything, a ``perturb`` over the memory budget.
+
+        One report over the budget blames ``domain_size``; otherwise the number of users,
+        with the most that fit (:mod:`ldp.budget`).
+        """
+        size = self.working_bytes(n_users)
+        limit = budget.current().memory_bytes
+        if size <= limit:
+            return
+        what = f"{self.name} reports of {n_users} users over domain_size = {self.domain_size}"
+        if self.working_bytes(1) > limit:
+            budget.check_memory(
+                "domain_size", self.domain_size, "small enough for one report", size, what
             )
+        low, high = 1, n_users  # working_bytes(low) fits, working_bytes(high) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if self.working_bytes(middle) <= limit else (low, middle)
+        budget.check_memory(
+            "values",
+            f"{n_users} users",
+            f"at most {low} users per perturb call (or use simulate(), the sampled engine)",
+            size,
+            what,
+        )
 
     # --- aggregator --------------------------------------------------------------------
     @abstractmethod
@@ -220,14 +244,33 @@ class FrequencyOracle(ABC):
         """Exact Var of one value's estimated count; ``true_count=0`` gives Table 1's entry."""
 
     # --- helpers -----------------------------------------------------------------------
+    def check_value(self, value: object, name: str = "value") -> Any:
+        """One domain value, checked: an int in [0, d) (or, above 2^64 values, its words).
+
+        Negative values are refused rather than wrapped around as array indices.
+        """
+        if isinstance(value, bool):
+            raise TypeError(f"{name} must be an integer, got bool")
+        if isinstance(value, numbers.Integral):
+            if not 0 <= int(value) < self.domain_size:
+                raise ParameterError(name, int(value), f"in [0, {self.domain_size})")
+            return int(value)
+        if self.domain_size > 2**64:
+            check_values(np.asarray([value]), self.domain_size, name=name)
+            return value
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+
     def candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         """The values to estimate: all of the domain, or the given ones after checking them."""
         if candidates is None:
-            if self.domain_size > MAX_FULL_DOMAIN:
-                raise ValueError(
-                    f"domain_size {self.domain_size} is too large for a full-domain estimate; "
-                    "pass candidates"
-                )
+            most = budget.current().memory_bytes // FULL_DOMAIN_BYTES
+            budget.check_memory(
+                "domain_size",
+                self.domain_size,
+                f"<= {most} for a full-domain estimate (or pass candidates)",
+                FULL_DOMAIN_BYTES * self.domain_size,
+                "a full-domain estimate",
+            )
             return np.arange(self.domain_size, dtype=np.int64)
         return check_values(candidates, self.domain_size, name="candidates")
 

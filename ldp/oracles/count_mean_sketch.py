@@ -59,12 +59,18 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ldp import hashing
+from ldp import budget, hashing
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.registry import register
-from ldp.validation import ParameterError, check_counts, check_generator, check_int, check_values
+from ldp.validation import (
+    ParameterError,
+    check_counts,
+    check_generator,
+    check_int,
+    check_values,
+)
 
 #: Random draws per chunk of users in the CMS client and aggregator (bounds memory).
 CHUNK = 1 << 22
@@ -72,6 +78,10 @@ CHUNK = 1 << 22
 MAX_WIDTH = 1 << 20
 #: The largest number of rows k (hash functions).
 MAX_ROWS = 1 << 20
+#: Bytes per cell of the k x m sketch at its peak (counts, the debiased sketch, a block).
+SKETCH_CELL_BYTES = 24
+#: Bytes per (row, candidate) pair of the k x |C| cell table (keys, rows, hashes, reads).
+TABLE_PAIR_BYTES = 40
 
 
 class CMSReports(NamedTuple):
@@ -103,8 +113,18 @@ def cells(values: np.ndarray, seeds: np.ndarray, rows: np.ndarray, m: int) -> np
 
 
 def cell_table(candidates: np.ndarray, seeds: np.ndarray, m: int) -> np.ndarray:
-    """h_l(d) for every row l (axis 0) and candidate d (axis 1), shape (k, |C|)."""
+    """h_l(d) for every row l (axis 0) and candidate d (axis 1), shape (k, |C|).
+
+    Refused (naming ``candidates``) when its k|C| pairs exceed the memory budget.
+    """
     k, size = seeds.shape[0], candidates.shape[0]
+    budget.check_memory(
+        "candidates",
+        f"{size} candidates",
+        f"<= {budget.current().memory_bytes // (TABLE_PAIR_BYTES * k)} candidates with k = {k}",
+        TABLE_PAIR_BYTES * k * size,
+        f"the k x |C| = {k} x {size} cell table",
+    )
     keys = np.tile(candidates, (k, 1) if candidates.ndim == 2 else k)
     rows = np.repeat(np.arange(k), size)
     return cells(keys, seeds, rows, m).reshape(k, size)
@@ -178,10 +198,19 @@ class _CountMeanSketch(PureOracle):
         super().__post_init__()
         object.__setattr__(self, "k", check_int(self.k, "k", minimum=1, maximum=MAX_ROWS))
         object.__setattr__(self, "m", check_int(self.m, "m", minimum=2, maximum=MAX_WIDTH))
+        self._check_sketch()
         smallest = min(self._flip_probability(), 1 - self._flip_probability())
         exact.check_representable(
             self.name, self.epsilon, smallest, largest_safe=self._largest_safe_epsilon()
         )
+
+    def _check_sketch(self) -> None:
+        """Refuse a k x m sketch over the memory budget, blaming the larger of k and m."""
+        cells = budget.current().memory_bytes // SKETCH_CELL_BYTES
+        size, what = SKETCH_CELL_BYTES * self.k * self.m, f"the k x m = {self.k} x {self.m} sketch"
+        if self.m >= self.k:
+            budget.check_memory("m", self.m, f"<= {cells // self.k} with k = {self.k}", size, what)
+        budget.check_memory("k", self.k, f"<= {cells // self.m} with m = {self.m}", size, what)
 
     # --- what the two differ in ----------------------------------------------------------
     @abstractmethod
@@ -455,6 +484,7 @@ class CMS(_CountMeanSketch):
         independent: each row is a product ("bits") distribution for privacy checks.
         Any seeds may be given (a family of k, or more, each naming one hash function).
         """
+        value = self.check_value(value)
         seeds = _check_seeds(seeds)
         keys = np.repeat(np.asarray([value]), seeds.shape[0], axis=0)
         hashed = cells(keys, seeds, np.arange(seeds.shape[0]), self.m)
@@ -506,8 +536,7 @@ class CMS(_CountMeanSketch):
         rng = check_generator(rng)
         seeds = self._family_or_draw(family, rng)
         n, m = values.shape[0], self.m
-        if n * -(-m // 8) > 4 * 2**30:
-            raise ValueError(f"reports of {n} users x m = {m} bits exceed 4 GiB")
+        self.check_report_size(n)
         rows = rng.integers(0, self.k, size=n)
         own = cells(values, seeds, rows, m)
         flip = self.flip_threshold
@@ -521,6 +550,16 @@ class CMS(_CountMeanSketch):
             signs[np.arange(size), own[part]] = ~flipped[np.arange(size), own[part]]
             out[part] = np.packbits(signs, axis=1)
         return CMSReports(rows, seeds[rows], out)
+
+    def report_bytes(self, n_users: int) -> int:
+        """n (8 + 8 + ⌈m/8⌉) bytes: a row, a seed and the packed signs per user."""
+        return n_users * (16 + -(-self.m // 8))
+
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and a chunk's flip draws and signs (~13 bytes a cell measured; 16
+        counted), plus the rows and cells of every user (16 bytes each)."""
+        rows = min(n_users, max(1, CHUNK // self.m))
+        return self.report_bytes(n_users) + 16 * rows * self.m + 16 * n_users
 
     def _check_reports(self, reports) -> CMSReports:
         if not isinstance(reports, tuple) or len(reports) != 3:
@@ -599,7 +638,7 @@ class HCMS(_CountMeanSketch):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.m & (self.m - 1):
-            raise ParameterError("m", self.m, "a power of 2 for HCMS", "Hadamard order")
+            raise ParameterError("m", self.m, "a power of 2 for HCMS (the Hadamard order)")
 
     def _flip_probability(self) -> float:
         return 1.0 / (1.0 + math.exp(self.epsilon))
@@ -622,6 +661,7 @@ class HCMS(_CountMeanSketch):
         or any seeds, each naming one hash function).  Every report is possible under
         every value: a "categorical" distribution over (seed, c, s) for privacy checks.
         """
+        value = self.check_value(value)
         seeds = _check_seeds(seeds)
         keys = np.repeat(np.asarray([value]), seeds.shape[0], axis=0)
         hashed = cells(keys, seeds, np.arange(seeds.shape[0]), self.m)
@@ -675,10 +715,15 @@ class HCMS(_CountMeanSketch):
         """Per user (row, coefficient, one flipped sign) ([Apple]); ``family`` as for CMS."""
         values = check_values(values, self.domain_size)
         rng = check_generator(rng)
+        self.check_report_size(values.shape[0])
         seeds = self._family_or_draw(family, rng)
         rows = rng.integers(0, self.k, size=values.shape[0])
         coefficients, signs = self._emit(rows, cells(values, seeds, rows, self.m), rng)
         return HCMSReports(rows, seeds[rows], coefficients, signs)
+
+    def report_bytes(self, n_users: int) -> int:
+        """25 n bytes: a row, a seed, a coefficient (8 each) and a sign byte per user."""
+        return 25 * n_users
 
     def _check_reports(self, reports) -> HCMSReports:
         if not isinstance(reports, tuple) or len(reports) != 4:

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
@@ -48,7 +48,7 @@ class GRR(PureOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.domain_size > MAX_GRR_DOMAIN:
-            raise ParameterError("domain_size", self.domain_size, "<= 2^62 for GRR")
+            raise ParameterError("domain_size", self.domain_size, "<= 2^62 for GRR (int64 reports)")
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.domain_size))
 
     @property
@@ -63,6 +63,14 @@ class GRR(PureOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[report = y | value] for every y in the domain (for privacy checks)."""
+        value = self.check_value(value)
+        budget.check_memory(
+            "domain_size",
+            self.domain_size,
+            "small enough for one probability per value",
+            8 * self.domain_size,
+            "the report probabilities of every value",
+        )
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities

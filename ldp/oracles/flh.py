@@ -39,7 +39,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ldp import hashing, theory
+from ldp import budget, hashing, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
@@ -53,8 +53,9 @@ from ldp.validation import (
     check_values,
 )
 
-#: The largest pool (the k' x g table and the k' x |C| lookups must fit).
-MAX_POOL = 1 << 20
+#: Bytes per cell of the k' x g table at its peak: the sampled engine holds three int64 or
+#: float64 arrays of that shape (weighted counts, their int64 copy, the uniform cells).
+TABLE_CELL_BYTES = 24
 
 
 class PoolReports(NamedTuple):
@@ -89,19 +90,40 @@ class FLH(PureOracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(
-            self, "k_prime", check_int(self.k_prime, "k_prime", minimum=1, maximum=MAX_POOL)
-        )
-        g = theory.olh_default_g(self.epsilon) if self.g is None else self.g
-        if self.g is None and g > hashing.MAX_RANGE:
+        object.__setattr__(self, "k_prime", check_int(self.k_prime, "k_prime", minimum=1))
+        default = self.g is None
+        g = theory.olh_default_g(self.epsilon) if default else self.g
+        if default and g > hashing.MAX_RANGE:
             raise ParameterError(
                 "epsilon",
                 self.epsilon,
-                f"at most about {math.log(hashing.MAX_RANGE):.4g} with the default g",
-                f"it gives g = {g} > 2^31, the hash family's range: pass a smaller g",
+                f"<= {math.log(hashing.MAX_RANGE - 1):.4g} with the default g",
+                f"the default g = ceil(e^epsilon + 1) = {g} exceeds the hash family's range "
+                "2^31; pass a smaller g",
             )
         object.__setattr__(self, "g", check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE))
+        self._check_table(default)
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, self.g))
+
+    def _check_table(self, default_g: bool) -> None:
+        """Refuse a k' x g table over the memory budget, blaming the parameter that makes it.
+
+        With the default g = ⌈e^ε + 1⌉ that is ε (the largest that fits is ln(g_max - 1)),
+        else the larger of g and k'.
+        """
+        k, g = self.k_prime, self.g
+        size = TABLE_CELL_BYTES * k * g
+        cells = budget.current().memory_bytes // TABLE_CELL_BYTES
+        if size <= TABLE_CELL_BYTES * cells:
+            return
+        what = f"the k' x g = {k} x {g} table of FLH"
+        if default_g and cells // k >= 3:
+            largest = math.log(cells // k - 1)
+            allowed = f"<= {largest:.4g} for FLH with k_prime = {k} (default g = ceil(e^eps + 1))"
+            budget.check_memory("epsilon", self.epsilon, allowed, size, what)
+        if g >= k and cells // k >= 2:
+            budget.check_memory("g", g, f"<= {cells // k} with k_prime = {k}", size, what)
+        budget.check_memory("k_prime", k, f"<= {max(cells // g, 0)} with g = {g}", size, what)
 
     # --- the mechanism --------------------------------------------------------------------
     @property
@@ -125,8 +147,16 @@ class FLH(PureOracle):
 
     def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
         """Pr[y | value, seed] for each given seed (rows) and y in [0, g), as for OLH."""
+        value = self.check_value(value)
         seeds = np.asarray(seeds, dtype=np.uint64)
-        keys = np.full(seeds.shape[0], value, dtype=np.uint64)
+        budget.check_memory(
+            "seeds",
+            f"{seeds.shape[0]} seeds",
+            "fewer seeds",
+            8.0 * seeds.shape[0] * self.g,
+            f"the {seeds.shape[0]} x g = {self.g} table of probabilities",
+        )
+        keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)
         hashed = hashing.hash_values(keys, seeds, self.g)
         probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
@@ -195,11 +225,20 @@ class FLH(PureOracle):
         """T[j, y]: how many users of pool function j reported cell y (k' x g, int64)."""
         index, values, _ = self._check_reports(reports)
         flat = np.bincount(index * self.g + values, minlength=self.k_prime * self.g)
-        return flat.reshape(self.k_prime, self.g).astype(np.int64)
+        return flat.reshape(self.k_prime, self.g).astype(np.int64, copy=False)
 
     def lookup(self, table: np.ndarray, pool: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """I_v = Σ_j T[j, h_j(v)] for each candidate: k' |C| hash evaluations
-        (:func:`ldp.hashing.table_lookup`, a numba kernel parallel over the candidates)."""
+        (:func:`ldp.hashing.table_lookup`, a numba kernel parallel over the candidates),
+        refused beyond the operations budget."""
+        size, k = candidates.shape[0], self.k_prime
+        budget.check_operations(
+            "candidates",
+            f"{size} candidates",
+            f"<= {budget.current().operations // k} candidates with k_prime = {k}",
+            float(k) * size,
+            f"FLH's lookup of {size} candidates in {k} pool functions",
+        )
         return hashing.table_lookup(table, pool, candidates)
 
     def support_counts(self, reports: PoolReports, candidates: np.ndarray) -> np.ndarray:
@@ -299,6 +338,14 @@ class FLH(PureOracle):
         counts = check_counts(counts, self.domain_size, name="counts")
         chosen = check_values(candidates, self.domain_size, name="candidates")
         held = np.flatnonzero(counts)
+        cells = float(chosen.shape[0]) * held.shape[0] * self.k_prime
+        budget.check_memory(
+            "candidates",
+            f"{chosen.shape[0]} candidates",
+            f"fewer candidates with {held.shape[0]} values held and k_prime = {self.k_prime}",
+            9 * cells,  # a boolean per (candidate, value, function), then 8-byte means
+            "the |C| x held x k' collision array",
+        )
         p, g = self.p_star, self.g
         b = p - (1.0 - p) / (g - 1)
         h_held, h_chosen = hashing.hash_matrix(held, pool, g), hashing.hash_matrix(chosen, pool, g)

@@ -41,16 +41,36 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
-from ldp.validation import ParameterError, check_generator, check_values
+from ldp.validation import check_generator, check_values
 
-#: K is at most this (the transform holds K int64): d <= 2^27 - 1.
-MAX_HADAMARD_ORDER = 2**27
+#: Bytes per entry of the order-K transform at its peak (the histogram, its transform and
+#: a half-size temporary of the butterflies, int64): K is bounded by the memory budget.
+TRANSFORM_BYTES = 24
+#: Pairs (candidate, report) counted at once by HR's direct count for few reports.
+DIRECT_CHUNK = 1 << 22
+#: A pair counted directly costs about this many butterfly steps of the transform
+#: (~12 ns against ~3 ns, measured at K = 2^16 and 2^20): the direct count is used below
+#: K (log2 K + 1) / DIRECT_PAIR_COST pairs.
+DIRECT_PAIR_COST = 4
+
+
+def check_order(name: str, domain_size: int, order: int) -> None:
+    """Refuse a Hadamard order K whose transform would exceed the memory budget."""
+    most = budget.current().memory_bytes // TRANSFORM_BYTES
+    largest = 1 << (most.bit_length() - 1)  # the largest power of two that fits
+    budget.check_memory(
+        "domain_size",
+        domain_size,
+        f"< {largest} for {name} (K, the next power of two, holds its transform)",
+        TRANSFORM_BYTES * order,
+        f"{name}'s transform of order K = {order}",
+    )
 
 
 def hadamard_order(domain_size: int) -> int:
@@ -121,6 +141,19 @@ def dense_counts(values: np.ndarray, counts: np.ndarray, domain_size: int) -> np
     return full
 
 
+def direct_support(rows: np.ndarray, reports: np.ndarray) -> np.ndarray:
+    """I = #reports y with H[row, y] = +1 for each row, counted pair by pair (int64).
+
+    O(|rows| n), in blocks of rows of ``DIRECT_CHUNK`` pairs; for few reports.
+    """
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    step = max(1, DIRECT_CHUNK // max(reports.shape[0], 1))
+    for start in range(0, rows.shape[0], step):
+        block = rows[start : start + step, None] & reports[None, :]
+        out[start : start + step] = reports.shape[0] - parity(block).sum(axis=1)
+    return out
+
+
 def support_from_histogram(hist: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """I = #reports y with H[row, y] = +1, for each row: (n + (H h)[row]) / 2 (int64)."""
     hist = np.asarray(hist, dtype=np.int64)
@@ -163,13 +196,7 @@ class HR(PureOracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if hadamard_order(self.domain_size) > MAX_HADAMARD_ORDER:
-            raise ParameterError(
-                "domain_size",
-                self.domain_size,
-                f"< {MAX_HADAMARD_ORDER} for HR",
-                "K = the next power of two holds its transform",
-            )
+        check_order(self.name, self.domain_size, hadamard_order(self.domain_size))
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property
@@ -195,10 +222,15 @@ class HR(PureOracle):
         """8 n bytes (int64 indices)."""
         return 8 * n_users
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and the coins, indices and parities drawn on the way (40 n bytes)."""
+        return 40 * n_users
+
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[y | value] for every y in [K] (for privacy checks): 2p*/K on C_v, else 2(1-p*)/K."""
+        value = self.check_value(value)
         everything = np.arange(self.order, dtype=np.int64)
-        inside = parity((int(value) + 1) & everything) == 0
+        inside = parity((value + 1) & everything) == 0
         half = self.order // 2
         return np.where(inside, self.p_star / half, (1.0 - self.p_star) / half)
 
@@ -235,13 +267,14 @@ class HR(PureOracle):
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """I_v = (n + (H h)[v+1]) / 2 from one transform of the histogram h of reports.
 
-        For a few candidates and few reports, counting directly (O(n |C|)) is cheaper
-        than the transform (O(K log K)) and gives the same integers.
+        For a few candidates and few reports, counting directly (O(n |C|), vectorised over
+        blocks of candidates) is cheaper than the transform (O(K log K)) and gives the
+        same integers.
         """
         reports = self._check_reports(reports)
         n, rows = reports.shape[0], np.asarray(candidates, dtype=np.int64) + 1
-        if n * rows.shape[0] < self.order * (self.report_bits() + 1):
-            return np.array([np.count_nonzero(parity(r & reports) == 0) for r in rows])
+        if DIRECT_PAIR_COST * n * rows.shape[0] < self.order * (self.report_bits() + 1):
+            return direct_support(rows, reports)
         return support_from_histogram(np.bincount(reports, minlength=self.order), rows)
 
     def _simulate_population(
@@ -329,8 +362,7 @@ class HM(PureOracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.order > MAX_HADAMARD_ORDER:
-            raise ParameterError("domain_size", self.domain_size, f"<= {MAX_HADAMARD_ORDER} for HM")
+        check_order(self.name, self.domain_size, self.order)
         object.__setattr__(self, "_keep", keep_threshold(self.name, self.epsilon, cells=2))
 
     @property
@@ -356,10 +388,15 @@ class HM(PureOracle):
         """9 n bytes (an int64 index and a byte)."""
         return 9 * n_users
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and the coins, indices and parities drawn on the way (40 n bytes)."""
+        return 40 * n_users
+
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[(j, b) | value] at position 2j + b, for privacy checks: (1/D) p* or (1/D)(1-p*)."""
+        value = self.check_value(value)
         index = np.arange(self.order, dtype=np.int64)
-        sign_bit = parity(int(value) & index) == 0  # the bit of +1 is 1
+        sign_bit = parity(value & index) == 0  # the bit of +1 is 1
         out = np.empty(2 * self.order)
         out[1::2] = np.where(sign_bit, self.p_star, 1.0 - self.p_star) / self.order
         out[0::2] = np.where(sign_bit, 1.0 - self.p_star, self.p_star) / self.order

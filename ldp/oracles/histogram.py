@@ -94,6 +94,7 @@ class SHE(FrequencyOracle):
 
         Coordinates are independent (for privacy checks: the "product" report model).
         """
+        value = self.check_value(value)
         other = np.array(self.noise.other.masses, dtype=float) / 2.0**128
         out = np.repeat(other[None, :], self.domain_size, axis=0)
         out[value] = np.array(self.noise.own.masses, dtype=float) / 2.0**128
@@ -121,6 +122,12 @@ class SHE(FrequencyOracle):
         """4 n d bytes (int32 coordinates)."""
         return 4 * n_users * self.domain_size
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports, plus a chunk's table draws: two 64-bit words per cell, the cell
+        index and its shifted copy (~34 bytes a cell measured; 48 counted)."""
+        rows = max(1, min(n_users, CHUNK // self.domain_size))
+        return self.report_bytes(n_users) + 48 * rows * self.domain_size
+
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """clamp(s e_v + Z, -T, T) for each user, shape (n, d) int32."""
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
@@ -146,6 +153,13 @@ class SHE(FrequencyOracle):
             raise ValueError(
                 f"reports must be integer arrays of shape (n, {self.domain_size}), "
                 f"got {reports.shape} {reports.dtype}"
+            )
+        bound = self.noise.support  # T: perturb's reports lie in [-T, T]
+        if reports.size and (int(reports.min()) < -bound or int(reports.max()) > bound):
+            bad = int(reports.min()) if int(reports.min()) < -bound else int(reports.max())
+            raise ValueError(
+                f"reports must lie in [-{bound}, {bound}] (SHE's clamped noise at "
+                f"epsilon = {self.epsilon}), found {bad}"
             )
         return reports
 

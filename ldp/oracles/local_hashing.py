@@ -22,7 +22,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ldp import hashing, theory
+from ldp import budget, hashing, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, PureOracle
@@ -71,7 +71,15 @@ class _LocalHashing(PureOracle):
         The seed itself is drawn independently of the value, so these rows are the whole
         likelihood of a report (for privacy checks).
         """
+        value = self.check_value(value)
         seeds = np.asarray(seeds, dtype=np.uint64)
+        budget.check_memory(
+            "seeds",
+            f"{seeds.shape[0]} seeds",
+            "fewer seeds",
+            8.0 * seeds.shape[0] * self.g,
+            f"the {seeds.shape[0]} x g = {self.g} table of probabilities",
+        )
         keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)
         hashed = hashing.hash_values(keys, seeds, self.g)
         probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
@@ -127,6 +135,15 @@ class _LocalHashing(PureOracle):
 
     def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
         seeds, values = self._check_reports(reports)
+        n, size = seeds.shape[0], candidates.shape[0]
+        budget.check_operations(
+            "candidates",
+            f"{size} candidates",
+            f"<= {budget.current().operations // max(n, 1)} candidates for {n} reports "
+            "(or fewer reports per estimate)",
+            float(n) * size,
+            f"counting the support of {size} candidates in {n} hashed reports",
+        )
         return hashing.support_counts(seeds, values, candidates, self.g)
 
 
@@ -169,8 +186,9 @@ class OLH(_LocalHashing):
                 raise ParameterError(
                     "epsilon",
                     self.epsilon,
-                    f"at most about {math.log(hashing.MAX_RANGE):.4g} with the default g",
-                    f"it gives g = {g} > 2^31, the hash family's range: pass a smaller g",
+                    f"<= {math.log(hashing.MAX_RANGE - 1):.4g} with the default g",
+                    f"the default g = ceil(e^epsilon + 1) = {g} exceeds the hash family's "
+                    "range 2^31; pass a smaller g",
                 )
         else:
             g = self.g

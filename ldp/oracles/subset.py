@@ -37,7 +37,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ldp import theory
+from ldp import budget, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
@@ -49,6 +49,15 @@ from ldp.validation import check_generator, check_int, check_values
 REPORTS_SHORTCUT = 1 << 22
 #: ``report_probabilities`` enumerates every ω-subset: at most this many.
 MAX_ENUMERATED = 1 << 20
+#: ``perturb`` draws the other members of a chunk of users together (Floyd's algorithm, ω
+#: rounds vectorised over the chunk) when ω is at most this many times the chunk's users,
+#: else user by user (``Generator.choice``, compiled): ω rounds of numpy calls over a few
+#: users took seconds per user at d = 10^6 (``python -m benchmarks --only subset``).
+FLOYD_ROUNDS_PER_USER = 1.0
+#: :func:`subset_support` holds about eight int64/float64 arrays of 2 x (ω + 1) entries ...
+GROUP_BYTES = 128
+#: ... and touches each about twice per value visited.
+GROUP_OPERATIONS = 32
 
 
 def default_omega(epsilon: float, domain_size: int) -> int:
@@ -69,6 +78,37 @@ def _ideal_variance(epsilon: float, d: int, omega: int) -> float:
     return q * (1 - q) / (p - q) ** 2
 
 
+def draw_others(
+    bits: np.ndarray, values: np.ndarray, keep: np.ndarray, omega: int, rng: np.random.Generator
+) -> None:
+    """Set, in each row of ``bits`` (n x d booleans), ω - keep[i] distinct values other
+    than ``values[i]``, uniform among the d - 1 others (exact).
+
+    The others of v are indexed 0..d-2, index i naming the value i + (i >= v).  With many
+    users per round, Floyd's algorithm vectorised over the users: for j = m-r .. m-1 (m =
+    d - 1, r = the number to draw) draw t uniform in [0, j] and take t unless already
+    taken, else j; its rounds are ω numpy calls.  With few users per round, each user's
+    indices come from ``rng.choice(d - 1, r, replace=False)`` (a uniform r-subset, drawn
+    in compiled code; it holds an index array of the d - 1 others when r is large).
+    Both draw every r-subset of the others with probability 1/C(d-1, r).
+    """
+    n, d = bits.shape
+    m = d - 1
+    if omega <= FLOYD_ROUNDS_PER_USER * n:
+        index = np.arange(n)
+        for j in range(m - omega, m):
+            active = (j >= m - omega + 1) | ~keep  # users keeping v need one fewer
+            t = rng.integers(0, j + 1, size=n)
+            t_value = t + (t >= values)
+            j_value = j + (j >= values)
+            pick = np.where(bits[index, t_value], j_value, t_value)
+            bits[index[active], pick[active]] = True
+        return
+    for i in range(n):
+        chosen = rng.choice(m, size=omega - int(keep[i]), replace=False, shuffle=False)
+        bits[i, chosen + (chosen >= values[i])] = True
+
+
 def subset_support(
     own: np.ndarray, without: np.ndarray, d: int, omega: int, stop: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -85,8 +125,12 @@ def subset_support(
     r/(m-1) if its own value is still ahead, r/m if it is past (a uniform r-subset of a
     pool holds each member with probability r/|pool|, and given that, the rest is a
     uniform subset of the remaining pool); then the users of value j join "past".
-    Cost O(stop x ω), independent of n.
+    Cost O(stop x ω), independent of n; refused (naming ``omega``) beyond the budget.
     """
+    allowed = "smaller (it grows with domain_size by default) for the sampled engine"
+    what = f"the sampled engine's groups of users for omega = {omega}"
+    budget.check_memory("omega", omega, allowed, GROUP_BYTES * (omega + 1), what)
+    budget.check_operations("omega", omega, allowed, GROUP_OPERATIONS * stop * (omega + 1), what)
     counts = np.zeros(stop, dtype=np.int64)
     for users, need, holds_own in ((own, omega - 1, True), (without, omega, False)):
         # groups[0] are the users whose own value is ahead, groups[1] those past it
@@ -168,6 +212,7 @@ class SS(PureOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[S | value] for every ω-subset S (for privacy checks; small domains only)."""
+        value = self.check_value(value)
         d, w = self.domain_size, self.omega
         if math.comb(d, w) > MAX_ENUMERATED:
             raise ValueError(
@@ -190,31 +235,40 @@ class SS(PureOracle):
         return p * (d - w) / (d - 1), (1.0 - p) * w / (d - 1)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> UnaryReports:
-        """Each user's subset as packed bits, shape (n, ⌈d/8⌉) (bit v at (i, v // 8))."""
+        """Each user's subset as packed bits, shape (n, ⌈d/8⌉) (bit v at (i, v // 8)).
+
+        A keep coin per user, then the other members: ω - 1 (kept) or ω distinct values
+        drawn uniformly from the d - 1 others (:func:`draw_others`).
+        """
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
         d, n, w = self.domain_size, values.shape[0], self.omega
         self.check_report_size(n)
         out = np.empty((n, -(-d // 8)), dtype=np.uint8)
         rows = max(1, min(n, CHUNK // d))
+        bits_buffer = np.empty((rows, d), dtype=bool)
         for start in range(0, n, rows):
             chunk = values[start : start + rows]
-            index = np.arange(chunk.shape[0])
             keep = exact.bernoulli(rng, self._keep, chunk.shape[0])
-            bits = np.zeros((chunk.shape[0], d), dtype=bool)
-            # Floyd: for j = m-k .. m-1 draw t in [0, j]; take t unless taken, else j.
-            # Others are indexed 0..d-2 (index i is value i + (i >= v)); k = ω - keep.
-            m = d - 1
-            for j in range(m - w, m):
-                active = (j >= m - w + 1) | ~keep  # users keeping v need one fewer
-                t = rng.integers(0, j + 1, size=chunk.shape[0])
-                t_value = t + (t >= chunk)
-                j_value = j + (j >= chunk)
-                pick = np.where(bits[index, t_value], j_value, t_value)
-                bits[index[active], pick[active]] = True
-            bits[index, chunk] = keep
+            bits = bits_buffer[: chunk.shape[0]]
+            bits[:] = False
+            draw_others(bits, chunk, keep, w, rng)
+            bits[np.arange(chunk.shape[0]), chunk] = keep
             out[start : start + rows] = np.packbits(bits, axis=1)
         return UnaryReports(out, d)
+
+    def working_bytes(self, n_users: int) -> int:
+        """The bytes ``perturb`` holds for ``n_users``: the reports, a chunk of unpacked
+        bits and its packed copy, and (drawing user by user) numpy's index array of the
+        d - 1 others and the user's members with two temporaries, else Floyd's round
+        arrays over the chunk."""
+        d = self.domain_size
+        rows = max(1, min(n_users, CHUNK // d))
+        if self.omega > FLOYD_ROUNDS_PER_USER * rows:
+            drawing = 8 * (d - 1) + 24 * self.omega
+        else:
+            drawing = 128 * rows
+        return self.report_bytes(n_users) + rows * (d + -(-d // 8)) + drawing + 8 * n_users
 
     def _check_reports(self, reports: UnaryReports) -> np.ndarray:
         if not isinstance(reports, UnaryReports):

@@ -104,6 +104,7 @@ class UnaryEncoding(PureOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[bit i of the report = 1 | value] for each i (bits are independent)."""
+        value = self.check_value(value)
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
@@ -122,6 +123,12 @@ class UnaryEncoding(PureOracle):
     def report_bytes(self, n_users: int) -> int:
         """n ⌈d/8⌉ packed bytes."""
         return n_users * -(-self.domain_size // 8)
+
+    def working_bytes(self, n_users: int) -> int:
+        """The packed reports, plus a chunk's uniform draws, comparisons and bits (~17
+        bytes a cell measured; 24 counted)."""
+        rows = max(1, min(n_users, CHUNK // self.domain_size))
+        return self.report_bytes(n_users) + 24 * rows * self.domain_size
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> UnaryReports:
         """Packed perturbed bit vectors, shape (n, ⌈d/8⌉), bit v of row i at (i, v // 8)."""

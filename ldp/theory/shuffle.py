@@ -56,7 +56,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from ldp.validation import check_epsilon, check_int
+from ldp import budget
+from ldp.validation import MAX_USERS, check_epsilon, check_int
 
 Method = Literal[
     "fmt_numerical",
@@ -85,6 +86,15 @@ _TAIL_FRACTION = 1e-4
 _FLOAT_SLACK = 1e-13
 #: Clone counts between exact tail evaluations in :func:`_half_binomial_tails`.
 _ANCHOR = 64
+#: The smallest δ [FMT21]'s numerical bound accepts: below ~10 x ``_FLOAT_SLACK`` the
+#: allowance dominates δ(ε) and the answer would silently be ε0 (or close to it).
+_FMT_MIN_DELTA = 1e-12
+#: Cost of one clone count in a whole solve of :func:`fmt_numerical_epsilon` (~50 δ(ε)
+#: evaluations, each a few special-function passes): ~20 µs measured, counted as 5000
+#: elementary operations of the budget (:mod:`ldp.budget`).
+_OPERATIONS_PER_CLONE = 5000
+#: Bytes per clone count held by one δ(ε) evaluation (about 16 float64 arrays).
+_BYTES_PER_CLONE = 128
 
 
 class BoundNotApplicable(ValueError):
@@ -110,7 +120,7 @@ def _check(epsilon0: object, n: object, delta: object) -> tuple[float, int, floa
     """The three parameters every bound takes, checked."""
     return (
         check_epsilon(epsilon0, "epsilon0"),
-        check_int(n, "n", minimum=1),
+        check_int(n, "n", minimum=1, maximum=MAX_USERS),
         _check_delta(delta),
     )
 
@@ -234,7 +244,7 @@ def fmt_numerical_delta(epsilon: float, epsilon0: float, n: int) -> float:
     floating-point rounding is added.
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=MAX_USERS)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}")
     if not (float(epsilon) >= 0):
@@ -250,6 +260,7 @@ def _fmt_delta_function(epsilon0: float, n: int, delta: float) -> Callable[[floa
     tail = delta * _TAIL_FRACTION / 2
     low = int(binom.ppf(tail, trials, p))
     high = int(binom.isf(tail, trials, p))
+    _check_window(n, epsilon0, high - low + 1)
     clones = np.arange(low, high + 1, dtype=float)
     weights = np.exp(binom.logpmf(clones, trials, p))  # pmf overflows inside boost for p ~ 0
     outside = float(binom.cdf(low - 1, trials, p) + binom.sf(high, trials, p))
@@ -269,6 +280,21 @@ def _fmt_delta_function(epsilon0: float, n: int, delta: float) -> Callable[[floa
         return float(weights @ np.maximum(divergence, 0.0)) + outside + _FLOAT_SLACK
 
     return delta_of
+
+
+def _check_window(n: int, epsilon0: float, window: int) -> None:
+    """Refuse an n whose window of clone counts exceeds the memory or time budget.
+
+    The window spans ~18 standard deviations of Bin(n-1, e^-ε0), so it grows as √n.
+    """
+    limits = budget.current()
+    most = min(limits.memory_bytes // _BYTES_PER_CLONE, limits.operations // _OPERATIONS_PER_CLONE)
+    p = math.exp(-epsilon0)
+    largest = max(1, int(max(n - 1, 1) * (most / max(window, 1)) ** 2))
+    allowed = f"<= about {largest:.3g} for [FMT21]'s numerical bound at epsilon0 = {epsilon0}"
+    what = f"the window of {window} clone counts of Bin(n-1, {p:.3g})"
+    budget.check_memory("n", n, allowed, _BYTES_PER_CLONE * window, what)
+    budget.check_operations("n", n, allowed, _OPERATIONS_PER_CLONE * window, what)
 
 
 def _half_binomial_tails(trials: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -302,6 +328,12 @@ def fmt_numerical_epsilon(epsilon0: float, n: int, delta: float) -> float:
     are memoized.
     """
     epsilon0, n, delta = _check(epsilon0, n, delta)
+    if delta < _FMT_MIN_DELTA:
+        raise BoundNotApplicable(
+            f"delta must be >= {_FMT_MIN_DELTA} for [FMT21]'s numerical bound (its "
+            f"floating-point allowance of {_FLOAT_SLACK} would dominate delta(epsilon) and "
+            f"return about epsilon0), got {delta}; use method='fmt_closed_form' or 'best'"
+        )
     return _fmt_numerical_epsilon(epsilon0, n, delta)
 
 
@@ -326,7 +358,7 @@ def _fmt_numerical_epsilon(epsilon0: float, n: int, delta: float) -> float:
 def _check_blanket(epsilon: object, epsilon0: object, n: object, domain_size: object):
     """Validate the arguments of a blanket δ(ε); the bounds need 0 < ε < ε0."""
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=MAX_USERS)
     if domain_size is not None:
         domain_size = check_int(domain_size, "domain_size", minimum=2)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):

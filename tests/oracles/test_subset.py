@@ -177,11 +177,20 @@ def test_declared_likelihood_is_epsilon_ldp_and_tight(epsilon: float, domain_siz
         assert epsilon * (1 - 1e-8) <= loss <= epsilon * (1 + 1e-12), (omega, loss)
 
 
+#: perturb's two ways of drawing the other members: Floyd's rounds over many users at once,
+#: or user by user (``Generator.choice``); each forced through ``FLOYD_ROUNDS_PER_USER``.
+STRATEGIES = {"floyd": math.inf, "per_user": 0.0}
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 @pytest.mark.parametrize("epsilon", [0.5, 6.0])
-def test_reports_follow_the_declared_probabilities(epsilon: float) -> None:
+def test_reports_follow_the_declared_probabilities(
+    epsilon: float, strategy: str, monkeypatch
+) -> None:
     """χ² goodness of fit of perturb's subsets of each value to report_probabilities."""
+    monkeypatch.setattr(subset, "FLOYD_ROUNDS_PER_USER", STRATEGIES[strategy])
     oracle = SS(epsilon=epsilon, domain_size=6, omega=2)
-    rng, n = seed_for("SS", "gof", epsilon), 30_000
+    rng, n = seed_for("SS", "gof", epsilon, strategy), 30_000
     codes = {s: i for i, s in enumerate(oracle.subsets())}
     weights = 1 << np.arange(6)[::-1]
     for value in (0, 3):
@@ -190,6 +199,64 @@ def test_reports_follow_the_declared_probabilities(epsilon: float) -> None:
         observed = np.bincount([index[int(k)] for k in bits @ weights], minlength=len(codes))
         expected = n * oracle.report_probabilities(value)
         assert stats.chisquare(observed, expected).pvalue >= ALPHA / 2
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_large_domain_reports_have_the_declared_marginals(strategy: str, monkeypatch) -> None:
+    """d = 20,001 (numpy's choice then shuffles an index array; Floyd's rounds below it):
+    ω members each, v kept with p*, every other value held with probability
+    (p*(ω-1) + (1-p*)ω)/(d-1): a z-test per value, Bonferroni over the d values."""
+    monkeypatch.setattr(subset, "FLOYD_ROUNDS_PER_USER", STRATEGIES[strategy])
+    d, n, value = 20_001, 600, 123
+    oracle = SS(epsilon=1.0, domain_size=d)
+    assert oracle.omega > d // 50  # the index-array branch of Generator.choice
+    bits = np.unpackbits(
+        oracle.perturb(np.full(n, value), seed_for("SS", "marginals", strategy)).bits,
+        axis=1,
+        count=d,
+    )
+    assert (bits.sum(axis=1) == oracle.omega).all()
+    held = bits.sum(axis=0)
+    probability = np.full(d, oracle.q_star)
+    probability[value] = oracle.p_star
+    z = (held - n * probability) / np.sqrt(n * probability * (1 - probability))
+    # Binomial(600, 0.27) tails are close to normal; Bonferroni over d values
+    assert np.abs(z).max() <= z_critical(ALPHA, m=d), np.abs(z).max()
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_audit_of_real_reports_has_no_false_alarm(strategy: str, monkeypatch) -> None:
+    """ldp.audit on perturb's real subsets (each way of drawing them): its bound stays
+    below the realised loss and reaches what the default event guarantees (at ALPHA/2)."""
+    from ldp import audit
+
+    monkeypatch.setattr(subset, "FLOYD_ROUNDS_PER_USER", STRATEGIES[strategy])
+    oracle = SS(epsilon=2.0, domain_size=6, omega=2)
+    result = audit.lower_bound(
+        oracle, 0, 1, rng=seed_for("SS", "audit", strategy), trials=20_000, alpha=ALPHA
+    )
+    truth = max_privacy_loss(oracle, values=[0, 1])
+    assert result.epsilon <= truth <= 2.0 * (1 + 1e-12), f"false alarm: {result}"
+    p, p_other = audit.optimal_event_probabilities(oracle)
+    floor = audit.expected_lower_bound(
+        p, p_other, result.trials, alpha=ALPHA, hypotheses=result.hypotheses, quantile=ALPHA / 2
+    )
+    assert result.epsilon >= floor, (str(result), floor)
+
+
+def test_working_memory_over_the_budget_is_refused() -> None:
+    """d = 2^35 (one report: 4 GiB packed, 32 GiB unpacked) is refused before allocating."""
+    from ldp import budget
+    from ldp.validation import ParameterError
+
+    oracle = SS(epsilon=20.0, domain_size=2**35)
+    with pytest.raises(ParameterError, match="domain_size must be small enough") as error:
+        oracle.perturb(np.array([0]), np.random.default_rng(0))
+    assert error.value.name == "domain_size" and "memory budget" in str(error.value)
+    small = SS(epsilon=1.0, domain_size=1000)
+    with budget.limits(memory_bytes=100_000), pytest.raises(ParameterError) as error:
+        small.perturb(np.zeros(100, dtype=np.int64), np.random.default_rng(0))
+    assert error.value.name == "values" and "at most" in error.value.allowed
 
 
 def bits_of(subset: tuple[int, ...]) -> np.ndarray:

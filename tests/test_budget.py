@@ -1,0 +1,233 @@
+"""The memory and time budget (:mod:`ldp.budget`) and the refusals it drives.
+
+Each refusal is a :class:`ParameterError` naming the parameter, and happens before any
+allocation: the cases below would need gigabytes (or hours) if they were not refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldp import budget, registry
+from ldp.oracles import CMS, FLH, HCMS, HM, HR, OLH, SHE, SS, SUE
+from ldp.oracles.hadamard import direct_support, support_from_histogram
+from ldp.theory import shuffle
+from ldp.validation import ParameterError
+
+
+# --- the setting --------------------------------------------------------------------------------
+def test_defaults_environment_and_context(monkeypatch) -> None:
+    monkeypatch.delenv(budget.MEMORY_VARIABLE, raising=False)
+    monkeypatch.delenv(budget.OPERATIONS_VARIABLE, raising=False)
+    assert budget.current() == budget.Budget(budget.DEFAULT_MEMORY_BYTES, budget.DEFAULT_OPERATIONS)
+    monkeypatch.setenv(budget.MEMORY_VARIABLE, "8 GiB")
+    monkeypatch.setenv(budget.OPERATIONS_VARIABLE, "1e11")
+    assert budget.current() == budget.Budget(8 * 2**30, 10**11)
+    with budget.limits(memory_bytes=2**20) as inside:  # the context wins over the environment
+        assert inside == budget.current() == budget.Budget(2**20, 10**11)
+        with budget.limits(operations=5):
+            assert budget.current() == budget.Budget(2**20, 5)
+        assert budget.current().operations == 10**11
+    assert budget.current().memory_bytes == 8 * 2**30
+
+
+@pytest.mark.parametrize("bad", ["lots", "-3 GiB", "0", "nan", "4 parsecs"])
+def test_bad_settings_are_refused_naming_them(bad: str, monkeypatch) -> None:
+    monkeypatch.setenv(budget.MEMORY_VARIABLE, bad)
+    with pytest.raises(ParameterError, match=budget.MEMORY_VARIABLE):
+        budget.current()
+    monkeypatch.delenv(budget.MEMORY_VARIABLE)
+    with pytest.raises(ParameterError, match="memory_bytes"), budget.limits(memory_bytes=bad):
+        pass
+    with pytest.raises(TypeError, match="operations"), budget.limits(operations=[1]):
+        pass
+
+
+def test_query_limits_are_bounded() -> None:
+    assert budget.check_query_limit(2**20) == 2**20
+    with pytest.raises(ParameterError) as error:
+        budget.check_query_limit(2**40)
+    assert (
+        error.value.name == "query_limit"
+        and error.value.allowed == f"<= {2**27} under the memory budget"
+    )
+
+
+#: Heavy hitters taking a query limit.  None checks it against the budget yet (their
+#: modules are not this change's): query_limit = 2^40 at m = 64 makes PEM's run allocate
+#: 128 GiB (ldp/bits.py extend), SPM's 32 GiB, SFP's 8 GiB.  The fix is one line in each
+#: __post_init__: ``budget.check_query_limit(self.query_limit)``.
+QUERY_LIMITED = [
+    name
+    for name, entry in registry.protocols("heavy_hitter").items()
+    if "query_limit" in {f.name for f in registry.parameters(entry.cls)}
+]
+
+
+@pytest.mark.xfail(reason="heavy hitters do not call check_query_limit yet", strict=True)
+@pytest.mark.parametrize("name", QUERY_LIMITED)
+def test_heavy_hitters_refuse_a_query_limit_over_the_budget(name: str) -> None:
+    """Construction only: nothing is allocated whether or not it refuses."""
+    with pytest.raises(ParameterError) as error:
+        registry.get(name).cls(epsilon=2.0, k=8, m=64, query_limit=2**40)
+    assert error.value.name == "query_limit"
+
+
+# --- protocols ----------------------------------------------------------------------------------
+def test_flh_table_blames_epsilon_then_fits_a_larger_budget() -> None:
+    with pytest.raises(ParameterError) as error:
+        FLH(epsilon=14.0, domain_size=100)
+    assert error.value.name == "epsilon" and error.value.value == 14.0
+    assert "k_prime = 1000" in error.value.allowed and "memory budget" in str(error.value)
+    largest = float(error.value.allowed.split()[1])
+    FLH(epsilon=largest * 0.999, domain_size=100)  # just below the limit it quoted
+    with budget.limits(memory_bytes="64 GiB"):
+        assert FLH(epsilon=14.0, domain_size=100).g == 1202606  # constructing allocates nothing
+    with pytest.raises(ParameterError) as error:
+        FLH(epsilon=1.0, domain_size=100, k_prime=10**9)
+    assert error.value.name == "k_prime"
+    with pytest.raises(ParameterError) as error:
+        FLH(epsilon=1.0, domain_size=100, g=2**30)
+    assert error.value.name == "g"
+
+
+def test_sketches_blame_k_or_m_and_cap_the_cell_table() -> None:
+    for cls in (CMS, HCMS):
+        with pytest.raises(ParameterError) as error:
+            cls(epsilon=1.0, domain_size=100, k=2**20, m=2**20)
+        assert error.value.name == "m"
+        with pytest.raises(ParameterError) as error:
+            cls(epsilon=1.0, domain_size=100, k=2**20, m=2**10)
+        assert error.value.name == "k"
+    oracle = CMS(epsilon=1.0, domain_size=10**6, k=64, m=256)
+    reports = oracle.perturb(np.arange(10), np.random.default_rng(0))
+    with budget.limits(memory_bytes=10**6), pytest.raises(ParameterError) as error:
+        oracle.estimate(reports, candidates=np.arange(10**3))
+    assert error.value.name == "candidates"
+
+
+def test_hadamard_order_and_full_domain_follow_the_budget() -> None:
+    with budget.limits(memory_bytes=2**20):
+        for cls in (HR, HM):
+            with pytest.raises(ParameterError) as error:
+                cls(epsilon=1.0, domain_size=2**16)
+            assert error.value.name == "domain_size"
+        oracle = SUE(epsilon=1.0, domain_size=2**16)
+        with pytest.raises(ParameterError, match="full-domain estimate") as error:
+            oracle.simulate(np.zeros(2**16, dtype=np.int64), np.random.default_rng(0))
+        assert error.value.name == "domain_size"
+
+
+def test_hashed_support_counting_is_bounded_in_operations() -> None:
+    oracle = OLH(epsilon=1.0, domain_size=10**9)
+    reports = oracle.perturb(np.arange(1000), np.random.default_rng(0))
+    with budget.limits(operations=10**5), pytest.raises(ParameterError) as error:
+        oracle.estimate(reports, candidates=np.arange(1000))
+    assert error.value.name == "candidates" and "operations" in str(error.value)
+
+
+#: (oracle, users): a chunked client at a large domain and a per-user one at many users.
+CLIENTS = [
+    (SUE(epsilon=1.0, domain_size=2**20), 30),
+    (SHE(epsilon=1.0, domain_size=2**18), 30),
+    (SS(epsilon=1.0, domain_size=2**20), 6),
+    (SS(epsilon=8.0, domain_size=2**12), 3000),
+    (CMS(epsilon=1.0, domain_size=100, k=4, m=2**20), 30),
+    (HCMS(epsilon=1.0, domain_size=100), 30_000),
+    (HR(epsilon=1.0, domain_size=1000), 100_000),
+    (HM(epsilon=1.0, domain_size=1000), 100_000),
+    (OLH(epsilon=1.0, domain_size=1000), 100_000),
+    (FLH(epsilon=1.0, domain_size=1000), 100_000),
+]
+
+
+@pytest.mark.parametrize(("oracle", "n"), CLIENTS, ids=lambda x: getattr(x, "name", str(x)))
+def test_perturb_stays_within_its_declared_working_memory(oracle, n: int) -> None:
+    """The peak traced allocation of perturb (numpy arrays included) <= working_bytes(n),
+    the figure the budget check uses."""
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, min(oracle.domain_size, 1000), size=n)
+    tracemalloc.start()
+    try:
+        oracle.perturb(values, rng)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= oracle.working_bytes(n), (peak, oracle.working_bytes(n))
+
+
+def test_subset_reports_blame_the_domain_or_the_users() -> None:
+    with pytest.raises(ParameterError) as error:
+        SS(epsilon=20.0, domain_size=2**35).perturb(np.array([0]), np.random.default_rng(0))
+    assert error.value.name == "domain_size"
+
+
+#: Every oracle with a declared likelihood, RAPPOR's aside (its module has its own checks).
+LIKELIHOODS = [
+    name
+    for name, entry in registry.protocols("oracle").items()
+    if hasattr(entry.cls, "report_probabilities") and not name.upper().startswith("RAPPOR")
+]
+
+
+@pytest.mark.parametrize("name", LIKELIHOODS)
+@pytest.mark.parametrize("value", [-1, 8, True])
+def test_report_probabilities_refuse_values_outside_the_domain(name: str, value) -> None:
+    cls = registry.get(name).cls
+    oracle = cls(epsilon=1.0, domain_size=8)
+    seeds = np.arange(4, dtype=np.uint64)
+    extra = {}
+    needs_seeds = "seeds" in cls.report_probabilities.__code__.co_varnames
+    if needs_seeds and name in ("CMS", "HCMS"):
+        seeds = np.arange(oracle.k, dtype=np.uint64)
+    args = (value, seeds) if needs_seeds else (value,)
+    with pytest.raises((TypeError, ValueError), match="value"):
+        oracle.report_probabilities(*args, **extra)
+
+
+def test_she_estimate_refuses_reports_outside_its_support() -> None:
+    oracle = SHE(epsilon=1.0, domain_size=4)
+    reports = oracle.perturb(np.arange(4), np.random.default_rng(0))
+    oracle.estimate(reports)
+    bound = oracle.noise.support
+    for bad in (bound + 1, -bound - 1):
+        forged = reports.copy()
+        forged[0, 0] = bad
+        with pytest.raises(ValueError, match=rf"\[-{bound}, {bound}\]"):
+            oracle.estimate(forged)
+
+
+def test_hr_direct_count_equals_the_transform() -> None:
+    oracle, rng = HR(epsilon=1.0, domain_size=1000), np.random.default_rng(3)
+    reports = oracle.perturb(rng.integers(0, 1000, size=50), rng)
+    rows = np.arange(1, 1001)
+    expected = support_from_histogram(np.bincount(reports, minlength=oracle.order), rows)
+    assert np.array_equal(direct_support(rows, reports), expected)
+    assert np.array_equal(oracle.support_counts(reports, rows - 1), expected)
+
+
+# --- shuffling ----------------------------------------------------------------------------------
+def test_shuffle_n_is_bounded_and_tiny_delta_is_refused() -> None:
+    with pytest.raises(ParameterError) as error:
+        shuffle.shuffle_epsilon(1.0, 10**14, 1e-6)
+    assert error.value.name == "n" and "memory budget" in str(error.value)
+    with pytest.raises(ParameterError, match="n must be <="):
+        shuffle.shuffle_epsilon(1.0, 10**30, 1e-6)
+    with pytest.raises(shuffle.BoundNotApplicable, match="delta must be >= 1e-12"):
+        shuffle.shuffle_epsilon(1.0, 1000, 1e-15)
+    # "best" skips the numerical bound there and keeps the valid ones (at most epsilon0)
+    assert shuffle.shuffle_epsilon(1.0, 10**5, 1e-15, "best") < 1.0
+
+
+# --- docs ---------------------------------------------------------------------------------------
+def test_docs_and_module_examples_run() -> None:
+    """docs/limits.md's doctest (the FLH refusal, verbatim) and ldp.budget's own."""
+    import doctest
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert doctest.testfile(str(root / "docs" / "limits.md"), module_relative=False).failed == 0
+    assert doctest.testmod(budget).failed == 0
