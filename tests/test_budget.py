@@ -65,7 +65,6 @@ QUERY_LIMITED = [
 ]
 
 
-@pytest.mark.xfail(reason="heavy hitters do not call check_query_limit yet", strict=True)
 @pytest.mark.parametrize("name", QUERY_LIMITED)
 def test_heavy_hitters_refuse_a_query_limit_over_the_budget(name: str) -> None:
     """Construction only: nothing is allocated whether or not it refuses."""

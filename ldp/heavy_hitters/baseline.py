@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from ldp import bits, validation
+from ldp import bits, budget, validation
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     Population,
@@ -350,7 +350,7 @@ class BaselineParameters:
         epsilon = check_epsilon(self.epsilon)
         m = check_m(self.m)
         k = check_int(self.k, "k", minimum=1, maximum=2**m)
-        check_int(self.query_limit, "query_limit", minimum=1)
+        budget.check_query_limit(check_int(self.query_limit, "query_limit", minimum=1))
         for attr, value in (("epsilon", epsilon), ("m", m), ("k", k)):
             object.__setattr__(self, attr, value)
         variant = check_choice(self.variant, "variant", VARIANTS)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from ldp import bits
+from ldp import bits, budget
 from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
@@ -104,7 +104,7 @@ class PEM:
         k = check_int(self.k, "k", minimum=1, maximum=2**m)
         object.__setattr__(self, "oracle", resolve_oracle(self.oracle))
         check_choice(self.shape, "shape", SHAPES)
-        check_int(self.query_limit, "query_limit", minimum=2)
+        budget.check_query_limit(check_int(self.query_limit, "query_limit", minimum=2))
         build_oracle(self.oracle, epsilon, 2, "prefix")  # an unsupported ε fails first
         if self.threshold is not None:
             check_fraction(self.threshold, "threshold")

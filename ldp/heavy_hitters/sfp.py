@@ -49,6 +49,7 @@ is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -82,6 +83,9 @@ from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["SFP"]
+
+#: Candidates of the fragments' product built at a time (bounds assembly's memory).
+ASSEMBLY_CHUNK = 2**16
 
 #: The largest short hash: keys H(v) ‖ v[α] must fit the oracles' 64-bit values.
 MAX_HASH_BITS = 24
@@ -186,11 +190,16 @@ class SFP(BaselineParameters):
         start, length = bound
         return (hashes << np.uint64(length)) | segment(words, self.m, start, length)
 
-    def assemble(self, kept: list[np.ndarray], seed: np.uint64) -> np.ndarray:
+    def assemble(
+        self, kept: list[np.ndarray], seed: np.uint64, limit: int | None = None
+    ) -> np.ndarray:
         """Candidates: per hash r, the product of the fragments kept with hash r.
 
         ``kept[α]`` are keys H ‖ fragment.  Candidates whose own hash differs from r are
-        dropped.  Returns word-represented values (possibly empty).
+        dropped.  Returns word-represented values (possibly empty): the first ``limit`` of
+        them (all if None), in the order of the hashes r and, within one r, of the product
+        (first fragment slowest).  The product is walked in chunks and stops once ``limit``
+        candidates are found, so its memory never exceeds a chunk's.
         """
         bounds = self.bounds
         by_hash = []
@@ -200,21 +209,28 @@ class SFP(BaselineParameters):
         shared = set(by_hash[0][0].tolist())
         for hashes, _ in by_hash[1:]:
             shared &= set(hashes.tolist())
-        pieces: list[list[np.ndarray]] = [[] for _ in bounds]
+        wanted = math.inf if limit is None else max(int(limit), 0)
+        found: list[np.ndarray] = []
+        total = 0
         for r in sorted(shared):
             parts = [fragments[hashes == r] for hashes, fragments in by_hash]
-            grids = np.meshgrid(*parts, indexing="ij")
-            for alpha, grid in enumerate(grids):
-                pieces[alpha].append(grid.ravel())
-        if not shared:
+            shape = tuple(len(part) for part in parts)
+            size = math.prod(shape)
+            for start in range(0, size, ASSEMBLY_CHUNK):
+                if total >= wanted:
+                    break
+                flat = np.arange(start, min(start + ASSEMBLY_CHUNK, size), dtype=np.int64)
+                index = np.unravel_index(flat, shape)
+                chunk = join_segments(
+                    [part[i] for part, i in zip(parts, index, strict=True)], bounds, self.m
+                )
+                chunk = chunk[self.short_hash(chunk, seed) == np.uint64(r)]
+                found.append(chunk)
+                total += len(chunk)
+        if not found:
             return join_segments([np.zeros(0, np.uint64)] * len(bounds), bounds, self.m)
-        candidates = join_segments([np.concatenate(p) for p in pieces], bounds, self.m)
-        owners = [
-            np.full(len(p), r, dtype=np.uint64)
-            for r, p in zip(sorted(shared), pieces[0], strict=True)
-        ]
-        hashes = np.concatenate(owners)
-        return candidates[self.short_hash(candidates, seed) == hashes]
+        candidates = np.concatenate(found)
+        return candidates if limit is None else candidates[: int(wanted)]
 
     def fractions(self) -> list[float]:
         """The probability of each group: g fragment groups, after a value group (partition)."""
@@ -312,9 +328,7 @@ class SFP(BaselineParameters):
                 bar = stage_bar(oracle, n_alpha, self.threshold, self.significance, len(estimates))
                 order = order[estimates[order] >= bar]
             kept.append(order.astype(np.uint64))
-        candidates = self.assemble(kept, seed)
-        limit = self.query_limit - sum(queries)
-        candidates = candidates[:limit]
+        candidates = self.assemble(kept, seed, limit=self.query_limit - sum(queries))
 
         value_oracle = self.value_oracle()
         n_value = population.n_users(value_groups)
