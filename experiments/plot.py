@@ -48,11 +48,13 @@ from scipy import stats  # noqa: E402
 from experiments.select import (  # noqa: E402
     SelectionError,
     apply_where,
+    check_one_setting,
+    differing_columns,
     load_results,
     resolve,
     resolve_metric,
 )
-from experiments.summarize import META_COLUMNS, number  # noqa: E402
+from experiments.summarize import number  # noqa: E402
 
 ErrorBar = Literal["se", "ci95"]
 #: An axis whose positive values span more than this ratio is drawn on a log scale.
@@ -92,7 +94,7 @@ def points(
     for column in keys:
         if rows[column].isna().all():
             raise SelectionError(f"column {column!r} has no value in the rows of {y!r}")
-    _check_one_setting(rows, keys)
+    check_one_setting(rows, keys)
     grouped = rows.groupby(keys, dropna=False, sort=True)
     out = grouped.agg(
         mean=("value", "mean"),
@@ -108,33 +110,6 @@ def points(
     else:
         out["half"] = out["se"]
     return out.drop(columns="sd")
-
-
-def _differing(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
-    """The parameter columns whose value differs between the settings of ``rows``."""
-    settings = rows.drop_duplicates("config_hash")
-    skipped = set(META_COLUMNS) | set(ignore)
-    return [
-        c
-        for c in settings.columns
-        if c not in skipped
-        and not c.endswith((".label", ".kind"))
-        and settings[c].astype(str).nunique() > 1
-    ]
-
-
-def _check_one_setting(rows: pd.DataFrame, keys: list[str]) -> None:
-    """SelectionError when the rows of one point come from several settings."""
-    for _, cell in rows.groupby(keys, dropna=False, sort=False):
-        if cell["config_hash"].nunique() < 2:
-            continue
-        differing = _differing(cell, keys) or ["config_hash"]
-        example = number(cell[differing[0]].iloc[0])
-        raise SelectionError(
-            f"a point would pool {cell['config_hash'].nunique()} settings that differ in "
-            f"{', '.join(differing)}: split them with --hue/--col/--row or keep one with "
-            f"--where (e.g. --where {differing[0]}={example})"
-        )
 
 
 # ----------------------------------------------------------------------------- colours
@@ -225,7 +200,7 @@ def analytic_line(
     tracks = set(rows["options.track"].dropna().astype(str)) if "options.track" in rows else set()
     xs = stats_rows[x].to_numpy(dtype=float) if _numeric(stats_rows[x]) else None
     if xs is not None and x == "epsilon" and y == "sq_error_n" and tracks == {"absent"}:
-        if len(protocols) == 1 and not _differing(rows, [x]):
+        if len(protocols) == 1 and not differing_columns(rows, [x]):
             grid = np.linspace(xs.min(), xs.max(), CURVE_POINTS)
             curve = variance_curve(rows, grid)
             if curve is not None:

@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.store import ROW_KEY, CorruptPartWarning, ResultsStore
+from experiments.summarize import META_COLUMNS, number
 
 #: Short names of common columns (the ones ``summarize`` prints), and a metric alias.
 ALIASES = {
@@ -196,3 +197,31 @@ def apply_where(table: pd.DataFrame, filters: Sequence[Where | str]) -> pd.DataF
             mask = OPERATORS[where.op](series, _typed(series, where.values[0], where))
         table = table[mask.fillna(False).astype(bool)]
     return table
+
+
+def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
+    """The parameter columns whose value differs between the settings of ``rows``."""
+    settings = rows.drop_duplicates("config_hash")
+    skipped = set(META_COLUMNS) | set(ignore)
+    return [
+        c
+        for c in settings.columns
+        if c not in skipped
+        and not c.endswith((".label", ".kind"))
+        and settings[c].astype(str).nunique() > 1
+    ]
+
+
+def check_one_setting(rows: pd.DataFrame, keys: list[str]) -> None:
+    """SelectionError when the rows of one group of ``keys`` come from several settings
+    (a mean over them would pool different experiments' trials)."""
+    for _, cell in rows.groupby(keys, dropna=False, sort=False):
+        if cell["config_hash"].nunique() < 2:
+            continue
+        differing = differing_columns(cell, keys) or ["config_hash"]
+        example = number(cell[differing[0]].iloc[0])
+        raise SelectionError(
+            f"a point would pool {cell['config_hash'].nunique()} settings that differ in "
+            f"{', '.join(differing)}: split them with --hue/--col/--row (--by) or keep one "
+            f"with --where (e.g. --where {differing[0]}={example})"
+        )
