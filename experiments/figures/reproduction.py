@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -12,16 +13,48 @@ import pandas as pd
 from experiments.figures.spec import Claim, FigureSpec
 
 VERDICT_MARK = {"reproduced": "reproduced", "partly": "partly reproduced", "differs": "differs"}
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
-def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[FigureSpec, Claim]]:
-    """Every claim of every drawn figure that declares ``claims``."""
-    return [
-        (spec, claim)
-        for spec, table in figures
-        if spec.claims is not None
-        for claim in spec.claims(table)
-    ]
+def paper_trials(experiment: str) -> int:
+    """The trials per setting of an experiment's config (its ``n_trials``, else the root
+    config's): what its figure's verdicts need."""
+    from omegaconf import OmegaConf
+
+    for path in (CONF_DIR / "experiment" / f"{experiment}.yaml", CONF_DIR / "config.yaml"):
+        value = OmegaConf.load(path).get("n_trials")
+        if value is not None:
+            return int(value)
+    raise ValueError(f"{experiment}: no n_trials in its config or conf/config.yaml")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A claim with the trials its verdict rests on and the trials it needs."""
+
+    claim: Claim
+    trials: int  #: the fewest trials of any setting of the figure's table
+    needed: int  #: the experiment config's n_trials (the paper-scale run)
+
+
+def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[FigureSpec, Judged]]:
+    """Every claim of every drawn figure that declares ``claims``, with its trials."""
+    found = []
+    for spec, table in figures:
+        if spec.claims is None:
+            continue
+        trials = int(table.groupby("config_hash")["trial"].nunique().min()) if len(table) else 0
+        needed = max(paper_trials(name) for name in spec.experiments)
+        found += [(spec, Judged(claim, trials, needed)) for claim in spec.claims(table)]
+    return found
+
+
+def verdict_text(judged: Judged) -> str:
+    """The verdict cell: the verdict and the trials it needs, provisional below them."""
+    mark = VERDICT_MARK[judged.claim.verdict]
+    if judged.trials < judged.needed:
+        return f"{mark}, provisional: {judged.trials} of the ≥ {judged.needed} trials it needs"
+    return f"{mark} (≥ {judged.needed} trials)"
 
 
 def _cell(text: str) -> str:
@@ -40,12 +73,15 @@ def existing_rows(path: Path) -> dict[str, list[str]]:
     return rows
 
 
-def _row(spec: FigureSpec, claim: Claim) -> str:
+def _row(spec: FigureSpec, judged: Judged | Claim) -> str:
+    if isinstance(judged, Claim):  # no trial counts known: the verdict alone
+        judged = Judged(judged, 0, 0)
+    claim = judged.claim
     cells = (
         claim.source,
         claim.paper,
         claim.ours,
-        VERDICT_MARK[claim.verdict],
+        verdict_text(judged),
         claim.reason or "-",
         f"[{spec.name}](figures/{spec.name}.png)",
     )
@@ -54,12 +90,13 @@ def _row(spec: FigureSpec, claim: Claim) -> str:
 
 def _verdict(row: str) -> str:
     mark = re.split(r"(?<!\\)\|", row)[-4].strip()  # cells from the right: verdict, reason, figure
-    return next((v for v, text in VERDICT_MARK.items() if text == mark), "differs")
+    longest_first = sorted(VERDICT_MARK.items(), key=lambda item: -len(item[1]))
+    return next((v for v, text in longest_first if mark.startswith(text)), "differs")
 
 
 def write_report(
     path: Path,
-    claims: Sequence[tuple[FigureSpec, Claim]],
+    claims: Sequence[tuple[FigureSpec, Judged | Claim]],
     *,
     quick: bool,
     order: Sequence[str] | None = None,
@@ -93,7 +130,8 @@ def write_report(
         "number agrees with the paper's within two standard errors of our mean over the "
         "trials (or within the tolerance its row states), *partly reproduced* when the "
         "trend or ranking agrees but a number falls outside that band, and *differs* "
-        "otherwise.",
+        "otherwise. Each verdict states the trials per setting it needs (the experiment "
+        "config's n_trials); one measured on fewer is marked provisional.",
         "",
         "| source | paper says | we measure | verdict | likely reason | figure |",
         "|---|---|---|---|---|---|",
