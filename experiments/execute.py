@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import logging
 import math
 import os
@@ -80,6 +81,28 @@ def provenance() -> dict[str, str]:
         "numpy_version": np.__version__,
         "git_commit": git_commit(),
     }
+
+
+def plugin_of(protocol: str) -> dict[str, str]:
+    """``plugin`` and ``plugin_version`` of a protocol: the distribution a plug-in comes
+    from (:attr:`ldp.registry.Protocol.source` ``plugin:<distribution>``) and its installed
+    version (``importlib.metadata``); empty strings for a protocol of this package.
+
+    Both are columns of every row and part of a plug-in setting's key
+    (:func:`experiments.settings.make_setting`), so results of another version of a
+    plug-in are another setting's, never reused.
+    """
+    from ldp import registry
+
+    source = registry.get(protocol).source
+    if not source.startswith("plugin:"):
+        return {"plugin": "", "plugin_version": ""}
+    distribution = source.removeprefix("plugin:")
+    try:
+        version = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return {"plugin": distribution, "plugin_version": version}
 
 
 _WATCHING = False
@@ -158,6 +181,8 @@ def run_batch(
         "wall_time",
         *stamp,
     )
+    stamp = {**stamp, **plugin_of(str(setting.config["protocol"]["name"]))}
+    columns += ("plugin", "plugin_version")
     fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
     rows: list[tuple[Any, ...]] = []
     for trial in trials:

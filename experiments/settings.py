@@ -77,16 +77,22 @@ def result_config(config: dict[str, Any]) -> dict[str, Any]:
     return _without_nulls(kept)
 
 
-def setting_key(config: dict[str, Any], data_id: str | None = None) -> str:
+def setting_key(
+    config: dict[str, Any], data_id: str | None = None, plugin: dict[str, str] | None = None
+) -> str:
     """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`.
 
     ``data_id`` is the content id of the real data file the setting reads
     (:func:`experiments.datafiles.data_source`); it replaces ``dataset.path`` in the key.
+    ``plugin`` (:func:`experiments.execute.plugin_of`) is the distribution and version of a
+    plug-in protocol: another version of the plug-in is another setting.
     """
     kept = result_config(config)
     if data_id is not None:
         kept["dataset"] = {k: v for k, v in kept["dataset"].items() if k != "path"}
         kept["dataset"]["content"] = data_id
+    if plugin and plugin.get("plugin"):
+        kept["protocol"] = {**kept["protocol"], "plugin": dict(plugin)}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -112,9 +118,10 @@ def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()
         data_id, data = data_source(config["dataset"])
     except (OSError, ValueError) as error:
         raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
-    return Setting(
-        config=config, key=setting_key(config, data_id), overrides=tuple(overrides), data=data
-    )
+    from experiments.execute import plugin_of  # execute imports this module
+
+    key = setting_key(config, data_id, plugin_of(str(config["protocol"]["name"])))
+    return Setting(config=config, key=key, overrides=tuple(overrides), data=data)
 
 
 @functools.lru_cache(maxsize=4096)

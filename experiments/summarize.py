@@ -49,6 +49,8 @@ META_COLUMNS = (
     "ldp_version",
     "numpy_version",
     "git_commit",
+    "plugin",
+    "plugin_version",
 )
 #: The metrics shown by default, in this order, when a table has them.
 HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition")
