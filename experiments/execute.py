@@ -30,6 +30,7 @@ import pandas as pd
 
 import ldp
 from experiments import estimate
+from experiments.seeding import STREAMS
 from experiments.settings import Setting
 from experiments.store import ResultsStore, Rows
 from experiments.trials import run_trial
@@ -80,6 +81,7 @@ def provenance() -> dict[str, str]:
         "ldp_version": ldp.__version__,
         "numpy_version": np.__version__,
         "git_commit": git_commit(),
+        "streams": STREAMS,
     }
 
 

@@ -199,17 +199,23 @@ def apply_where(table: pd.DataFrame, filters: Sequence[Where | str]) -> pd.DataF
     return table
 
 
+#: Columns that differ between rows of one setting (never what tells settings apart).
+PER_ROW = ("experiment", "config_hash", "trial", "metric", "item", "value", "analytic", "wall_time")
+
+
 def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
-    """The parameter columns whose value differs between the settings of ``rows``."""
+    """The columns (parameters first, then provenance: code version, plug-in version, seeding
+    scheme) whose value differs between the settings of ``rows``."""
     settings = rows.drop_duplicates("config_hash")
-    skipped = set(META_COLUMNS) | set(ignore)
-    return [
+    skipped = set(PER_ROW) | set(ignore)
+    found = [
         c
         for c in settings.columns
         if c not in skipped
         and not c.endswith((".label", ".kind"))
         and settings[c].astype(str).nunique() > 1
     ]
+    return sorted(found, key=lambda c: c in META_COLUMNS)
 
 
 def check_one_setting(rows: pd.DataFrame, keys: list[str]) -> None:

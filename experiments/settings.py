@@ -32,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.datafiles import data_source
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError, check_config
+from experiments.seeding import STREAMS
 
 #: Display-only fields inside groups, left out of the key.
 LABEL_FIELDS = ("protocol.label", "dataset.label")
@@ -91,6 +92,7 @@ def setting_key(
     if data_id is not None:
         kept["dataset"] = {k: v for k, v in kept["dataset"].items() if k != "path"}
         kept["dataset"]["content"] = data_id
+    kept["streams"] = STREAMS  # the seeding scheme: another one draws other numbers
     if plugin and plugin.get("plugin"):
         kept["protocol"] = {**kept["protocol"], "plugin": dict(plugin)}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"))

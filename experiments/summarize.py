@@ -51,6 +51,7 @@ META_COLUMNS = (
     "git_commit",
     "plugin",
     "plugin_version",
+    "streams",
 )
 #: The metrics shown by default, in this order, when a table has them.
 HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition")
