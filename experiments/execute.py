@@ -287,16 +287,19 @@ def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, plann
 
 
 class _Progress:
-    """tqdm if installed, else a line every 10%."""
+    """tqdm if installed, else a line every 10%; ``initial`` trials are already done (the
+    estimate's timed trials), so the total is the run's whole count."""
 
-    def __init__(self, total: int, label: str, enabled: bool):
-        self.total, self.count, self.label, self.enabled = total, 0, label, enabled
+    def __init__(self, total: int, label: str, enabled: bool, initial: int = 0):
+        self.total, self.count, self.label, self.enabled = total, initial, label, enabled
         self.bar = None
         if enabled:
             try:
                 from tqdm.auto import tqdm
 
-                self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr)
+                self.bar = tqdm(
+                    total=total, initial=initial, desc=label, unit="trial", file=sys.stderr
+                )
             except ImportError:
                 pass
 
@@ -329,7 +332,10 @@ def joblib_backend(backend: str, dask_scheduler: str | None = None) -> Iterator[
         return
     from distributed import Client  # optional: see docs/cluster.md
 
-    with Client(dask_scheduler) if dask_scheduler else Client() as client:
+    # Dask logs every worker's start and stop at INFO: the run's own lines would drown
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+    client = Client(dask_scheduler) if dask_scheduler else Client(silence_logs=logging.WARNING)
+    with client:
         log.info("dask: %s", client)
         with joblib.parallel_config(backend="dask"):
             yield
@@ -405,7 +411,7 @@ def execute(
                 print(line, flush=True)
             if warning:
                 print(warning, file=sys.stderr, flush=True)
-        bar = _Progress(todo - ran, store.experiment, progress and todo > ran)
+        bar = _Progress(todo, store.experiment, progress and todo > ran, initial=ran)
         tasks = (
             joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
             for b in batches
