@@ -213,7 +213,7 @@ def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[st
         for c in settings.columns
         if c not in skipped
         and not c.endswith((".label", ".kind"))
-        and settings[c].astype(str).nunique() > 1
+        and settings[c].astype(str).nunique(dropna=False) > 1
     ]
     return sorted(found, key=lambda c: c in META_COLUMNS)
 

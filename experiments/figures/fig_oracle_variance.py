@@ -73,7 +73,7 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
             for c in mine.columns
             if c.startswith("protocol.")
             and c not in ("protocol.name", "protocol.kind", "protocol.label")
-            and mine[c].astype(str).nunique() > 1
+            and mine[c].astype(str).nunique(dropna=False) > 1
         ]
         label = _label(mine, name)
         if not own:
