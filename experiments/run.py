@@ -99,8 +99,10 @@ def _explain(error: Exception, overrides: list[str]) -> str:
 def _type_error(cause: BaseException | None) -> str | None:
     """``protocol.k: must be an integer, got 'abc'`` for OmegaConf's typing error of a
     field (its first line after the field's name otherwise), or None."""
+    from omegaconf.errors import ValidationError
+
     key = getattr(cause, "full_key", None)
-    if not key:
+    if not key or not isinstance(cause, ValidationError):  # not a value of the wrong type
         return None
     found = re.search(r"Value '(.*)' of type '\w+' could not be converted to (\w+)", str(cause))
     if found is None:

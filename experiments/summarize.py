@@ -301,8 +301,12 @@ def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
         store = ResultsStore(given.parent, given.name)
     else:
         if not Path(args.results_dir).is_dir():
-            print(f"error: results directory {args.results_dir!r} does not exist", file=sys.stderr)
-            return 2
+            print(
+                f"no results for {args.experiment!r}: results directory "
+                f"{args.results_dir!r} does not exist",
+                file=sys.stderr,
+            )
+            return 1
         store = ResultsStore(args.results_dir, args.experiment)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CorruptPartWarning)

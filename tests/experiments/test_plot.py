@@ -177,5 +177,5 @@ def test_summarize_keeps_its_compact_table_and_filters_it(sweep, capsys):
     assert summarize.main(["custom", "--results-dir", str(sweep), "--where", "protocol=grr"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("custom: 2 settings") and "protocol=GRR" in out[1]
-    assert summarize.main(["x", "--results-dir", str(sweep / "missing")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    assert summarize.main(["x", "--results-dir", str(sweep / "missing")]) == 1
+    assert "results directory" in capsys.readouterr().err
