@@ -34,18 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import matplotlib
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from scipy import stats
 
-matplotlib.use("Agg")  # files only: never open a window
-
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from experiments.select import (  # noqa: E402
+from experiments.select import (
     SelectionError,
     apply_where,
     check_one_setting,
@@ -54,7 +50,7 @@ from experiments.select import (  # noqa: E402
     resolve,
     resolve_metric,
 )
-from experiments.summarize import number  # noqa: E402
+from experiments.summarize import number
 
 ErrorBar = Literal["se", "ci95"]
 #: An axis whose positive values span more than this ratio is drawn on a log scale.
@@ -320,13 +316,12 @@ def _draw(
     style.apply_theme()
     row_levels, col_levels = _levels(stats_table, row), _levels(stats_table, col)
     hue_levels = _levels(stats_table, hue)
-    protocol_hue = hue == "protocol.name" or (hue is None and "protocol.name" in rows)
     if hue is None and "protocol.name" in rows and rows["protocol.name"].nunique() == 1:
         colours = {None: protocol_color(str(rows["protocol.name"].iloc[0]))}
     elif hue is None:
         colours = {None: (0.2, 0.2, 0.2)}
     else:
-        colours = series_colors(hue_levels, protocol_hue and hue == "protocol.name")
+        colours = series_colors(hue_levels, protocols=hue == "protocol.name")
     categorical = not _numeric(stats_table[x])
     categories = _levels(stats_table, x) if categorical else []
     figure, axes = plt.subplots(
