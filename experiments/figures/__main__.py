@@ -53,6 +53,10 @@ def experiment_settings(
         return expand("config", [f"experiment={experiment}", *overrides], grid)
 
 
+#: The results directory whose figures and report are committed.
+COMMITTED = (CONF_DIR.parent / "results").resolve()
+
+
 def custom_reasons(args: argparse.Namespace, settings_of: dict[str, list[Setting]]) -> list[str]:
     """Why this run is not the full paper-scale one (empty: it is)."""
     reasons = []
@@ -70,6 +74,8 @@ def custom_reasons(args: argparse.Namespace, settings_of: dict[str, list[Setting
     }
     if not args.quick and True in trials:
         reasons.append("trials other than the configs'")
+    if args.quick and args.results_dir and Path(args.results_dir).resolve() == COMMITTED:
+        reasons.append("--quick")  # quick results beside the committed ones: not their figures
     return reasons
 
 

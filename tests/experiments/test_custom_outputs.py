@@ -147,7 +147,8 @@ def test_only_and_real_data_are_custom_runs():
         return Setting(config=config, key="k")
 
     def args(**given) -> argparse.Namespace:
-        return argparse.Namespace(**{"only": None, "add": [], "set": [], "quick": False, **given})
+        defaults = {"only": None, "add": [], "set": [], "quick": False, "results_dir": None}
+        return argparse.Namespace(**{**defaults, **given})
 
     assert custom_reasons(args(), {"oracle_variance": [setting(50)]}) == []
     assert custom_reasons(args(only=["x"]), {"oracle_variance": [setting(50)]}) == ["--only"]
@@ -156,6 +157,8 @@ def test_only_and_real_data_are_custom_runs():
         "trials other than the configs'"
     ]
     assert custom_reasons(args(quick=True), {"oracle_variance": [setting(8)]}) == []
+    committed = args(quick=True, results_dir=str(REPO / "results"))
+    assert custom_reasons(committed, {"oracle_variance": [setting(8)]}) == ["--quick"]
 
 
 # ------------------------------------------------------------------ plug-in versions
