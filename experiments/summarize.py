@@ -107,6 +107,17 @@ def number(value: object) -> str:
     return str(value)
 
 
+def apart(rows: pd.DataFrame) -> list[str]:
+    """The columns that tell settings apart in a summary: the varying parameters, then the
+    data source and the seeding scheme (``streams``) when they vary: results of real and
+    surrogate data, or of two seeding schemes, are never shown as one."""
+    varying, _ = parameter_columns(rows)
+    for column in ("data_source", "streams"):
+        if column in rows and rows[column].astype(str).nunique(dropna=False) > 1:
+            varying.append(column)
+    return varying
+
+
 def metrics_of(table: pd.DataFrame, per_value: bool = False) -> list[str]:
     """The metrics recorded in ``table`` (per-value rows' metrics with ``per_value``)."""
     rows = table[table["item"].notna()] if per_value else table[table["item"].isna()]
@@ -125,9 +136,7 @@ def summarize(
     if metrics:
         rows = rows[rows["metric"].isin(list(metrics))]
     rows = rows.drop_duplicates(subset=["config_hash", "trial", "metric", "item"])
-    varying, _ = parameter_columns(rows)
-    if rows["data_source"].nunique() > 1 and "data_source" not in varying:
-        varying.append("data_source")
+    varying = apart(rows)
     keys = ["config_hash", *varying, "metric"] + (["item"] if per_value else [])
     grouped = rows.groupby(keys, dropna=False, sort=False)
     out = grouped.agg(
@@ -212,9 +221,7 @@ def statistics(
     if by:
         columns = [resolve(rows, name) for name in by]
     else:
-        columns, _ = parameter_columns(rows)
-        if rows["data_source"].nunique() > 1 and "data_source" not in columns:
-            columns.append("data_source")
+        columns = apart(rows)
     keys = [*columns, "metric"] + (["item"] if per_value else [])
     check_one_setting(rows, keys)
     out = (
