@@ -179,3 +179,16 @@ def test_summarize_keeps_its_compact_table_and_filters_it(sweep, capsys):
     assert out[0].startswith("custom: 2 settings") and "protocol=GRR" in out[1]
     assert summarize.main(["x", "--results-dir", str(sweep / "missing")]) == 1
     assert "results directory" in capsys.readouterr().err
+
+
+def test_results_of_another_seeding_scheme_are_never_pooled_or_merged(sweep):
+    """Rows recorded before the per-protocol streams (no ``streams`` value) beside today's:
+    summarize shows them as rows of their own, plot refuses to pool them."""
+    table = load_results(sweep)
+    grr = table[table["protocol.name"] == "GRR"]
+    old = grr.assign(config_hash=grr["config_hash"].str[::-1], streams=np.nan)
+    both = pd.concat([grr, old], ignore_index=True)
+    summary = summarize.summarize(both, metrics=["sq_error_n"])
+    assert "streams" in summary.columns and len(summary) == 4
+    with pytest.raises(SelectionError, match="differ in streams"):
+        plotting.points(both, x="epsilon", y="sq_error_n")
