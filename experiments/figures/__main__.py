@@ -147,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.n_jobs is not None:
                     overrides += (f"n_jobs={args.n_jobs}",)
                 overrides_of[experiment] = overrides
-                settings_of[experiment] = experiment_settings(experiment, overrides, args.add)
+                added = {"added": args.add} if args.add else {}
+                settings_of[experiment] = experiment_settings(experiment, overrides, **added)
                 preflight([setting.config for setting in settings_of[experiment]])
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
