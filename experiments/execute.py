@@ -85,10 +85,12 @@ def provenance() -> dict[str, str]:
     }
 
 
-def plugin_of(protocol: str) -> dict[str, str]:
-    """``plugin`` and ``plugin_version`` of a protocol: the distribution a plug-in comes
-    from (:attr:`ldp.registry.Protocol.source` ``plugin:<distribution>``) and its installed
-    version (``importlib.metadata``); empty strings for a protocol of this package.
+def plugin_of(protocol: dict[str, Any]) -> dict[str, str]:
+    """``plugin`` and ``plugin_version`` of a config's protocol node: the distributions the
+    plug-ins it uses come from (:attr:`ldp.registry.Protocol.source` ``plugin:<name>``) and
+    their installed versions (``importlib.metadata``), joined by ``;``.  The node's protocol
+    counts, and so does a protocol it names in a parameter (a heavy hitter's ``oracle``);
+    empty strings when every one is of this package.
 
     Both are columns of every row and part of a plug-in setting's key
     (:func:`experiments.settings.make_setting`), so results of another version of a
@@ -96,15 +98,22 @@ def plugin_of(protocol: str) -> dict[str, str]:
     """
     from ldp import registry
 
-    source = registry.get(protocol).source
-    if not source.startswith("plugin:"):
-        return {"plugin": "", "plugin_version": ""}
-    distribution = source.removeprefix("plugin:")
-    try:
-        version = importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return {"plugin": distribution, "plugin_version": version}
+    names = [protocol["name"], *(v for k, v in protocol.items() if k != "name")]
+    found: dict[str, str] = {}
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            continue
+        try:
+            source = registry.get(name).source
+        except registry.RegistryError:
+            continue
+        if source.startswith("plugin:"):
+            distribution = source.removeprefix("plugin:")
+            try:
+                found[distribution] = importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                found[distribution] = "unknown"
+    return {"plugin": ";".join(found), "plugin_version": ";".join(found.values())}
 
 
 _WATCHING = False
@@ -183,7 +192,7 @@ def run_batch(
         "wall_time",
         *stamp,
     )
-    stamp = {**stamp, **plugin_of(str(setting.config["protocol"]["name"]))}
+    stamp = {**stamp, **plugin_of(setting.config["protocol"])}
     columns += ("plugin", "plugin_version")
     fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
     rows: list[tuple[Any, ...]] = []

@@ -122,7 +122,7 @@ def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()
         raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
     from experiments.execute import plugin_of  # execute imports this module
 
-    key = setting_key(config, data_id, plugin_of(str(config["protocol"]["name"])))
+    key = setting_key(config, data_id, plugin_of(config["protocol"]))
     return Setting(config=config, key=key, overrides=tuple(overrides), data=data)
 
 

@@ -261,3 +261,19 @@ def test_protocol_streams_make_the_protocols_rows_uncorrelated(settings_of, resu
     wide = rows.pivot(index="trial", columns="protocol.name", values="value")
     r = np.corrcoef(wide["OUE"], wide["OLH"])[0, 1]
     assert abs(r) < 4.5 / np.sqrt(60)
+
+
+def test_a_plugin_oracle_inside_a_heavy_hitter_is_named_and_keyed(plugin, settings_of):
+    from experiments.execute import plugin_of
+
+    args = ("protocol=pem", "protocol.oracle=Versioned", "dataset=exponential", "dataset.n=1000")
+    (first,) = settings_of(*args)
+    assert plugin_of(first.config["protocol"]) == {
+        "plugin": "versioned-ldp",
+        "plugin_version": "0.1",
+    }
+    _install(plugin, "0.3")
+    (bumped,) = settings_of(*args)
+    assert bumped.key != first.key
+    (builtin,) = settings_of("protocol=pem", "dataset=exponential", "dataset.n=1000")
+    assert plugin_of(builtin.config["protocol"]) == {"plugin": "", "plugin_version": ""}
