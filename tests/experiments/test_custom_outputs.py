@@ -277,3 +277,36 @@ def test_a_plugin_oracle_inside_a_heavy_hitter_is_named_and_keyed(plugin, settin
     assert bumped.key != first.key
     (builtin,) = settings_of("protocol=pem", "dataset=exponential", "dataset.n=1000")
     assert plugin_of(builtin.config["protocol"]) == {"plugin": "", "plugin_version": ""}
+
+
+def test_the_domain_figure_splits_a_plugins_parameter_values(register_protocol, settings_of):
+    from experiments.figures import fig_oracle_domain
+
+    register_protocol(Toy)
+    settings = []
+    for protocol, extra in [("grr", ()), ("toy", ()), ("toy", ("protocol.p=0.3",))]:
+        for d in (8, 16):
+            settings += settings_of(
+                f"protocol={protocol}",
+                f"options.domain_size={d}",
+                "dataset=point",
+                "dataset.n=400",
+                "options.track=absent",
+                "options.time_server=true",
+                "engine=reports",
+                *extra,
+                "n_trials=2",
+                "n_jobs=1",
+                "progress=false",
+                "name=dom",
+            )
+    _, store = run_settings(settings)
+    table, _ = store.load()
+    figure = fig_oracle_domain.draw(table)
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert {"GRR", "Toy (p=default)", "Toy (p=0.3)"} <= set(labels)
+    variance_axis = figure.axes[0]
+    styles = [
+        line.get_linestyle() for line in variance_axis.get_lines() if line.get_marker() == "None"
+    ]
+    assert styles.count("--") == 1 and styles.count("-") == 2  # Toy p=0.3 dashed
