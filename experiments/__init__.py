@@ -8,6 +8,8 @@
 * :mod:`experiments.execute` — settings x trials through one joblib pool.
 * :mod:`experiments.store` — the results store (atomic, checked parts; resume).
 * :mod:`experiments.summarize` — ``python -m experiments.summarize <experiment>``.
+* :mod:`experiments.plot` — ``python -m experiments.plot <results dir> --x ... --y ...``.
+* :mod:`experiments.select` — reading any results directory, filters (``--where``).
 * :mod:`experiments.figures` — ``python -m experiments.figures [--quick]``.
 
 See ``docs/cluster.md`` for Slurm (submitit) and Dask.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import logging
 import math
 import os
@@ -29,6 +30,7 @@ import pandas as pd
 
 import ldp
 from experiments import estimate
+from experiments.seeding import STREAMS
 from experiments.settings import Setting
 from experiments.store import ResultsStore, Rows
 from experiments.trials import run_trial
@@ -79,7 +81,39 @@ def provenance() -> dict[str, str]:
         "ldp_version": ldp.__version__,
         "numpy_version": np.__version__,
         "git_commit": git_commit(),
+        "streams": STREAMS,
     }
+
+
+def plugin_of(protocol: dict[str, Any]) -> dict[str, str]:
+    """``plugin`` and ``plugin_version`` of a config's protocol node: the distributions the
+    plug-ins it uses come from (:attr:`ldp.registry.Protocol.source` ``plugin:<name>``) and
+    their installed versions (``importlib.metadata``), joined by ``;``.  The node's protocol
+    counts, and so does a protocol it names in a parameter (a heavy hitter's ``oracle``);
+    empty strings when every one is of this package.
+
+    Both are columns of every row and part of a plug-in setting's key
+    (:func:`experiments.settings.make_setting`), so results of another version of a
+    plug-in are another setting's, never reused.
+    """
+    from ldp import registry
+
+    names = [protocol["name"], *(v for k, v in protocol.items() if k != "name")]
+    found: dict[str, str] = {}
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            continue
+        try:
+            source = registry.get(name).source
+        except registry.RegistryError:
+            continue
+        if source.startswith("plugin:"):
+            distribution = source.removeprefix("plugin:")
+            try:
+                found[distribution] = importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                found[distribution] = "unknown"
+    return {"plugin": ";".join(found), "plugin_version": ";".join(found.values())}
 
 
 _WATCHING = False
@@ -158,6 +192,8 @@ def run_batch(
         "wall_time",
         *stamp,
     )
+    stamp = {**stamp, **plugin_of(setting.config["protocol"])}
+    columns += ("plugin", "plugin_version")
     fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
     rows: list[tuple[Any, ...]] = []
     for trial in trials:
@@ -260,16 +296,19 @@ def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, plann
 
 
 class _Progress:
-    """tqdm if installed, else a line every 10%."""
+    """tqdm if installed, else a line every 10%; ``initial`` trials are already done (the
+    estimate's timed trials), so the total is the run's whole count."""
 
-    def __init__(self, total: int, label: str, enabled: bool):
-        self.total, self.count, self.label, self.enabled = total, 0, label, enabled
+    def __init__(self, total: int, label: str, enabled: bool, initial: int = 0):
+        self.total, self.count, self.label, self.enabled = total, initial, label, enabled
         self.bar = None
         if enabled:
             try:
                 from tqdm.auto import tqdm
 
-                self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr)
+                self.bar = tqdm(
+                    total=total, initial=initial, desc=label, unit="trial", file=sys.stderr
+                )
             except ImportError:
                 pass
 
@@ -302,7 +341,10 @@ def joblib_backend(backend: str, dask_scheduler: str | None = None) -> Iterator[
         return
     from distributed import Client  # optional: see docs/cluster.md
 
-    with Client(dask_scheduler) if dask_scheduler else Client() as client:
+    # Dask logs every worker's start and stop at INFO: the run's own lines would drown
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+    client = Client(dask_scheduler) if dask_scheduler else Client(silence_logs=logging.WARNING)
+    with client:
         log.info("dask: %s", client)
         with joblib.parallel_config(backend="dask"):
             yield
@@ -378,7 +420,7 @@ def execute(
                 print(line, flush=True)
             if warning:
                 print(warning, file=sys.stderr, flush=True)
-        bar = _Progress(todo - ran, store.experiment, progress and todo > ran)
+        bar = _Progress(todo, store.experiment, progress and todo > ran, initial=ran)
         tasks = (
             joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp, os.getpid())
             for b in batches

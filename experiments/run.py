@@ -73,6 +73,9 @@ def _explain(error: Exception, overrides: list[str]) -> str:
     """One line for a Hydra composition error of ``overrides``."""
     text = str(error).strip()
     first = text.splitlines()[0] if text else type(error).__name__
+    typed = _type_error(error.__cause__)
+    if typed:
+        return typed
     missing = re.search(r"Could not find '([\w/]+)/([^']+)'", first)
     if missing:
         group, option = missing.groups()
@@ -87,6 +90,24 @@ def _explain(error: Exception, overrides: list[str]) -> str:
             )
         return f"{key}: no such field (python -m experiments.run --help lists the fields)"
     return f"{' '.join(overrides)}: {first}"
+
+
+def _type_error(cause: BaseException | None) -> str | None:
+    """``protocol.k: must be an integer, got 'abc'`` for OmegaConf's typing error of a
+    field (its first line after the field's name otherwise), or None."""
+    from omegaconf.errors import ValidationError
+
+    key = getattr(cause, "full_key", None)
+    if not key or not isinstance(cause, ValidationError):  # not a value of the wrong type
+        return None
+    found = re.search(r"Value '(.*)' of type '\w+' could not be converted to (\w+)", str(cause))
+    if found is None:
+        return f"{key}: {str(cause).strip().splitlines()[0]}"
+    value, kind = found.groups()
+    kind = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false"}.get(
+        kind, f"a {kind.lower()}"
+    )
+    return f"{key}: must be {kind}, got {value!r}"
 
 
 def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -32,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.datafiles import data_source
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError, check_config
+from experiments.seeding import STREAMS
 
 #: Display-only fields inside groups, left out of the key.
 LABEL_FIELDS = ("protocol.label", "dataset.label")
@@ -77,16 +78,23 @@ def result_config(config: dict[str, Any]) -> dict[str, Any]:
     return _without_nulls(kept)
 
 
-def setting_key(config: dict[str, Any], data_id: str | None = None) -> str:
+def setting_key(
+    config: dict[str, Any], data_id: str | None = None, plugin: dict[str, str] | None = None
+) -> str:
     """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`.
 
     ``data_id`` is the content id of the real data file the setting reads
     (:func:`experiments.datafiles.data_source`); it replaces ``dataset.path`` in the key.
+    ``plugin`` (:func:`experiments.execute.plugin_of`) is the distribution and version of a
+    plug-in protocol: another version of the plug-in is another setting.
     """
     kept = result_config(config)
     if data_id is not None:
         kept["dataset"] = {k: v for k, v in kept["dataset"].items() if k != "path"}
         kept["dataset"]["content"] = data_id
+    kept["streams"] = STREAMS  # the seeding scheme: another one draws other numbers
+    if plugin and plugin.get("plugin"):
+        kept["protocol"] = {**kept["protocol"], "plugin": dict(plugin)}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -112,9 +120,10 @@ def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()
         data_id, data = data_source(config["dataset"])
     except (OSError, ValueError) as error:
         raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
-    return Setting(
-        config=config, key=setting_key(config, data_id), overrides=tuple(overrides), data=data
-    )
+    from experiments.execute import plugin_of  # execute imports this module
+
+    key = setting_key(config, data_id, plugin_of(config["protocol"]))
+    return Setting(config=config, key=key, overrides=tuple(overrides), data=data)
 
 
 @functools.lru_cache(maxsize=4096)

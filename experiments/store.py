@@ -57,7 +57,11 @@ ROW_KEY = ["config_hash", "trial", "metric", "item"]
 #: Columns read as text whatever they look like: a hex key of digits and one "e" is a float
 #: to pandas (``9452459e63517589`` is inf), one of digits an integer without its leading
 #: zeros; versions such as ``1.10`` would lose a digit.
-TEXT_COLUMNS = {c: str for c in ("config_hash", "git_commit", "ldp_version", "numpy_version")}
+TEXT_COLUMNS = {
+    c: str
+    for c in ("config_hash", "git_commit", "ldp_version", "numpy_version")
+    + ("plugin", "plugin_version")
+}
 
 
 class CorruptPartError(ValueError):

@@ -8,6 +8,15 @@ its trials are counted once each, and settings that read different data (surroga
 real file) are never pooled.  ``--metric NAME`` (repeatable) picks other metrics,
 ``--per-value`` prints the per-value rows instead.  The metrics are described in
 ``docs/metrics.md``.  Also refreshes ``<results_dir>/<experiment>/table.csv.gz``.
+
+``--where`` (repeatable) keeps the rows that pass a filter (those of
+:mod:`experiments.select`: ``protocol=OLH,MyPlugin``, ``epsilon>=1``).  ``--by COLUMN``
+(repeatable) or ``--format csv|markdown|latex`` print instead a statistics table, one
+row per group and metric: ``trials``, ``mean``, ``std``, ``se`` (the standard error of
+the mean, std/√trials), ``ci95_low``/``ci95_high`` (Student's t interval of the mean)
+and ``analytic``; ``--out FILE`` writes it to a file.  A group never pools settings: one
+that would is an error naming the columns that tell them apart.  ``experiment`` may also
+be the path of an experiment's directory (``results/oracle_variance``).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,6 +49,9 @@ META_COLUMNS = (
     "ldp_version",
     "numpy_version",
     "git_commit",
+    "plugin",
+    "plugin_version",
+    "streams",
 )
 #: The metrics shown by default, in this order, when a table has them.
 HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition")
@@ -94,6 +107,17 @@ def number(value: object) -> str:
     return str(value)
 
 
+def apart(rows: pd.DataFrame) -> list[str]:
+    """The columns that tell settings apart in a summary: the varying parameters, then the
+    data source and the seeding scheme (``streams``) when they vary: results of real and
+    surrogate data, or of two seeding schemes, are never shown as one."""
+    varying, _ = parameter_columns(rows)
+    for column in ("data_source", "streams"):
+        if column in rows and rows[column].astype(str).nunique(dropna=False) > 1:
+            varying.append(column)
+    return varying
+
+
 def metrics_of(table: pd.DataFrame, per_value: bool = False) -> list[str]:
     """The metrics recorded in ``table`` (per-value rows' metrics with ``per_value``)."""
     rows = table[table["item"].notna()] if per_value else table[table["item"].isna()]
@@ -112,9 +136,7 @@ def summarize(
     if metrics:
         rows = rows[rows["metric"].isin(list(metrics))]
     rows = rows.drop_duplicates(subset=["config_hash", "trial", "metric", "item"])
-    varying, _ = parameter_columns(rows)
-    if rows["data_source"].nunique() > 1 and "data_source" not in varying:
-        varying.append("data_source")
+    varying = apart(rows)
     keys = ["config_hash", *varying, "metric"] + (["item"] if per_value else [])
     grouped = rows.groupby(keys, dropna=False, sort=False)
     out = grouped.agg(
@@ -168,6 +190,101 @@ def render(summary: pd.DataFrame, *, per_value: bool = False) -> str:
     return compact(summary, per_value=per_value).to_string(index=False)
 
 
+#: The statistics columns of :func:`statistics`, in order.
+STAT_COLUMNS = ("trials", "mean", "std", "se", "ci95_low", "ci95_high", "analytic")
+FORMATS = ("text", "csv", "markdown", "latex")
+
+
+def statistics(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    per_value: bool = False,
+) -> pd.DataFrame:
+    """One row per group of ``by`` (default: the varying parameters) and metric, with
+    :data:`STAT_COLUMNS`: mean over trials, its standard error and 95% t interval.
+
+    Raises :class:`~experiments.select.SelectionError` when a group holds rows of more
+    than one setting (pooling different settings' trials is never what a mean means).
+    """
+    from scipy import stats as sps
+
+    from experiments.select import SelectionError, check_one_setting, resolve
+
+    rows = table[table["item"].notna()] if per_value else table[table["item"].isna()]
+    if metrics:
+        rows = rows[rows["metric"].isin(list(metrics))]
+    if rows.empty:
+        raise SelectionError("no rows of these metrics pass the filters")
+    rows = rows.drop_duplicates(subset=["config_hash", "trial", "metric", "item"])
+    if by:
+        columns = [resolve(rows, name) for name in by]
+    else:
+        columns = apart(rows)
+    keys = [*columns, "metric"] + (["item"] if per_value else [])
+    check_one_setting(rows, keys)
+    out = (
+        rows.groupby(keys, dropna=False, sort=True)
+        .agg(
+            trials=("value", "size"),
+            mean=("value", "mean"),
+            std=("value", "std"),
+            analytic=("analytic", "mean"),
+        )
+        .reset_index()
+    )
+    out["se"] = out["std"] / np.sqrt(out["trials"])
+    t = sps.t.ppf(0.975, np.maximum(out["trials"] - 1, 1))
+    half = np.where(out["trials"] > 1, t * out["se"], np.nan)
+    out["ci95_low"], out["ci95_high"] = out["mean"] - half, out["mean"] + half
+    return out[[*keys, *STAT_COLUMNS]]
+
+
+def export(frame: pd.DataFrame, fmt: str) -> str:
+    """A statistics table as text, CSV, Markdown (GitHub pipes) or LaTeX (booktabs)."""
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n")
+    header = list(frame.columns)
+    cells = [[number(v) for v in record] for record in frame.itertuples(index=False)]
+    if fmt == "text":
+        return frame.assign(**{c: frame[c].map(number) for c in header}).to_string(index=False)
+    if fmt == "markdown":
+        numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in header]
+        rule = ["---:" if n else "---" for n in numeric]
+        lines = [header, rule, *cells]
+        return "\n".join("| " + " | ".join(map(_markdown_cell, line)) + " |" for line in lines)
+    if fmt == "latex":
+        align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in header)
+        body = [" & ".join(_latex_cell(c) for c in line) + r" \\" for line in cells]
+        return "\n".join(
+            [
+                rf"\begin{{tabular}}{{{align}}}",
+                r"\toprule",
+                " & ".join(_latex_cell(c) for c in header) + r" \\",
+                r"\midrule",
+                *body,
+                r"\bottomrule",
+                r"\end{tabular}",
+            ]
+        )
+    raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+
+
+def _markdown_cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"}
+_LATEX_SPECIAL.update(
+    {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+)
+
+
+def _latex_cell(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
 def _choose_metrics(table: pd.DataFrame, asked: Sequence[str] | None, per_value: bool) -> list[str]:
     known = metrics_of(table, per_value)
     if asked:
@@ -182,26 +299,29 @@ def _choose_metrics(table: pd.DataFrame, asked: Sequence[str] | None, per_value:
     return headline or known
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry point."""
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.summarize", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("experiment", help="experiment name (a directory of the results dir)")
-    parser.add_argument("--results-dir", default="results", help="default: results")
-    parser.add_argument(
-        "--metric", action="append", help="this metric (repeatable; default: the headline ones)"
-    )
-    parser.add_argument("--per-value", action="store_true", help="the per-value rows instead")
-    args = parser.parse_args(argv)
-    store = ResultsStore(args.results_dir, args.experiment)
+def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
+    """The experiment's store and rows (an int: the exit code when there are none)."""
+    from experiments.select import SelectionError, apply_where
+
+    given = Path(args.experiment)
+    if (given / "parts").is_dir():  # the path of an experiment's directory
+        store = ResultsStore(given.parent, given.name)
+    else:
+        if not Path(args.results_dir).is_dir():
+            print(
+                f"no results for {args.experiment!r}: results directory "
+                f"{args.results_dir!r} does not exist",
+                file=sys.stderr,
+            )
+            return 1
+        store = ResultsStore(args.results_dir, args.experiment)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CorruptPartWarning)
         table, corrupt = store.load()
     for message in corrupt:
         print(f"warning: corrupt results part excluded: {message}", file=sys.stderr)
     if table.empty:
-        print(f"no results for {args.experiment!r} under {args.results_dir}", file=sys.stderr)
+        print(f"no results for {args.experiment!r} under {store.root}", file=sys.stderr)
         return 1
     try:
         store.export(table)
@@ -210,15 +330,75 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"warning: {store.directory / 'table.csv.gz'} not refreshed: {error}", file=sys.stderr
         )
     try:
+        table = apply_where(table, args.where)
+    except SelectionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if table.empty:
+        print(f"error: no rows pass the filters {', '.join(args.where)}", file=sys.stderr)
+        return 1
+    return store, table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point; returns the exit code."""
+    from experiments.select import SelectionError
+
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.summarize", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "experiment", help="experiment name (a directory of the results dir), or its path"
+    )
+    parser.add_argument("--results-dir", default="results", help="default: results")
+    parser.add_argument(
+        "--metric", action="append", help="this metric (repeatable; default: the headline ones)"
+    )
+    parser.add_argument("--per-value", action="store_true", help="the per-value rows instead")
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="FILTER",
+        help="keep rows: KEY=a,b  KEY!=v  KEY>=v  KEY<=v  KEY>v  KEY<v (repeatable)",
+    )
+    parser.add_argument(
+        "--by", action="append", help="group by this column (repeatable): a statistics table"
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, help="statistics table as text, csv, markdown or latex"
+    )
+    parser.add_argument("--out", help="write the statistics table to this file")
+    args = parser.parse_args(argv)
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    store, table = loaded
+    try:
         metrics = _choose_metrics(table, args.metric, args.per_value)
     except SystemExit as error:
         print(error, file=sys.stderr)
         return 2
+    if args.by or args.format or args.out:
+        try:
+            frame = statistics(table, by=args.by, metrics=metrics, per_value=args.per_value)
+        except SelectionError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        fmt = args.format or _format_of(args.out)
+        text = export(frame, fmt)
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(text if text.endswith("\n") else text + "\n")
+            print(f"{args.out}: {len(frame)} rows ({fmt})")
+        else:
+            print(text.rstrip("\n"))
+        return 0
     _, fixed = parameter_columns(table)
     sources = ", ".join(sorted(table["data_source"].astype(str).unique()))
     commits = ", ".join(sorted({short_commit(c) for c in table["git_commit"].astype(str)}))
     print(
-        f"{args.experiment}: {table['config_hash'].nunique()} settings; data: {sources}; "
+        f"{store.experiment}: {table['config_hash'].nunique()} settings; data: {sources}; "
         f"commit: {commits}"
     )
     shown = {k: v for k, v in fixed.items() if k not in ("seed", "results_dir")}
@@ -234,6 +414,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if others:
         print(f"other metrics (--metric NAME): {', '.join(others)}")
     return 0
+
+
+def _format_of(path: str | None) -> str:
+    """The export format a file name implies (``.csv``, ``.md``, ``.tex``), else text."""
+    suffix = Path(path).suffix.lower() if path else ""
+    return {".csv": "csv", ".md": "markdown", ".tex": "latex"}.get(suffix, "text")
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -129,6 +129,23 @@ def job_done(ran: int, recorded: int, directory: str, detail: str = "") -> None:
         print(sweep.line(), file=sys.stderr, flush=True)
 
 
+def submitit_summary(config: DictConfig) -> str:
+    """The line a submitit sweep ends with: its jobs ran elsewhere and printed to their log
+    files, so say where the results and the logs are and what the store now holds."""
+    from experiments.store import ResultsStore
+
+    name = str(config.get("name", "multirun"))
+    store = ResultsStore(str(config.get("results_dir", "results")), name)
+    trials = sum(len(part.trials) for key in store.keys() for part in store.parts(key))
+    jobs = count_jobs(config)
+    logs = str(config.hydra.launcher.get("submitit_folder", "")).replace("%j", "*")
+    return (
+        f"{name}: {jobs if jobs is not None else 'the'} submitit jobs finished; "
+        f"{len(store.keys())} settings, {trials} trials recorded in {store.directory}; "
+        f"job logs in {logs}"
+    )
+
+
 class SweepProgress(Callback):
     """Hydra callback (``hydra.callbacks.progress`` in ``conf/config.yaml``)."""
 
@@ -150,6 +167,8 @@ class SweepProgress(Callback):
         global CURRENT
         sweep, CURRENT = CURRENT, None
         if sweep is None:
+            if "submitit" in str(config.hydra.launcher.get("_target_", "")).lower():
+                print(submitit_summary(config), flush=True)
             return
         if sys.stderr.isatty():
             print(file=sys.stderr)

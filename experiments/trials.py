@@ -434,7 +434,8 @@ TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = 
 def run_trial(config: dict[str, Any], trial: int) -> TrialResult:
     """Run trial ``trial`` of a setting with its own seeded streams, timing it."""
     start = time.perf_counter()
-    result = TRIAL_KINDS[config["protocol"]["kind"]](config, trial_streams(config["seed"], trial))
+    streams = trial_streams(config["seed"], trial, config["protocol"])
+    result = TRIAL_KINDS[config["protocol"]["kind"]](config, streams)
     result.wall_time = time.perf_counter() - start
     return result
 

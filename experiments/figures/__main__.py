@@ -1,8 +1,15 @@
-"""``python -m experiments.figures [--quick] [--only NAME] [--no-run]``.
+"""``python -m experiments.figures [--quick] [--only NAME] [--no-run] [--add KEY=V] [--set KEY=V]``.
 
 Runs what is missing of every figure's experiment (finished trials are kept, so this
 resumes), draws each figure from its results table into ``results/figures/`` (quick
 mode: ``results/quick/figures/``) as PNG and PDF, and writes the gallery ``index.md``.
+
+``--add protocol=myplugin`` adds values to an axis of each chosen figure's grid (a
+plug-in drawn beside the paper's protocols); ``--set KEY=VALUE`` overrides a field
+(``n_trials=3``, ``dataset.path=...``).  The committed gallery and ``REPRODUCTION.md``
+change only by a full paper-scale run: a run with ``--only``, ``--add``, ``--set`` or
+real data (a ``dataset.path``) draws into its own directory, ``<results_dir>/custom``
+(or ``--out-dir``), with a gallery and a report of its own figures only.
 """
 
 from __future__ import annotations
@@ -13,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
-from hydra import initialize_config_dir
+from hydra import compose, initialize_config_dir
 
 from experiments.execute import TrialError
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
-from experiments.figures.reproduction import collect, write_report
+from experiments.figures.reproduction import collect, paper_trials, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
@@ -26,11 +33,50 @@ from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
 from experiments.trials import preflight
 
 
-def experiment_settings(experiment: str, overrides: Sequence[str]) -> list[Setting]:
-    """The settings of ``conf/experiment/<experiment>.yaml`` under ``overrides``."""
+def experiment_settings(
+    experiment: str, overrides: Sequence[str], added: Sequence[str] = ()
+) -> list[Setting]:
+    """The settings of ``conf/experiment/<experiment>.yaml`` under ``overrides``, with the
+    values of ``added`` (``key=a,b``) appended to that axis of its grid (or as a new axis)."""
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="figures"):
-        return expand("config", [f"experiment={experiment}", *overrides])
+        grid = []
+        if added:
+            composed = compose(
+                "config", [f"experiment={experiment}", *overrides], return_hydra_config=True
+            )
+            params = composed.hydra.sweeper.get("params") or {}
+            for text in added:
+                key, _, values = text.partition("=")
+                current = params.get(key)
+                grid.append(f"{key}={current},{values}" if current is not None else text)
+        return expand("config", [f"experiment={experiment}", *overrides], grid)
+
+
+#: The results directory whose figures and report are committed.
+COMMITTED = (CONF_DIR.parent / "results").resolve()
+
+
+def custom_reasons(args: argparse.Namespace, settings_of: dict[str, list[Setting]]) -> list[str]:
+    """Why this run is not the full paper-scale one (empty: it is)."""
+    reasons = []
+    if args.only:
+        reasons.append("--only")
+    if args.add or args.set:
+        reasons.append("--add/--set")
+    settings = [s for group in settings_of.values() for s in group]
+    if any(s.config["dataset"].get("path") or "real file" in s.data for s in settings):
+        reasons.append("real data")
+    trials = {
+        s.config["n_trials"] != paper_trials(name)
+        for name in settings_of
+        for s in settings_of[name]
+    }
+    if not args.quick and True in trials:
+        reasons.append("trials other than the configs'")
+    if args.quick and args.results_dir and Path(args.results_dir).resolve() == COMMITTED:
+        reasons.append("--quick")  # quick results beside the committed ones: not their figures
+    return reasons
 
 
 def _load_table(
@@ -61,7 +107,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--results-dir", help="default: results (results/quick with --quick)")
     parser.add_argument("--n-jobs", type=int, help="workers (default: the config's n_jobs)")
+    parser.add_argument(
+        "--add",
+        action="append",
+        default=[],
+        metavar="KEY=VALUES",
+        help="add values to a grid axis, e.g. protocol=myplugin (repeatable)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field, e.g. n_trials=3 (repeatable)",
+    )
+    parser.add_argument(
+        "--out-dir",
+        help="where figures/ and REPRODUCTION.md go (default: the results dir for a full "
+        "paper-scale run, else <results-dir>/custom)",
+    )
     args = parser.parse_args(argv)
+    if args.results_dir is not None and not Path(args.results_dir).is_dir():
+        print(f"error: --results-dir {args.results_dir}: no such directory", file=sys.stderr)
+        return 2
     results_dir = Path(args.results_dir or ("results/quick" if args.quick else "results"))
     chosen: list[FigureSpec] = [s for s in FIGURES if not args.only or s.name in args.only]
     if not chosen:
@@ -75,11 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if experiment in settings_of:
                     continue
                 quick = spec.quick_overrides(experiment) if args.quick else ()
-                overrides = (f"results_dir={results_dir}", *quick)
+                overrides = (f"results_dir={results_dir}", *quick, *args.set)
                 if args.n_jobs is not None:
                     overrides += (f"n_jobs={args.n_jobs}",)
                 overrides_of[experiment] = overrides
-                settings_of[experiment] = experiment_settings(experiment, overrides)
+                added = {"added": args.add} if args.add else {}
+                settings_of[experiment] = experiment_settings(experiment, overrides, **added)
                 preflight([setting.config for setting in settings_of[experiment]])
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -101,7 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 130
-    figures_dir = results_dir / "figures"
+    reasons = custom_reasons(args, settings_of)
+    out_dir = Path(args.out_dir) if args.out_dir else results_dir
+    if reasons and not args.out_dir:
+        out_dir = results_dir / "custom"
+        print(f"{', '.join(reasons)}: figures and report go to {out_dir}, not {results_dir}")
+    figures_dir = out_dir / "figures"
     entries = []
     for spec in chosen:
         settings = [s for name in spec.experiments for s in settings_of[name]]
@@ -117,11 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             Entry(spec, files, settings, table, shown + (("--quick",) if args.quick else ()))
         )
         print(f"{spec.name}: {', '.join(str(f) for f in files)}")
-    order = [spec.name for spec in FIGURES]  # figures not drawn now keep their entries
+    # a full run updates its gallery (figures not drawn now keep their entries); a custom
+    # run's directory describes that run alone
+    order = None if reasons else [spec.name for spec in FIGURES]
     gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
     print(f"gallery: {gallery}")
     report = write_report(
-        results_dir / "REPRODUCTION.md",
+        out_dir / "REPRODUCTION.md",
         collect([(entry.spec, entry.table) for entry in entries]),
         quick=args.quick,
         order=order,

@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
+from experiments.figures.fig_oracle_variance import series_of
 from experiments.figures.spec import Claim, FigureSpec
 from experiments.trials import build_protocol, protocol_from_row
 
@@ -59,21 +60,26 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(
         len(epsilons), 3, figsize=(14, 3.6 * max(len(epsilons), 1)), squeeze=False
     )
-    protocols = style.order(list(errors["protocol.name"].unique()))
+    lines = series_of(errors)  # a protocol's further parameter values: lines of their own
+    first: dict[str, str] = {}
+    for name, label, _ in lines:
+        first.setdefault(name, label)  # the first line of a protocol solid, the others dashed
     for row_axes, epsilon in zip(axes, epsilons, strict=True):
-        for name in protocols:
-            mine = errors[(errors["protocol.name"] == name) & (errors["epsilon"] == epsilon)]
+        for name, label, rows in lines:
+            mine = rows[rows["epsilon"] == epsilon]
             if mine.empty:
                 continue
             colour = style.color(name)
+            ls = "-" if first[name] == label else "--"
             ds = np.sort(mine["options.domain_size"].unique()).astype(int)
             n = int(mine["dataset.n"].iloc[0])
             means = mine.groupby("options.domain_size")["value"].mean()
-            row_axes[0].plot(ds, [variance_line(mine, epsilon, d, n) for d in ds], color=colour)
+            curve = [variance_line(mine, epsilon, d, n) for d in ds]
+            row_axes[0].plot(ds, curve, color=colour, ls=ls)
             row_axes[0].plot(means.index, means.to_numpy(), "o", color=colour, ms=4)
             bits = [report_bits(oracle_at(mine, epsilon, d)) for d in ds]
-            row_axes[1].plot(ds, bits, "o-", color=colour, ms=3)
-            timed = seconds[(seconds["protocol.name"] == name) & (seconds["epsilon"] == epsilon)]
+            row_axes[1].plot(ds, bits, marker="o", color=colour, ms=3, ls=ls)
+            timed = seconds[seconds["config_hash"].isin(set(mine["config_hash"]))]
             if len(timed):
                 median = timed.groupby("options.domain_size")["value"].median()
                 row_axes[2].plot(median.index, median.to_numpy(), "o-", color=colour, ms=3)
@@ -84,7 +90,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.set_xlabel("domain size d")
             ax.set_ylabel(label)
             ax.set_title(f"ε = {epsilon:g}")
-    handles = [Line2D([], [], color=style.color(n), lw=1.5, label=n) for n in protocols]
+    handles = [
+        Line2D([], [], color=style.color(name), lw=1.5, label=label) for name, label, _ in lines
+    ]
     handles += [
         Line2D([], [], color="0.3", lw=1.0, label="exact variance"),
         Line2D([], [], color="0.3", marker="o", ls="", label="measured (reports)"),

@@ -30,19 +30,64 @@ METRIC = "sq_error_n"
 DODGE = {"sampled": -0.04, "reports": 0.04}
 
 
-def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np.ndarray:
+def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np.ndarray | None:
     """Var/n of a value nobody holds along ``grid``: Table 1's entry for its protocols, else
-    the protocol's own exact ``variance`` (a new or plug-in oracle, rebuilt from the table)."""
+    the protocol's own exact ``variance`` (a new or plug-in oracle, rebuilt from the table);
+    None when neither is known here (a plug-in not installed where the figure is drawn)."""
     try:
         return table1_variance(name, grid, d)
     except ValueError:
+        pass
+    try:
         node = protocol_from_row(rows.iloc[0])
         return np.array([build_protocol(node, e, domain_size=d).variance(1) for e in grid])
+    except ValueError:  # the registry does not know it here
+        return None
 
 
 def _label(rows: pd.DataFrame, name: str) -> str:
     labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
     return str(labels[0]) if len(labels) else name
+
+
+def _value(value: object) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "default"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: Line styles of a protocol's further settings (a plug-in's parameter swept beside it).
+VARIANT_LS = ("--", "-.", ":")
+
+
+def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """Each line of the figure: (protocol, legend label, its rows), in legend order.
+
+    A protocol run with several values of its own parameters (``protocol.p=0.3`` beside
+    the default) gives one line per value, labelled with it, never one line pooling them.
+    """
+    lines = []
+    for name in style.order(list(rows["protocol.name"].astype(str).unique())):
+        mine = rows[rows["protocol.name"].astype(str) == name]
+        own = [
+            c
+            for c in mine.columns
+            if c.startswith("protocol.")
+            and c not in ("protocol.name", "protocol.kind", "protocol.label")
+            and mine[c].astype(str).nunique(dropna=False) > 1
+        ]
+        label = _label(mine, name)
+        if not own:
+            lines.append((name, label, mine))
+            continue
+        for values, group in mine.groupby(own, dropna=False, sort=True):
+            values = values if isinstance(values, tuple) else (values,)
+            shown = ", ".join(
+                f"{c.removeprefix('protocol.')}={_value(v)}"
+                for c, v in zip(own, values, strict=True)
+            )
+            lines.append((name, f"{label} ({shown})", group))
+    return lines
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -57,15 +102,25 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         sharey=True,
         squeeze=False,
     )
-    protocols = style.order(list(rows["protocol.name"].unique()))
+    lines = series_of(rows)
+    styles: dict[str, str] = {}
+    for _, label, _ in lines:
+        styles[label] = "-"
+    for name in {name for name, _, _ in lines}:
+        variants = [label for n, label, _ in lines if n == name]
+        for index, label in enumerate(variants[1:]):
+            styles[label] = VARIANT_LS[index % len(VARIANT_LS)]
     for ax, d in zip(axes[0], domains, strict=False):
         panel = rows[rows["options.domain_size"] == d]
-        grid = np.linspace(panel["epsilon"].min(), panel["epsilon"].max(), 200)
-        for name in protocols:
-            points = panel[panel["protocol.name"] == name]
+        for name, label, mine in lines:
+            points = mine[mine["options.domain_size"] == d]
+            if points.empty:  # a protocol run at other domain sizes only: not in this panel
+                continue
+            grid = np.linspace(points["epsilon"].min(), points["epsilon"].max(), 200)
             colour = style.color(name)
             line = analytic_line(points, name, grid, d)
-            ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9)
+            if line is not None:
+                ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
             stats = points.groupby(["engine", "epsilon"])["value"].agg(["mean", "std", "size"])
             for (engine, epsilon), row in stats.iterrows():
                 half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
@@ -91,10 +146,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel(style.EPSILON_LABEL)
     axes[0][0].set_ylabel("Var[ĉ(v)] / n")
     handles = [
-        Line2D(
-            [], [], color=style.color(n), lw=1.5, label=_label(rows[rows["protocol.name"] == n], n)
-        )
-        for n in protocols
+        Line2D([], [], color=style.color(name), lw=1.5, ls=styles[label], label=label)
+        for name, label, _ in lines
     ]
     handles += [
         *style.engine_handles(rows["engine"].unique()),

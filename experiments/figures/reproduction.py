@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,16 +20,48 @@ VERDICT_MARK = {
 }
 #: The report's columns; the last four are read back from the right (verdict first).
 COLUMNS = ("source", "paper says", "we measure", "tolerance", "verdict", "cause", "figure")
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
-def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[FigureSpec, Claim]]:
-    """Every claim of every drawn figure that declares ``claims``."""
-    return [
-        (spec, claim)
-        for spec, table in figures
-        if spec.claims is not None
-        for claim in spec.claims(table)
-    ]
+def paper_trials(experiment: str) -> int:
+    """The trials per setting of an experiment's config (its ``n_trials``, else the root
+    config's): what its figure's verdicts need."""
+    from omegaconf import OmegaConf
+
+    for path in (CONF_DIR / "experiment" / f"{experiment}.yaml", CONF_DIR / "config.yaml"):
+        value = OmegaConf.load(path).get("n_trials")
+        if value is not None:
+            return int(value)
+    raise ValueError(f"{experiment}: no n_trials in its config or conf/config.yaml")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A claim with the trials its verdict rests on and the trials it needs."""
+
+    claim: Claim
+    trials: int  #: the fewest trials of any setting of the figure's table
+    needed: int  #: the experiment config's n_trials (the paper-scale run)
+
+
+def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[FigureSpec, Judged]]:
+    """Every claim of every drawn figure that declares ``claims``, with its trials."""
+    found = []
+    for spec, table in figures:
+        if spec.claims is None:
+            continue
+        trials = int(table.groupby("config_hash")["trial"].nunique().min()) if len(table) else 0
+        needed = max(paper_trials(name) for name in spec.experiments)
+        found += [(spec, Judged(claim, trials, needed)) for claim in spec.claims(table)]
+    return found
+
+
+def verdict_text(judged: Judged) -> str:
+    """The verdict cell: the verdict and the trials it needs, provisional below them."""
+    mark = VERDICT_MARK[judged.claim.verdict]
+    if judged.trials < judged.needed:
+        return f"{mark}, provisional: {judged.trials} of the ≥ {judged.needed} trials it needs"
+    return f"{mark} (≥ {judged.needed} trials)"
 
 
 def _cell(text: str) -> str:
@@ -47,13 +80,16 @@ def existing_rows(path: Path) -> dict[str, list[str]]:
     return rows
 
 
-def _row(spec: FigureSpec, claim: Claim) -> str:
+def _row(spec: FigureSpec, judged: Judged | Claim) -> str:
+    if isinstance(judged, Claim):  # no trial counts known: the verdict alone
+        judged = Judged(judged, 0, 0)
+    claim = judged.claim
     cells = (
         claim.source,
         claim.paper,
         claim.ours,
         claim.tolerance,
-        VERDICT_MARK[claim.verdict],
+        verdict_text(judged),
         claim.reason or "-",
         f"[{spec.name}](figures/{spec.name}.png)",
     )
@@ -63,12 +99,13 @@ def _row(spec: FigureSpec, claim: Claim) -> str:
 def _verdict(row: str) -> str:
     # cells from the right: "", figure, cause, verdict
     mark = re.split(r"(?<!\\)\|", row)[-4].strip()
-    return next((v for v, text in VERDICT_MARK.items() if text == mark), "differs")
+    longest_first = sorted(VERDICT_MARK.items(), key=lambda item: -len(item[1]))
+    return next((v for v, text in longest_first if mark.startswith(text)), "differs")
 
 
 def write_report(
     path: Path,
-    claims: Sequence[tuple[FigureSpec, Claim]],
+    claims: Sequence[tuple[FigureSpec, Judged | Claim]],
     *,
     quick: bool,
     order: Sequence[str] | None = None,
@@ -104,7 +141,9 @@ def write_report(
         "tolerance its row states (and why: our standard error, the digits the paper "
         "prints, or a quoted reading of a qualitative word), *partly reproduced* when one "
         "part holds and another does not (its cause in the row), *differs* when none "
-        "holds, and *not measurable* when a part cannot be measured from our runs.",
+        "holds, and *not measurable* when a part cannot be measured from our runs. Each "
+        "verdict states the trials per setting it needs (the experiment config's "
+        "n_trials); one measured on fewer is marked provisional.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -8,6 +8,7 @@ line style or marker.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import matplotlib.colors as mcolors
@@ -47,9 +48,16 @@ def color(protocol: str) -> tuple[float, float, float]:
     """The colour of a protocol, by its registered name (case-insensitive).
 
     The registry's colour (:mod:`ldp.registry`) if it declares one; otherwise a colour of
-    :data:`FALLBACK_PALETTE` fixed by the protocol's position among those without one.
+    :data:`FALLBACK_PALETTE` fixed by the protocol's position among those without one; a
+    name the registry does not know here (a plug-in not installed where the figure is
+    drawn) gets one fixed by a hash of its name, so its results still draw.
     """
-    entry = registry.get(protocol)
+    try:
+        entry = registry.get(protocol)
+    except registry.RegistryError:
+        palette = sns.color_palette(FALLBACK_PALETTE, 10)
+        digest = hashlib.sha256(str(protocol).upper().encode()).hexdigest()
+        return tuple(palette[int(digest, 16) % len(palette)])
     if entry.color is not None:
         return mcolors.to_rgb(entry.color)
     plain = [p.name for p in registry.protocols().values() if p.color is None]

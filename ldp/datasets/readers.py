@@ -106,15 +106,40 @@ class _Bad:
         return [f"{self.path}: skipped {self.count:,} malformed line(s) (first: {self.first})"]
 
 
+#: How much of a file's start :func:`_lines` checks for binary data.
+BINARY_PROBE_BYTES = 8192
+
+
+def _binary(head: bytes) -> bool:
+    """Whether bytes are binary data rather than text: a NUL byte, or other control bytes
+    (besides tab, line endings, form feed and escape) in what is not valid UTF-8."""
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return bool(head.translate(None, _TEXT_BYTES)[:1])
+    return False
+
+
+#: Bytes of text: printable ASCII, tab, line ending, form feed, escape and every byte >= 0x80.
+_TEXT_BYTES = bytes([9, 10, 12, 13, 27, *range(32, 127), *range(128, 256)])
+
+
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes without the line ending) for every line of a file.
 
     Reads at most :data:`MAX_LINE_BYTES` bytes per line: a longer line (e.g. a binary or
-    sparse file without newlines) is a :class:`DataFileError` naming it.
+    sparse file without newlines) is a :class:`DataFileError` naming it, and so is a file
+    whose first :data:`BINARY_PROBE_BYTES` are binary data (an image, an archive): "not a
+    text file".
     """
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as handle:
+            if _binary(handle.read(BINARY_PROBE_BYTES)):
+                raise DataFileError(path, "not a text file (binary data in its first bytes)")
+            handle.seek(0)
             number = 0
             while line := handle.readline(MAX_LINE_BYTES + 1):
                 number += 1
@@ -182,7 +207,8 @@ def read_kosarak(
         ``"random"``: the item at a uniformly random position of the line (drawn from
         ``rng``, one uniform per line in file order); ``"first"``: the first item.
     m : int
-        Item ids must be < 2**m.
+        Every item id of every line must be < 2**m (all are checked, whichever is chosen,
+        so whether a file is accepted does not depend on the seed).
 
     Returns
     -------
@@ -195,6 +221,7 @@ def read_kosarak(
         raise ValueError(f"item_rule must be 'random' or 'first', got {item_rule!r}")
     bad = _Bad(path, on_bad_line)
     limit = 2**m
+    digits = len(str(limit))  # an id with fewer digits is < limit
     chosen: list[int] = []
     empty = 0
     uniforms = rng.random(1 << 16)
@@ -217,15 +244,16 @@ def read_kosarak(
                 f"{excerpt(line)})",
             )
             continue
+        # every id of the line is checked, not only the chosen one: whether a file is
+        # accepted must not depend on the seed that picks a transaction's item
+        if max(map(len, items)) >= digits:
+            wrong = next((t for t in items if len(t) > _MAX_DIGITS or int(t) >= limit), None)
+            if wrong is not None:
+                what = f"of {len(wrong):,} digits" if len(wrong) > _MAX_DIGITS else int(wrong)
+                bad(number, f"item id {what} does not fit in m={m} bits")
+                continue
         token = items[0] if item_rule == "first" else items[int(u * len(items))]
-        if len(token) > _MAX_DIGITS:
-            bad(number, f"item id of {len(token):,} digits does not fit in m={m} bits")
-            continue
-        item = int(token)
-        if item >= limit:
-            bad(number, f"item id {item} does not fit in m={m} bits")
-            continue
-        chosen.append(item)
+        chosen.append(int(token))
     notes = bad.notes()
     if empty:
         notes.append(f"{path}: skipped {empty:,} empty line(s)")

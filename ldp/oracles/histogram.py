@@ -60,11 +60,7 @@ class SHE(FrequencyOracle):
                 "epsilon",
                 self.epsilon,
                 f">= {MIN_SHE_EPSILON} for SHE",
-                message=(
-                    f"epsilon = {self.epsilon} is too small for SHE: its exact noise tables "
-                    f"need ~280/epsilon cells; the smallest supported epsilon is "
-                    f"{MIN_SHE_EPSILON}"
-                ),
+                "its exact noise tables need ~280/epsilon cells",
             )
         object.__setattr__(self, "noise", histogram_noise(self.epsilon))
 

@@ -64,14 +64,19 @@ def test_data_file_error_keeps_its_fields() -> None:
 
 # ------------------------------------------------------------------------ size limits
 def test_a_file_without_newline_is_rejected_without_reading_it_whole(tmp_path: Path) -> None:
-    """A 2 GB sparse file with no newline: rejected after the line limit, naming the line."""
+    """A 2 GB sparse file with no newline: rejected from its first bytes (binary zeros)."""
     path = tmp_path / "huge.dat"
     with path.open("wb") as handle:
         handle.write(b"1 2\n")
         handle.truncate(2**31)  # sparse: no disk space, no newline after line 1
+    with pytest.raises(DataFileError, match=r"huge\.dat: not a text file"):
+        load("kosarak", path=path, cache=False)  # its zeros are binary data
+
+
+def test_a_line_longer_than_the_limit_is_rejected_naming_it(tmp_path: Path) -> None:
     limit = readers.MAX_LINE_BYTES
-    assert limit < 2**31 // 100
-    with pytest.raises(DataFileError, match=rf"huge\.dat, line 2: longer than {limit:,} bytes"):
+    path = _write(tmp_path / "long.dat", b"1 2\n" + b"3 " * (limit // 2 + 8))
+    with pytest.raises(DataFileError, match=rf"long\.dat, line 2: longer than {limit:,} bytes"):
         load("kosarak", path=path, cache=False)
 
 
@@ -179,3 +184,40 @@ def test_cli_prints_kosarak_ids_in_decimal(
     assert cli.main(["describe", "kosarak", f"path={path}", "item_rule=first"]) == 0
     out = capsys.readouterr().out
     assert "top values        41270, 3" in out and "0x" not in out
+
+
+# ------------------------------------------------------------------ binary files, seeds
+PNG_START = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"
+
+
+@pytest.mark.parametrize("name", ["kosarak", "aol", "url"])
+@pytest.mark.parametrize("suffix", [".dat", ".dat.gz"])
+def test_a_binary_file_is_not_a_text_file(tmp_path: Path, name: str, suffix: str) -> None:
+    import gzip
+
+    data = PNG_START + bytes(range(256)) * 4
+    path = _write(
+        tmp_path / f"image{suffix}", gzip.compress(data) if suffix.endswith("gz") else data
+    )
+    with pytest.raises(DataFileError) as caught:
+        load(name, path=path, cache=False)
+    assert str(caught.value) == f"{path}: not a text file (binary data in its first bytes)"
+
+
+def test_text_with_latin1_bytes_is_still_text(tmp_path: Path) -> None:
+    path = _write(tmp_path / "queries.txt", "café\t3\nnaïve\t2\n".encode("latin-1"))
+    assert load("aol", path=path, cache=False).n == 5
+
+
+def test_a_kosarak_id_too_wide_fails_whatever_the_seed(tmp_path: Path) -> None:
+    """The wide id is one of 20 on its line: the error must not depend on which item the
+    seed picks (it used to be raised only when the random pick landed on it)."""
+    wide = str(2**32).encode()
+    line = b" ".join([b"5"] * 19 + [wide])
+    path = _write(tmp_path / "kosarak.dat", b"1 2 3\n" + line + b"\n4\n")
+    for seed in range(8):
+        with pytest.raises(DataFileError, match=rf"line 2: item id {2**32} does not fit in m=32"):
+            load("kosarak", path=path, seed=seed, cache=False)
+    for seed in range(8):  # skipped (and counted) under every seed alike
+        data = load("kosarak", path=path, seed=seed, cache=False, on_bad_line="skip")
+        assert data.n == 2

@@ -3,7 +3,7 @@
 Both run on this machine, with real separate processes: a ``distributed.LocalCluster``
 (a scheduler and two worker processes, reached over TCP like a remote cluster) through
 ``backend=dask``, and Hydra's submitit launcher in its local mode
-(``hydra/launcher=submitit_local``: every grid point a submitit job in its own process).
+(``hydra/launcher=slurm_local``: every grid point a submitit job in its own process).
 The trials' numbers depend only on (setting, trial), so both tables must equal the table of
 a plain loky run exactly, value for value.
 """
@@ -70,7 +70,7 @@ def test_the_submitit_launcher_gives_the_loky_table(results_dir, tmp_path, loky_
     other = tmp_path / "submitit-results"
     done = run_cli(
         "-m",
-        "hydra/launcher=submitit_local",
+        "hydra/launcher=slurm_local",
         "hydra.launcher.timeout_min=10",
         "protocol=grr,olh",
         "epsilon=1,2",
@@ -82,6 +82,9 @@ def test_the_submitit_launcher_gives_the_loky_table(results_dir, tmp_path, loky_
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    # the sweep ends with a summary, and submitit's files sit in one folder (no literal %j)
+    assert "dist: 4 submitit jobs finished; 4 settings, 12 trials recorded" in done.stdout
+    assert not [p for p in other.rglob("*") if "%j" in p.name]
     table, corrupt = ResultsStore(other, "dist").load()
     assert not corrupt
     pd.testing.assert_frame_equal(_comparable(table), loky_table)

@@ -147,7 +147,7 @@ def test_the_harness_runs_the_plugin_beside_olh_and_draws_it(plugin_site, tmp_pa
     assert set(table.loc[table["protocol.name"] == "UEp", "protocol.p"].dropna()) == {0.3}
     # the recorded analytic value is the plug-in's own variance (pure framework, p, q)
     rows = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
-    mine = rows[(rows["protocol.name"] == "UEp") & np.isclose(rows["epsilon"], 1.0)]
+    mine = rows[(rows["protocol.p"] == 0.3) & np.isclose(rows["epsilon"], 1.0)]
     q = 0.3 / (0.3 + 0.7 * np.e)
     assert mine["analytic"].iloc[0] == pytest.approx(q * (1 - q) / (0.3 - q) ** 2)
 
@@ -160,5 +160,6 @@ def test_the_harness_runs_the_plugin_beside_olh_and_draws_it(plugin_site, tmp_pa
     path = tmp_path / "plugin.png"
     figure.savefig(path)
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert "UE(p)" in labels and "OLH" in labels
+    # the plug-in's two values of p are two lines, never one pooling them
+    assert {"UE(p) (p=0.3)", "UE(p) (p=default)", "OLH"} <= set(labels)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
