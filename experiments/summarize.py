@@ -363,13 +363,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep rows: KEY=a,b  KEY!=v  KEY>=v  KEY<=v  KEY>v  KEY<v (repeatable)",
     )
     parser.add_argument(
-        "--by", action="append", help="group by this column (repeatable): a statistics table"
+        "--by",
+        action="append",
+        help="group by these columns (repeatable, or comma-separated): a statistics table",
     )
     parser.add_argument(
         "--format", choices=FORMATS, help="statistics table as text, csv, markdown or latex"
     )
     parser.add_argument("--out", help="write the statistics table to this file")
     args = parser.parse_args(argv)
+    if args.by:  # --by protocol,epsilon is --by protocol --by epsilon
+        args.by = [column for item in args.by for column in item.split(",") if column]
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
