@@ -337,10 +337,159 @@ def prop1_claim(frame: pd.DataFrame) -> Claim:
     )
 
 
+#: Bits of a hash seed in an OLH report (a 32-bit seed names the user's hash function).
+SEED_BITS = 32
+#: [PEM] Sec. VI-A's population sizes (n, the data set's name).
+SEC6_N = {"url": 1_200_000, "aol": 500_000, "exponential": 1_000_000}
+
+
+def olh_bits(epsilon: float) -> int:
+    """Bits of one OLH report ⟨H, y⟩: the seed and y in {0 .. d'-1}, d' = ⌈e^ε + 1⌉."""
+    return SEED_BITS + math.ceil(math.log2(theory.olh_default_g(epsilon)))
+
+
+def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[Claim]:
+    """Sec. III-D / VII: MCM's h channels multiply its report by h; its k^1.5 channels
+    against the "around √n" of Sec. VII.  Closed forms, from the reports the paper
+    describes (PEM ⟨H, y⟩; SPM improved: a segment-pair report and a whole-value report,
+    both OLH; MCM ⟨π(v), ℓ, b_1..b_h⟩)."""
+    ks = (8, 16, 32, 64)
+    pem = olh_bits(epsilon)
+    spm = 2 * olh_bits(epsilon / 2) + math.ceil(math.log2(28))  # g = 8: C(8, 2) pair indices
+    mcm = {k: olh_bits(epsilon / 2) + math.ceil(math.log2(m)) + math.ceil(k**1.5) for k in ks}
+    bits = (
+        f"ε = {epsilon:g}, m = {m}, {SEED_BITS}-bit hash seeds: PEM {pem} bits a user, SPM "
+        f"(two OLH reports at ε/2, a pair index of C(8,2) for g = 8 segments) {spm}, MCM (an OLH report at ε/2, "
+        "ℓ, h = ⌈k^1.5⌉ channel bits) "
+        + ", ".join(f"k = {k}: {b} ({b / pem:.1f}× PEM)" for k, b in mcm.items())
+    )
+    roots = {name: math.sqrt(n) for name, n in SEC6_N.items()}
+    channel_ratio = {k: math.ceil(k**1.5) / roots["exponential"] for k in ks}
+    around = all(0.5 <= r <= 2 for r in channel_ratio.values())
+    return [
+        Claim(
+            source="PEM Sec. III-D (MCM's limitations)",
+            paper=(
+                "each user reports on all h channels: a multiplicative factor h on the "
+                "communication (and on the aggregator's queries)"
+            ),
+            ours=(
+                f"closed form of the reports: MCM's bit part is h bits where a one-channel "
+                f"report has 1 (exactly ×h); whole reports: {bits}"
+            ),
+            tolerance="exact arithmetic on the report formats the paper describes",
+            verdict="reproduced",
+        ),
+        Claim(
+            source="PEM Sec. VII (related work: Bassily et al. [5])",
+            paper="'in our experimental comparison with MCM, we already use around √n channels'",
+            ours=(
+                "the MCM of Sec. VI-A uses k^1.5 channels: "
+                + ", ".join(f"k = {k}: {math.ceil(k**1.5)}" for k in ks)
+                + "; √n is "
+                + ", ".join(f"{name} {root:.0f}" for name, root in roots.items())
+                + " (the data of Sec. VI-A): k^1.5/√n = "
+                + ", ".join(f"{r:.2f}" for r in channel_ratio.values())
+                + " on the synthetic data"
+            ),
+            tolerance="'around' read as within a factor 2 of √n at every k the figures use",
+            verdict="reproduced" if around else "differs",
+            reason=(
+                ""
+                if around
+                else "k^1.5 reaches √n only at k = n^(1/3) = 100 for n = 10^6: over k = "
+                f"{ks[0]}..{ks[-1]} the improved MCM has {min(channel_ratio.values()):.2f} to "
+                f"{max(channel_ratio.values()):.2f} of √n channels. Figs. 5, 6 and 8a draw MCM "
+                "with √n channels beside it (the 'MCM (√n channels)' line)"
+            ),
+        ),
+    ]
+
+
+#: [PEM] Sec. VI-A's data-set figures (n, distinct values, bits per value); USENIX'17 Sec.
+#: 6 for Kosarak (990,002 users, 41,270 items).
+PAPER_DATA = {
+    "url": (1_200_000, 27_000, 160, "1.2 million data points, 27 thousand unique urls, 20 bytes"),
+    "aol": (500_000, 200_000, 48, "around 0.5 million queries, 0.2 million unique, 6 bytes"),
+    "exponential": (1_000_000, None, 64, "n = 1,000,000, m = 64 bits, scale 0.05"),
+    "kosarak": (990_002, 41_270, 32, "990,002 users, 41,270 items (USENIX'17 Sec. 6)"),
+}
+#: The domain our runs give a data set where the paper's count is its domain, not the
+#: values held (Kosarak: oracle_mse_kosarak's options.domain_size).
+DOMAIN_NOTE = {
+    "kosarak": "; the runs' domain is all 41,270 items (options.domain_size), held or not",
+}
+
+
+def dataset_claims() -> list[Claim]:
+    """Sec. VI-A's data-set statistics against the data our runs use (the calibrated
+    surrogates when the real files are absent)."""
+    from ldp import datasets
+
+    out = []
+    for name, (n, distinct, m, text) in PAPER_DATA.items():
+        data = datasets.load(name)
+        parts = [
+            "reproduced" if abs(data.n - n) <= 0.05 * n else "differs",
+            "reproduced" if data.m == m else "differs",
+        ]
+        if distinct is not None:
+            parts.append(
+                "reproduced" if abs(data.n_distinct - distinct) <= 0.1 * distinct else "differs"
+            )
+        calibrated = {
+            "url": "the paper's own figures (1.2 M visits, 27,000 distinct 20-byte URLs)",
+            "aol": "the authors' release of the log measured as 6-byte first queries "
+            "(657,427 users, about 121,000 distinct; top-16 share 12.8%)",
+            "exponential": "synthetic: the paper's law itself (geometric, scale 0.05)",
+            "kosarak": "kosarak.dat's counts (990,002 transactions, 41,270 items; the 16th and "
+            "32nd supports)",
+        }[name]
+        verdict = both(*parts)
+        out.append(
+            Claim(
+                source="PEM Sec. VI-A (data sets)"
+                if name != "kosarak"
+                else "USENIX'17 Sec. 6 (Kosarak)",
+                paper=f"{name}: {text}",
+                ours=(
+                    f"{data.source} data: n = {data.n:,}, {data.n_distinct:,} distinct values "
+                    f"held, m = {data.m} bits; calibrated to {calibrated}"
+                    + DOMAIN_NOTE.get(name, "")
+                ),
+                tolerance=(
+                    "n within 5% and distinct values within 10% (the paper rounds to one or "
+                    "two digits: '1.2 million', '27 thousand'); m exact"
+                ),
+                verdict=verdict,
+                reason=(
+                    ""
+                    if verdict == "reproduced"
+                    else {
+                        "aol": "the surrogate follows the measured release (657,427 first "
+                        "queries, ~121,000 distinct at 6 bytes), whose counts are not the "
+                        "paper's rounded 0.5 M and 0.2 M",
+                        "kosarak": "41,270 is the item domain; a one-item-per-user draw of "
+                        "990,002 users holds fewer of them (the rare items go unheld)",
+                    }.get(name, "see the numbers")
+                ),
+            )
+        )
+    return out
+
+
 def claims(table: pd.DataFrame) -> list[Claim]:
-    """Sec. II-B's two worked examples, Lemma 1 and Prop. 1."""
+    """Sec. II-B's two worked examples, Lemma 1 and Prop. 1; Sec. III-D / VII's channel
+    counts and report sizes; Sec. VI-A's data sets (closed forms and data, no runs)."""
     frame = stats(table)
-    return [grr_claim(frame), *olh_claims(frame), lemma1_claim(frame), prop1_claim(frame)]
+    return [
+        grr_claim(frame),
+        *olh_claims(frame),
+        lemma1_claim(frame),
+        prop1_claim(frame),
+        *communication_claims(),
+        *dataset_claims(),
+    ]
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
