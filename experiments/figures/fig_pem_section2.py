@@ -359,8 +359,8 @@ def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[Claim]:
     mcm = {k: olh_bits(epsilon / 2) + math.ceil(math.log2(m)) + math.ceil(k**1.5) for k in ks}
     bits = (
         f"ε = {epsilon:g}, m = {m}, {SEED_BITS}-bit hash seeds: PEM {pem} bits a user, SPM "
-        f"(two OLH reports at ε/2, a pair index of C(8,2) for g = 8 segments) {spm}, MCM (an OLH report at ε/2, "
-        "ℓ, h = ⌈k^1.5⌉ channel bits) "
+        "(two OLH reports at ε/2, a pair index of C(8,2) for g = 8 segments) "
+        f"{spm}, MCM (an OLH report at ε/2, ℓ, h = ⌈k^1.5⌉ channel bits) "
         + ", ".join(f"k = {k}: {b} ({b / pem:.1f}× PEM)" for k, b in mcm.items())
     )
     roots = {name: math.sqrt(n) for name, n in SEC6_N.items()}
