@@ -59,12 +59,12 @@ def _style(label: str) -> dict:
         top_k = label == TOPK_LABEL
         return {
             "colour": style.color(NAME),
-            "marker": "D",
+            "marker": style.marker(NAME),
             "ls": "--" if top_k else "-",
             "filled": not top_k,
         }
     name = label.split(" ")[0]
-    return {"colour": style.color(name), "marker": sec6.MARKERS.get(name, "o")}
+    return {"colour": style.color(name), "marker": style.marker(name)}
 
 
 def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
