@@ -72,6 +72,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9)
             stats = points.groupby(["engine", "epsilon"])["value"].agg(["mean", "std", "size"])
             spread = (index - (len(protocols) - 1) / 2) * PROTOCOL_DODGE
+            if spread:  # moved off its ε, a point gets a tick of its own line's value there
+                epsilons = np.unique(stats.index.get_level_values("epsilon"))
+                ticks = analytic_line(points, name, epsilons, d)
+                ax.hlines(
+                    ticks, epsilons + spread - 0.03, epsilons + spread + 0.03, color=colour, lw=1.4
+                )
             for (engine, epsilon), row in stats.iterrows():
                 half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
                 ax.errorbar(
@@ -306,7 +312,8 @@ FIGURE = FigureSpec(
         "trials in the protocol's colour and marker, filled for the sampled engine, open "
         "for real reports; error bars ±2 standard errors. At each ε the protocols' points "
         "are spread side by side (±0.2 in ε, in legend order) so that they stay apart at "
-        "d = 2, where their variances nearly coincide and a trial's error bar is ±40%."
+        "d = 2, where their variances nearly coincide and a trial's error bar is ±40%; the "
+        "short tick beside each pair of points is its protocol's Table 1 value at that ε."
     ),
     claim=(
         "USENIX'17 Table 1 and Sec. 5: the empirical variance of every oracle matches its "

@@ -247,6 +247,8 @@ def test_fig9_series_cover_the_same_epsilons():
         "SPM",
         "MCM (split ε)",
         "SPM (split ε)",
+        "MCM (partitioned)",
+        "SPM (partitioned)",
     }
     assert len({frozenset(v) for v in series.values()}) == 1
 
