@@ -105,11 +105,15 @@ def marker(protocol: str) -> str:
 def split_label(label: str) -> tuple[str, str | None]:
     """``(protocol, variant)`` of a legend label ``"<protocol> (<words>, ...)"``.
 
-    The variant is the parenthesised words that are not :data:`MODE_WORDS`, joined by ", "
-    (``None`` when none are left, or the label has no parentheses).  The protocol part must
-    be a registered name (case-insensitive).
+    A registered protocol's own name or label is that protocol.  Otherwise the variant is
+    the parenthesised words that are not :data:`MODE_WORDS`, joined by ", " (``None`` when
+    none are left, or the label has no parentheses).  The protocol part must be a
+    registered name (case-insensitive).
     """
-    match = re.fullmatch(r"\s*(.+?)\s*\((.*)\)\s*", label)
+    for entry in registry.protocols().values():  # a protocol's own name or label: "UE(p)"
+        if label.strip().lower() in {entry.name.lower(), str(entry.label).lower()}:
+            return entry.name, None
+    match = re.fullmatch(r"\s*(.+?)\s+\((.*)\)\s*", label)
     name, words = (match.group(1), match.group(2)) if match else (label.strip(), "")
     name = registry.get(name).name
     kept = [w.strip() for w in words.split(",") if w.strip() and w.strip() not in MODE_WORDS]
