@@ -86,18 +86,20 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     for name in protocols:
         mine = stats[stats["protocol"] == name].sort_values("epsilon")
         protocol_rows = rows[rows["protocol.name"] == name]
-        colour = style.color(name)
+        label = label_of(protocol_rows, name)
+        colour, marker = style.series_color(label), style.series_marker(label)
+        shift = DODGE * (protocols.index(name) - (len(protocols) - 1) / 2)
         n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 120)
         if len(grid) and grid[0] == grid[-1]:
             grid = grid[:1]
         line = [expected_mse(protocol_rows, e, n, d) for e in grid]
         ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9)
-        ax.errorbar(
-            mine["epsilon"],
+        ax.errorbar(  # side by side: BLH, HR and HM (and OUE, OLH) coincide
+            mine["epsilon"] + shift,
             mine["mean"],
             yerr=2 * mine["se"],
-            fmt="o",
+            fmt=marker,
             color=colour,
             ms=4.5,
             capsize=2,
@@ -105,18 +107,16 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         )
         expected = np.array([expected_mse(protocol_rows, e, n, d) for e in mine["epsilon"]])
         ax_ratio.errorbar(
-            mine["epsilon"] + DODGE * (protocols.index(name) - (len(protocols) - 1) / 2),
+            mine["epsilon"] + shift,
             mine["mean"] / expected,
             yerr=2 * mine["se"] / expected,
-            fmt="o",
+            fmt=marker,
             color=colour,
             ms=3.5,
             capsize=1.5,
             lw=0.8,
         )
-        handles.append(
-            Line2D([], [], color=colour, marker="o", lw=1.0, label=label_of(protocol_rows, name))
-        )
+        handles.append(Line2D([], [], color=colour, marker=marker, lw=1.0, label=label))
     ax.set_yscale("log")
     ax.set_ylabel("MSE of the frequencies ĉ(v)/n")
     if len(stats):
@@ -251,9 +251,11 @@ FIGURE = FigureSpec(
         "items (held or not), against ε, for GRR, SUE, OUE, SHE, THE (optimal θ), BLH and "
         "OLH; n = 990,002 users, one item each (the calibrated surrogate unless the real file "
         "is given; the title says which). Points: mean over 50 trials, ±2 standard errors "
-        "(smaller than the markers; OUE and OLH coincide). Thin lines: the exact expectation "
+        "(smaller than the markers), in each protocol's colour and marker, spread side by "
+        "side at each ε (±0.2, legend order) since OUE and OLH, and BLH, HR and HM, coincide. "
+        "Thin lines: the exact expectation "
         "(1/d)Σ_v Var[ĉ(v)]/n², from each oracle's variance with the true counts. Lower "
-        "panel: empirical over expected (points dodged sideways; trials share their random "
+        "panel: empirical over expected (spread the same way; trials share their random "
         "streams across ε, so a protocol's deviations are correlated across ε). Sampled "
         "engine: with d ≈ 41k the reports engine of the unary and histogram encodings would "
         "hold n × d ≈ 4·10^10 numbers per trial. GRR, which the paper leaves out for this "

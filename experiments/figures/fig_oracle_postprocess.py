@@ -20,16 +20,21 @@ from matplotlib.lines import Line2D
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
 
+#: The post-processing methods, in legend order: (label, marker).
+_METHODS = {
+    "base_pos": ("Base-Pos", "v"),
+    "norm": ("Norm", "^"),
+    "norm_mul": ("Norm-Mul", "<"),
+    "norm_cut": ("Norm-Cut", ">"),
+    "norm_sub": ("Norm-Sub", "s"),
+    "power": ("Power", "D"),
+    "power_ns": ("PowerNS", "P"),
+}
+_COLOURS = style.category_colors(list(_METHODS))  # not a protocol's colour
 #: Legend order and look: (label, colour, marker).
 METHODS = {
     "none": ("unbiased (none)", "black", "o"),
-    "base_pos": ("Base-Pos", "#1b9e77", "v"),
-    "norm": ("Norm", "#d95f02", "^"),
-    "norm_mul": ("Norm-Mul", "#7570b3", "<"),
-    "norm_cut": ("Norm-Cut", "#e7298a", ">"),
-    "norm_sub": ("Norm-Sub", "#66a61e", "s"),
-    "power": ("Power", "#e6ab02", "D"),
-    "power_ns": ("PowerNS", "#a6761d", "P"),
+    **{method: (text, _COLOURS[method], marker) for method, (text, marker) in _METHODS.items()},
 }
 METRICS = (("sq_error_n", "MSE, all values"), ("sq_error_top_n", "MSE, top 20 values"))
 

@@ -66,16 +66,13 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.4), sharey=True)
     for ax, (varied, title, show) in zip(axes, PANELS, strict=True):
         panel = sec5.panel_rows(rows, varied, defaults).sort_values(varied)
-        others = [v for v in panel[varied] if not np.isclose(v, defaults[varied])]
+        # every series is PEM: a panel's values in shades of its colour, light to dark
+        shade = dict(zip(panel[varied], style.shades("PEM", len(panel)), strict=True))
         handles = []
         for key, row in panel.iterrows():
             value = row[varied]
             is_default = np.isclose(value, defaults[varied])
-            colour = (
-                sec5.DATASET_COLORS["zipf"]
-                if is_default
-                else sec5.VARIANT_COLORS[others.index(value) % len(sec5.VARIANT_COLORS)]
-            )
+            colour = shade[value]
             points = values[values["config_hash"] == key].sort_values("frequency")
             ax.plot(points["frequency"], points["model"], color=colour, lw=1.0, alpha=0.9)
             sec5.errorbar(

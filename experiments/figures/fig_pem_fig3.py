@@ -238,7 +238,8 @@ FIGURE = FigureSpec(
     title="PEM Fig. 3: utility under different configurations (Sec. V-B)",
     caption=(
         "F1 (filled circles, solid lines) and NCR (open squares, dashed lines) of the top "
-        "k = 16 on zipf (blue) and zipf(-20) (orange), n = 10⁵, m = 16, ε = 1, γ = 4, "
+        "k = 16 on zipf (dark) and zipf(-20) (light; two shades of PEM's colour), n = 10⁵, "
+        "m = 16, ε = 1, γ = 4, "
         "|C_i| = 16, OLH, sampled engine, 100 runs. (a) g = 1..6 rounds, the 12 bits after γ "
         "split as evenly as possible (g = 5: 3,3,2,2,2), n[i] = n/g; (b) g = 2, η[1] = 1..11, "
         "η[2] = 12 − η[1], n[1] = n/2; (c) g = 2, η = 6, 6, n[1] = 10,000..90,000. Points: "

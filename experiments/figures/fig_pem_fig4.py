@@ -201,7 +201,7 @@ FIGURE = FigureSpec(
     title="PEM Fig. 4: utility of the optimal PEM (Sec. V-C)",
     caption=(
         "F1 (filled circles, solid lines) and NCR (open squares, dashed lines) of the top "
-        "k = 32 for the optimal PEM on zipf (blue) and zipf(-20) (orange), varying (a) "
+        "k = 32 for the optimal PEM on zipf (dark) and zipf(-20) (light), varying (a) "
         "n = 10⁵, 10⁶, 10⁷, (b) m = 16, 32, 48, 64, (c) ε = 0.5, 1, 2, 4, the others at "
         "n = 10⁶, m = 64, ε = 1; OLH, sampled engine, 100 runs. The configuration is the "
         "optimizer's of Sec. IV-C (query limit 2^20, assumed f_j ∝ 1/j, goal F1); its number "

@@ -117,7 +117,65 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 ),
             )
         )
-    return out
+    return [*out, *f1_ncr_claims(table)]
+
+
+#: Two means closer than this are a tie for :func:`f1_ncr_claims` (about a standard error
+#: of a 10-run mean at the larger spreads of Figs. 5-6).
+TIE = 0.02
+
+
+def f1_ncr_claims(table: pd.DataFrame) -> list[Claim]:
+    """VI-B2: "a protocol with better F1 score will also have a better NCR score": every
+    pair of protocols at every (data set, k) ordered alike by both metrics."""
+    by = ["dataset.name", "k", "protocol.name"]
+    f1, ncr = (sec6.summary(table, metric, by).set_index(by)["mean"] for metric in ("f1", "ncr"))
+    both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
+    pairs = agree = 0
+    disagree = []
+    for (dataset, k), group in both_metrics.groupby(level=[0, 1]):
+        names = list(group.index.get_level_values(2))
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                d_f1 = group["f1"].iloc[i] - group["f1"].iloc[names.index(b)]
+                d_ncr = group["ncr"].iloc[i] - group["ncr"].iloc[names.index(b)]
+                if abs(d_f1) < TIE:  # F1 does not order the pair: nothing to agree with
+                    continue
+                pairs += 1
+                if d_f1 * d_ncr > 0 or abs(d_ncr) < TIE:
+                    agree += 1
+                else:
+                    disagree.append(f"{dataset} k = {int(k)} {a} vs {b}")
+    if pairs == 0:
+        verdict, ours = "not measurable", "no pair of protocols with F1 apart by 0.02 or more"
+    else:
+        verdict = "reproduced" if agree == pairs else "partly" if agree > pairs / 2 else "differs"
+        ours = (
+            f"of {pairs} (data set, k, pair of protocols) whose mean F1 differ by ≥ {TIE}, "
+            f"{agree} have NCR in the same order (or tied)"
+            + (f"; reversed at {', '.join(disagree)}" if disagree else "")
+            + f" ({sec6.runs_note(table)})"
+        )
+    return [
+        Claim(
+            source="PEM Sec. VI-B2 (Figs. 5, 6: F1 against NCR)",
+            paper="a protocol with better F1 score will also have a better NCR score",
+            ours=ours,
+            tolerance=(
+                f"every pair that F1 orders (mean F1 apart by ≥ {TIE}, about one standard "
+                f"error of a 10-run mean) ordered the same way by NCR, or tied within {TIE}"
+            ),
+            verdict=verdict,
+            reason=(
+                ""
+                if verdict == "reproduced"
+                else "NCR weights the top ranks, F1 does not: a protocol that finds many "
+                "lower values but misses the top one can lead on F1 and trail on NCR"
+                if verdict != "not measurable"
+                else "no F1 gap to compare"
+            ),
+        )
+    ]
 
 
 FIGURE = FigureSpec(

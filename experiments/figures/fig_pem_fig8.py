@@ -41,17 +41,18 @@ def panels(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
 
 
 def _series_name(rows: pd.DataFrame) -> pd.Series:
-    """MCM/SPM, or a labelled variant of them (block MCM, √n channels) by its block and
-    channel knobs; the budget is drawn by line style."""
+    """MCM/SPM, or a variant of them named as its preset's label ("MCM (8-bit OLH blocks)",
+    "MCM (√n channels)") from its block and channel knobs, so it has the colour and marker
+    it has in every figure; the budget is drawn by line style."""
     name = rows["protocol.name"].astype(str)
     if "protocol.block_encoding" in rows:
         block = rows["protocol.block_encoding"] == "oracle"
         bits = rows.get("protocol.block_bits", pd.Series(8, index=rows.index))
         name = name.where(
-            ~block, "MCM, " + bits.fillna(8).astype(int).astype(str) + "-bit OLH blocks"
+            ~block, name + " (" + bits.fillna(8).astype(int).astype(str) + "-bit OLH blocks)"
         )
     if "protocol.channels" in rows:
-        name = name.where(rows["protocol.channels"] != "sqrt_n", name + ", √n channels")
+        name = name.where(rows["protocol.channels"] != "sqrt_n", name + " (√n channels)")
     return name
 
 
@@ -72,26 +73,20 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = sec6.summary(rows, "f1", ["series", "protocol.name", "budget", "epsilon"])
     names = sorted(
         set(stats["series"]),
-        key=lambda s: (sec6.ordered(stats["protocol.name"]).index(s.split(",")[0]), s),
+        key=lambda s: (sec6.ordered(stats["protocol.name"]).index(s.split(" ")[0]), s),
     )
-    shades = {}
-    for base in ("MCM", "SPM"):
-        variants = [s for s in names if s.split(",")[0] == base]
-        for variant, colour in zip(variants, sec6.shades(base, len(variants))[::-1], strict=True):
-            shades[variant] = colour
     for name in names:
         for mode in ("partition", "split"):
             series = stats[(stats["series"] == name) & (stats["budget"] == mode)]
             if series.empty:
                 continue
             series = series.sort_values("epsilon")
-            base = name.split(",")[0]
             sec6.points(
                 ax,
                 series["epsilon"],
                 series,
-                shades.get(name, style.color(base)),
-                marker=sec6.MARKERS.get(base, "o"),
+                style.series_color(name),
+                marker=style.series_marker(name),
                 ls=sec6.BUDGET_LS[mode],
                 filled=mode == "partition",
                 label=f"{name}, {BUDGET_LABELS[mode]}",
@@ -99,14 +94,15 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     if (rows["protocol.name"] == "MCM").any():
         ceiling_line(ax, rows, np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 40))
     ax.set_title("(a) partitioning users vs splitting ε")
-    ax.legend(loc="upper left", fontsize=6.5)
+    # below the panel: inside, ten entries would cover the points
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7)
 
 
 def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = sec6.summary(rows, "f1", ["protocol.eta", "epsilon"])
     etas = sorted(int(e) for e in stats["protocol.eta"].unique())
     grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
-    for eta, colour in zip(etas, sec6.shades("PEM", len(etas)), strict=True):
+    for eta, colour in zip(etas, style.shades("PEM", len(etas)), strict=True):
         series = stats[stats["protocol.eta"] == eta].sort_values("epsilon")
         sec6.points(ax, series["epsilon"], series, colour, join=False, label=f"η = {eta}")
         row = rows[rows["protocol.eta"] == eta].iloc[0]
@@ -128,7 +124,7 @@ def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = sec6.summary(rows, "f1", ["assumed", "epsilon"])
     present = [a for a in ASSUMED if a in set(stats["assumed"])]
     present += sorted(set(stats["assumed"]) - set(present))
-    colours = sec6.shades("PEM", len(present))
+    colours = style.shades("PEM", len(present))
     width = 0.02 * (rows["epsilon"].max() - rows["epsilon"].min())
     for i, (assumed, colour) in enumerate(zip(present, colours, strict=True)):
         series = stats[stats["assumed"] == assumed].sort_values("epsilon")
@@ -192,7 +188,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         budget = budget.assign(budget=sec6.budget(budget), series=_series_name(budget))
         variants = sec6.summary(budget, "f1", ["series", "budget", "epsilon"])
         block = {
-            mode: sec6.pick(variants, series="MCM, 8-bit OLH blocks", budget=mode, epsilon=1.2)
+            mode: sec6.pick(variants, series="MCM (8-bit OLH blocks)", budget=mode, epsilon=1.2)
             for mode in ("split", "partition")
         }
         plain = budget[budget["series"] == budget["protocol.name"]]  # 1-bit, k^1.5 channels

@@ -5,9 +5,9 @@ k = 16, 10 runs, sampled engine.  PEM (its optimiser's shape, and the authors' r
 ``pem_paper``: g = 6, "one sixth of users"), and MCM and SPM as Sec. VI-B6 ran them, the
 budget split (the improved variant: the final test at ε/2 for MCM, ε/3 for SPM, all
 users).  Beside each, the variance of an OLH estimate from the users and budget of the
-final test, Eq. (3).  MCM, SPM and PEM's paper shape are ``pem_fig9``'s; PEM with the
-optimiser is read from Fig. 5's ``pem_fig5``.  Partitioned rows, if a table has them, are
-drawn too (Fig. 8a's variant).
+final test, Eq. (3).  MCM and SPM both ways (ε split, and the users partitioned as in
+Sec. VI-B4: 10% of them for the final test at ε) and PEM's paper shape are
+``pem_fig9``'s; PEM with the optimiser is read from Fig. 5's ``pem_fig5``.
 """
 
 from __future__ import annotations
@@ -46,11 +46,17 @@ def rows_of(table: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(budget=sec6.budget(rows).where(rows["protocol.name"] != "PEM", pem_mode))
 
 
+def _series(name: str, budget: str) -> str:
+    """The series' label as in every figure (its colour and marker): PEM's paper shape is
+    the "PEM (paper shape)" preset; the budget modes are drawn by fill and line style."""
+    return "PEM (paper shape)" if name == "PEM" and budget == "paper" else name
+
+
 def _series_label(name: str, budget: str) -> str:
     if name == "PEM":
         if budget == "paper":
-            return "PEM, paper shape (last of g groups, g = 6 at m = 64)"
-        return "PEM (last of g groups)"
+            return "PEM (paper shape), last of g = 6 groups at m = 64"
+        return "PEM, last of g groups"
     return f"{name}, " + ("ε split" if budget == "split" else "users partitioned (10%)")
 
 
@@ -71,13 +77,13 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if series.empty:
                 continue
             series = series.sort_values("epsilon")
-            colour = style.color(name)
+            colour = style.series_color(_series(name, mode))
             sec6.points(
                 ax,
                 series["epsilon"],
                 series,
                 colour,
-                marker=sec6.MARKERS.get(name, "o"),
+                marker=style.series_marker(_series(name, mode)),
                 join=False,
                 filled=mode not in ("split", "paper"),
                 label=_series_label(name, mode),

@@ -55,16 +55,14 @@ def _legend_order(labels) -> list[str]:
 
 
 def _style(label: str) -> dict:
-    if label.startswith(NAME):
-        top_k = label == TOPK_LABEL
-        return {
-            "colour": style.color(NAME),
-            "marker": "D",
-            "ls": "--" if top_k else "-",
-            "filled": not top_k,
-        }
-    name = label.split(" ")[0]
-    return {"colour": style.color(name), "marker": sec6.MARKERS.get(name, "o")}
+    """The series' colour and marker as in every figure (style.series_color: "TreeHist
+    (top-k)" is a variant with a shade of its own); top-k dashed and open."""
+    look = {"colour": style.series_color(label), "marker": style.series_marker(label)}
+    if label == TOPK_LABEL:
+        look |= {"ls": "--", "filled": False}
+    elif label.startswith(NAME):
+        look |= {"ls": "-", "filled": True}
+    return look
 
 
 def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
@@ -112,7 +110,7 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
                     )
                     for v in grid
                 ]
-                sec6.model_line(ax, grid, values, style.color(NAME), ls=":")
+                sec6.model_line(ax, grid, values, style.series_color(TOPK_LABEL), ls=":")
             letter = letters[row_index * len(datasets) + col]
             ax.set_title(
                 f"({letter}) {sec6.data_title(table, dataset)}, {sec6.METRIC_LABELS[metric]}"
@@ -132,7 +130,7 @@ def _legend(figure: plt.Figure, axes, model: bool) -> plt.Figure:
     labels = _legend_order(seen)
     handles = [seen[label] for label in labels]
     if model:
-        handles.append(Line2D([], [], color=style.color(NAME), lw=0.9, ls=":"))
+        handles.append(Line2D([], [], color=style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
         labels.append("TreeHist top-k model, [PEM] Eq. (4) (synthetic)")
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.03)

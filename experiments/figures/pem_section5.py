@@ -21,19 +21,16 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
+from experiments.figures import style
 from experiments.figures.pem_section6 import protocol_json
 from experiments.trials import build_heavy_hitter
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
-#: Colour per data set (colour-blind palette; PEM's own colour is not used because every
-#: series is PEM): zipf blue, zipf(-20) orange, in Fig. 3 and 4.
-_PALETTE = sns.color_palette("colorblind", 10)
-DATASET_COLORS = {"zipf": _PALETTE[0], "zipf(-20)": _PALETTE[1]}
-#: Fig. 2: the default setting in zipf's blue, the other values of a panel in these.
-VARIANT_COLORS = [_PALETTE[i] for i in (2, 4, 5, 3)]
+#: Colour per data set in Figs. 3 and 4: every series is PEM, so two shades of PEM's
+#: colour (dark: zipf, light: zipf(-20)); no other protocol's colour stands in for a data set.
+DATASET_COLORS = dict(zip(("zipf(-20)", "zipf"), style.shades("PEM", 2), strict=True))
 #: Marker and line style per metric: F1 filled circles and solid lines, NCR open squares
 #: and dashed lines.
 METRICS = {

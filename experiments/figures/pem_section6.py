@@ -20,7 +20,6 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
@@ -36,7 +35,6 @@ DATASET_TITLES = {"url": "URL", "aol": "AOL", "exponential": "synthetic"}
 METRIC_LABELS = {"f1": "F1", "ncr": "NCR"}
 #: Protocols in legend order.
 PROTOCOLS = ("PEM", "SPM", "MCM")
-MARKERS = {"PEM": "o", "MCM": "s", "SPM": "^"}
 #: Line style of a budget variant (MCM, SPM): users partitioned (solid), ε split (dashed).
 BUDGET_LS = {"partition": "-", "split": "--"}
 CAPSIZE = 2.5
@@ -83,16 +81,6 @@ def data_title(table: pd.DataFrame, dataset: str) -> str:
 def ordered(names: Sequence[str]) -> list[str]:
     """Protocol names in legend order."""
     return style.order(list(dict.fromkeys(names)))
-
-
-def shades(protocol: str, count: int) -> list[tuple[float, float, float]]:
-    """``count`` shades of a protocol's colour, light to dark (for variants of one protocol):
-    from halfway to white, through the colour, to 40% of it."""
-    base = np.asarray(style.color(protocol))
-    if count <= 1:
-        return [tuple(base)]
-    light, dark = 1 - 0.55 * (1 - base), 0.4 * base
-    return [tuple(c) for c in sns.blend_palette([light, base, dark], count)]
 
 
 # --------------------------------------------------------------------------- drawing
@@ -301,12 +289,6 @@ def protocol_label(name: str) -> str:
 
 #: Line styles of the sensitivity lines drawn beside a protocol (open markers).
 VARIANT_LS = ("--", "-.", ":")
-#: Markers of the sensitivity lines, by the preset's label.
-VARIANT_MARKERS = {
-    "MCM (√n channels)": "v",
-    "MCM (8-bit OLH blocks)": "D",
-    "PEM (paper shape)": "o",
-}
 
 
 def series_of(rows: pd.DataFrame) -> pd.Series:
@@ -354,10 +336,8 @@ def draw_series(
                 ax,
                 series[x],
                 series,
-                style.color(name),
-                marker=VARIANT_MARKERS.get(series_name, MARKERS.get(name, "o"))
-                if variant
-                else MARKERS.get(name, "o"),
+                style.series_color(series_name),
+                marker=style.series_marker(series_name),
                 ls=VARIANT_LS[(index - 1) % len(VARIANT_LS)] if variant else "-",
                 filled=not variant,
                 label=series_name if variant else label_of(name),

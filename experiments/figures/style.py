@@ -1,18 +1,34 @@
-"""One look for every figure: the seaborn theme, a fixed colour per protocol, saving.
+"""One look for every figure: the seaborn theme, a fixed colour and marker per protocol
+and per variant of a protocol, saving.
 
-Colours are fixed per protocol by the registry (:mod:`ldp.registry`; the built-in ones are
-seaborn's colour-blind-safe ``colorblind`` palette), so GRR or PEM has the same colour in
-every figure; variants of a protocol (e.g. "SPM (original)") share its colour and differ by
-line style or marker.
+Every figure takes its colours and markers from here, never from a palette of its own, so
+a series looks the same wherever it is drawn:
+
+* a protocol's colour is the registry's (:mod:`ldp.registry`; the built-in ones are
+  seaborn's colour-blind-safe ``colorblind`` palette and a few more), a plug-in without
+  one gets a fixed colour of :data:`FALLBACK_PALETTE`;
+* its marker is fixed by its rank in the registry's order (built-in protocols first, so a
+  plug-in never moves a built-in's marker);
+* a *variant* of a protocol, a legend label ``"<protocol> (<variant>)"`` such as
+  ``"MCM (√n channels)"``, gets a lighter or darker shade of the protocol's colour and a
+  marker of its own, fixed by the variant's rank among the protocol's presets in
+  ``conf/protocol/`` (so the same in every figure).  Words that only say how the budget is
+  spent or what is output (:data:`MODE_WORDS`: "split ε", "partitioned", "threshold",
+  "improved") are not variants: figures draw them with line style and fill, in the
+  colour of the protocol or variant.
 """
 
 from __future__ import annotations
 
+import colorsys
+import functools
 import hashlib
+import re
 from pathlib import Path
 
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt  # headless machines get Agg; saved figures open no window
+import numpy as np
 import seaborn as sns
 from matplotlib.lines import Line2D
 
@@ -22,6 +38,20 @@ from ldp import registry
 FALLBACK_PALETTE = "dark"
 #: Marker per engine: filled circle for the sampled engine, open square for real reports.
 ENGINE_MARKERS = {"sampled": "o", "reports": "s"}
+#: Markers of protocols, by rank in the registry's order (built-ins first).
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p")
+#: Markers of a protocol's variants, by the variant's rank among the protocol's presets.
+VARIANT_MARKERS = ("d", "h", "*", "8", "H", "p", "X", "P")
+#: Lightness (HLS) of a protocol's variants: the levels farthest from the protocol's own
+#: lightness come first, so the first variants stand out most.
+VARIANT_LIGHTNESS = (0.22, 0.36, 0.5, 0.64, 0.8)
+#: Parenthesised words of a legend label that name a budget or output mode, not a variant.
+MODE_WORDS = frozenset({"improved", "split ε", "partitioned", "threshold"})
+#: Colours of categories that are not protocols (post-processing methods, say): seaborn's
+#: "Set2", none of whose colours is a built-in protocol's.
+CATEGORY_PALETTE = "Set2"
+#: Where the protocol presets (and their ``label:``) live.
+PRESETS_DIR = Path(__file__).resolve().parents[2] / "conf" / "protocol"
 EPSILON_LABEL = "privacy budget ε"
 #: Dots per inch of the PNG files.
 DPI = 150
@@ -48,9 +78,10 @@ def color(protocol: str) -> tuple[float, float, float]:
     """The colour of a protocol, by its registered name (case-insensitive).
 
     The registry's colour (:mod:`ldp.registry`) if it declares one; otherwise a colour of
-    :data:`FALLBACK_PALETTE` fixed by the protocol's position among those without one; a
-    name the registry does not know here (a plug-in not installed where the figure is
-    drawn) gets one fixed by a hash of its name, so its results still draw.
+    :data:`FALLBACK_PALETTE` fixed by the protocol's position among those without one
+    (built-in protocols first); a name the registry does not know here (a plug-in not
+    installed where the figure is drawn) gets one fixed by a hash of its name, so its
+    results still draw.
     """
     try:
         entry = registry.get(protocol)
@@ -60,9 +91,107 @@ def color(protocol: str) -> tuple[float, float, float]:
         return tuple(palette[int(digest, 16) % len(palette)])
     if entry.color is not None:
         return mcolors.to_rgb(entry.color)
-    plain = [p.name for p in registry.protocols().values() if p.color is None]
+    # built-ins first (:func:`_ranked`), so a plug-in never moves a built-in's colour
+    plain = [name for name in _ranked() if registry.get(name).color is None]
     palette = sns.color_palette(FALLBACK_PALETTE, 10)
     return tuple(palette[plain.index(entry.name) % len(palette)])
+
+
+def _ranked() -> list[str]:
+    """Registered names: the built-in protocols by the registry's order, then plug-ins."""
+    entries = list(registry.protocols().values())
+    builtin = [p.name for p in entries if p.cls.__module__.startswith("ldp.")]
+    return builtin + [p.name for p in entries if p.name not in builtin]
+
+
+def marker(protocol: str) -> str:
+    """The marker of a protocol, by its rank in :func:`_ranked`."""
+    name = registry.get(protocol).name
+    return MARKERS[_ranked().index(name) % len(MARKERS)]
+
+
+def split_label(label: str) -> tuple[str, str | None]:
+    """``(protocol, variant)`` of a legend label ``"<protocol> (<words>, ...)"``.
+
+    A registered protocol's own name or label is that protocol.  Otherwise the variant is
+    the parenthesised words that are not :data:`MODE_WORDS`, joined by ", " (``None`` when
+    none are left, or the label has no parentheses).  The protocol part must be a
+    registered name (case-insensitive).
+    """
+    for entry in registry.protocols().values():  # a protocol's own name or label: "UE(p)"
+        if label.strip().lower() in {entry.name.lower(), str(entry.label).lower()}:
+            return entry.name, None
+    match = re.fullmatch(r"\s*(.+?)\s+\((.*)\)\s*", label)
+    name, words = (match.group(1), match.group(2)) if match else (label.strip(), "")
+    name = registry.get(name).name
+    kept = [w.strip() for w in words.split(",") if w.strip() and w.strip() not in MODE_WORDS]
+    return name, ", ".join(kept) or None
+
+
+@functools.cache
+def preset_variants() -> dict[str, tuple[str, ...]]:
+    """Each protocol's variants named by the ``label:`` of its presets in ``conf/protocol``
+    (sorted; the ranks :func:`series_color` and :func:`series_marker` use)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PRESETS_DIR.glob("*.yaml")):
+        line = re.search(r"(?m)^label:\s*(.+?)\s*$", path.read_text())
+        if not line:
+            continue
+        try:
+            name, variant = split_label(line.group(1))
+        except Exception:  # a preset of a protocol not registered here
+            continue
+        if variant is not None:
+            found.setdefault(name, set()).add(variant)
+    return {name: tuple(sorted(variants)) for name, variants in found.items()}
+
+
+def _variant_rank(name: str, variant: str) -> int:
+    known = preset_variants().get(name, ())
+    if variant in known:
+        return known.index(variant)
+    # a label no preset declares: a fixed rank after the presets' (from its text)
+    return len(known) + sum(map(ord, variant)) % len(VARIANT_MARKERS)
+
+
+def series_color(label: str) -> tuple[float, float, float]:
+    """The colour of a legend label: its protocol's (:func:`color`) for the protocol or a
+    mode of it, a fixed shade of that colour for a variant (:func:`split_label`)."""
+    name, variant = split_label(label)
+    base = color(name)
+    if variant is None:
+        return base
+    hue, lightness, saturation = colorsys.rgb_to_hls(*base)
+    levels = sorted(VARIANT_LIGHTNESS, key=lambda level: -abs(level - lightness))
+    level = levels[_variant_rank(name, variant) % len(levels)]
+    return colorsys.hls_to_rgb(hue, level, saturation)
+
+
+def series_marker(label: str) -> str:
+    """The marker of a legend label: its protocol's (:func:`marker`), or a fixed marker of
+    the variant (:data:`VARIANT_MARKERS`, by the variant's rank among the presets)."""
+    name, variant = split_label(label)
+    if variant is None:
+        return marker(name)
+    return VARIANT_MARKERS[_variant_rank(name, variant) % len(VARIANT_MARKERS)]
+
+
+def shades(protocol: str, count: int) -> list[tuple[float, float, float]]:
+    """``count`` shades of a protocol's colour, light to dark, for a parameter swept on one
+    protocol (PEM's η, its assumed distribution): from halfway to white, through the
+    colour, to 40% of it."""
+    base = np.asarray(color(protocol))
+    if count <= 1:
+        return [tuple(base)]
+    light, dark = 1 - 0.55 * (1 - base), 0.4 * base
+    return [tuple(c) for c in sns.blend_palette([light, base, dark], count)]
+
+
+def category_colors(names: list[str]) -> dict[str, tuple[float, float, float]]:
+    """A colour per category that is not a protocol (e.g. post-processing methods), in the
+    order given, from :data:`CATEGORY_PALETTE`, so no protocol's colour stands for one."""
+    palette = sns.color_palette(CATEGORY_PALETTE, max(len(names), 1))
+    return {name: tuple(palette[i % len(palette)]) for i, name in enumerate(names)}
 
 
 def order(protocols: list[str]) -> list[str]:
@@ -82,15 +211,30 @@ def save(figure: plt.Figure, directory: str | Path, stem: str) -> list[Path]:
     return paths
 
 
-def engine_handles(engines: object) -> list[Line2D]:
+def engine_handles(engines: object, marker: str | None = "engine") -> list[Line2D]:
     """Legend entries for the engines whose rows a figure holds (filled: sampled, open:
-    reports), so a figure without reports-engine rows does not list that engine."""
+    reports), so a figure without reports-engine rows does not list that engine.
+
+    ``marker="engine"``: each engine's own marker (:data:`ENGINE_MARKERS`); ``None``: a
+    circle for both, for figures whose markers are the protocols' and engines differ by
+    fill only."""
     present = set(map(str, engines))
+    shape = {e: (ENGINE_MARKERS[e] if marker == "engine" else "o") for e in ENGINE_MARKERS}
     handles = []
     if "sampled" in present:
-        handles.append(Line2D([], [], color="0.3", marker="o", ls="", label="sampled engine"))
+        handles.append(
+            Line2D([], [], color="0.3", marker=shape["sampled"], ls="", label="sampled engine")
+        )
     if "reports" in present:
         handles.append(
-            Line2D([], [], color="0.3", marker="s", mfc="white", ls="", label="reports engine")
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                marker=shape["reports"],
+                mfc="white",
+                ls="",
+                label="reports engine",
+            )  # fmt: skip
         )
     return handles

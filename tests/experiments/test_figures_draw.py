@@ -12,6 +12,8 @@ from experiments.figures.gallery import Entry, write_gallery
 from experiments.run import run_settings
 from ldp import registry
 
+from .test_figure_colours import check_series_colours
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -41,7 +43,9 @@ def test_the_oracle_variance_figure_draws_from_a_tiny_table(settings_of, tmp_pat
     )
     _, store = run_settings(settings)
     table, _ = store.load()
-    files = style.save(FIGURE.draw(table), tmp_path / "figures", FIGURE.name)
+    figure = FIGURE.draw(table)
+    check_series_colours({FIGURE.name: figure})
+    files = style.save(figure, tmp_path / "figures", FIGURE.name)
     png, pdf = files
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     image = mpimg.imread(png)

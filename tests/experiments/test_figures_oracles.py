@@ -25,6 +25,8 @@ from experiments.settings import make_setting
 from experiments.trials import multiple_questions_trial, oracle_trial, preflight
 from ldp.theory import multiple_questions_variance
 
+from .test_figure_colours import check_series_colours
+
 Z = 3.89  # two-sided 1e-4
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 QUIET = ("n_jobs=1", "progress=false")
@@ -102,7 +104,9 @@ def test_the_mse_figure_draws_and_its_line_is_the_trials_expectation(settings_of
         rows = table[table["protocol.name"] == row["protocol"]]
         expected = mse.expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
         assert expected == pytest.approx(row["analytic"], rel=1e-9)
-    png, pdf = style.save(mse.draw(table), tmp_path, "mse")
+    figure = mse.draw(table)
+    check_series_colours({"oracle_mse_kosarak": figure})
+    png, pdf = style.save(figure, tmp_path, "mse")
     _check_png(png)
     assert pdf.read_bytes()[:5] == b"%PDF-"
     claims = mse.claims(table)

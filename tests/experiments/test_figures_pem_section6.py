@@ -8,6 +8,7 @@ import dataclasses
 import functools
 
 import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,6 +24,8 @@ from experiments.schema import register_configs
 from experiments.settings import expand
 from experiments.store import ROW_KEY, ResultsStore
 from experiments.trials import preflight
+
+from .test_figure_colours import check_series_colours, legend_colours
 
 NAMES = ("pem_fig5", "pem_fig6", "pem_fig7", "pem_fig8", "pem_fig9")
 SPECS = {spec.name: spec for spec in FIGURES if spec.name in NAMES}
@@ -41,7 +44,7 @@ GRID_SIZES = {
     "pem_fig8_budget": 7 * 8,  # split/partitioned MCM, SPM, block MCM both ways, √n MCM
     "pem_fig8_eta": 5 * 8,
     "pem_fig8_assumed": 4 * 8,
-    "pem_fig9": 3 * 9,  # MCM, SPM split and PEM with the paper shape
+    "pem_fig9": 5 * 9,  # MCM, SPM split and partitioned, PEM with the paper shape
     "pem_fig5_sens": 3 * 3 * 9,  # PEM paper shape, MCM √n channels, MCM 8-bit blocks
     "pem_fig6_sens": 3 * 2 * 8,
     "pem_fig6_block": 3 * 7,  # k <= 32: at 64 the blocks exceed 2^20 queries
@@ -244,6 +247,8 @@ def test_fig9_series_cover_the_same_epsilons():
         "SPM",
         "MCM (split ε)",
         "SPM (split ε)",
+        "MCM (partitioned)",
+        "SPM (partitioned)",
     }
     assert len({frozenset(v) for v in series.values()}) == 1
 
@@ -265,6 +270,19 @@ def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(tiny_table, 
         assert claim.verdict in VERDICTS and claim.tolerance
         assert claim.verdict == "reproduced" or claim.reason
         assert "nan" not in claim.ours.lower()
+
+
+def test_one_colour_per_series_across_the_five_figures(tiny_table):
+    figures = {
+        name: spec.draw(tiny_table[tiny_table["experiment"].isin(spec.experiments)])
+        for name, spec in SPECS.items()
+    }
+    check_series_colours(figures)  # each label in its series' colour, in every figure
+    labels = {label for figure in figures.values() for label in legend_colours(figure)}
+    assert {"MCM (improved)", "MCM (√n channels)", "MCM (8-bit OLH blocks)"} <= labels
+    assert "MCM, users partitioned (10%)" in labels  # Fig. 9 draws the partitioned versions
+    for figure in figures.values():
+        plt.close(figure)
 
 
 def test_the_final_tests_behind_fig9s_variance_lines(tiny_table):
