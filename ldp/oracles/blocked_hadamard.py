@@ -109,7 +109,10 @@ class BHR(FrequencyOracle):
                 f"BHR, more than {MAX_HADAMARD_ORDER}"
             )
         e = math.exp(self.epsilon)
-        keep, spread = math.expm1(self.epsilon) / (2 * blocks - 1 + e), 2 * blocks / (2 * blocks - 1 + e)
+        keep, spread = (
+            math.expm1(self.epsilon) / (2 * blocks - 1 + e),
+            2 * blocks / (2 * blocks - 1 + e),
+        )
         cap = 1 << ((2 * self.domain_size).bit_length() - 1)
         exact.check_representable(
             self.name,
