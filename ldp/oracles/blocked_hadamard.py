@@ -200,13 +200,16 @@ class BHR(FrequencyOracle):
         ]
 
     def audit_event_probabilities(self) -> tuple[float, float]:
-        """P(y in C_v minus C_v' | v) and given v', for v, v' in one block (b >= 4).
+        """P(y in C_0 minus C_1 | 0) and given 1: the auditor's default pair of inputs.
 
-        The event has b/4 positions: κ*/2 + (1-κ*)/(4B) given v, (1-κ*)/(4B) given v'.
-        (For v, v' in different blocks, or b = 2, the event is C_v: both double.)
+        0 and 1 share block 0 when b >= 4: the event has b/4 positions, probability
+        κ*/2 + (1-κ*)/(4B) given 0 and (1-κ*)/(4B) given 1.  When b = 2 they lie in
+        different blocks and the event is C_0 (one position): κ* + (1-κ*)/(2B) and
+        (1-κ*)/(2B).  The ratio is 1 + 2Bκ*/(1-κ*) <= e^ε either way.
         """
-        spread = (1.0 - self.keep) / (4 * self.blocks)
-        return self.keep / 2 + spread, spread
+        share = 4 if self.block_size >= 4 else 2
+        spread = (1.0 - self.keep) / (share * self.blocks)
+        return self.keep * 2 / share + spread, spread
 
     # --- server ------------------------------------------------------------------------
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:

@@ -245,20 +245,23 @@ def test_reports_follow_the_declared_probabilities(epsilon: float) -> None:
         assert stats.chisquare(observed, expected).pvalue >= ALPHA / 9
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 2.0, 6.0])
-def test_passes_its_audit(epsilon: float) -> None:
-    """No false alarm (bound <= ε at level 1e-4) and the optimal event's guaranteed bound."""
-    oracle = BHR(epsilon=epsilon, domain_size=600)
-    v, v_prime = 0, 1  # the same block: the event C_v minus C_v' has b/4 positions
-    assert oracle.block_of(v) == oracle.block_of(v_prime) and oracle.block_size >= 4
+@pytest.mark.parametrize(
+    ("epsilon", "domain_size"), [(0.5, 600), (2.0, 600), (6.0, 600), (2.0, 4), (6.0, 40)]
+)
+def test_passes_its_audit(epsilon: float, domain_size: int) -> None:
+    """No false alarm (bound <= ε at level 1e-4) and the optimal event's guaranteed bound.
+
+    d = 600: inputs 0 and 1 share a block (b >= 4); d = 4 at ε = 2 and d = 40 at ε = 6
+    give b = 2, so they lie in different blocks."""
+    oracle = BHR(epsilon=epsilon, domain_size=domain_size)
+    v, v_prime = 0, 1
+    assert (oracle.block_of(v) == oracle.block_of(v_prime)) == (oracle.block_size >= 4)
     result = audit.lower_bound(
         oracle, v, v_prime, rng=seed_for("BHR", "audit", epsilon), trials=50_000, alpha=ALPHA
     )
     assert result.epsilon <= epsilon, f"false alarm: {result}"
     p, p_other = oracle.audit_event_probabilities()
-    assert math.log(p / p_other) == pytest.approx(
-        max_privacy_loss(oracle, values=[0, 1, 599]), rel=1e-9
-    )
+    assert math.log(p / p_other) == pytest.approx(max_privacy_loss(oracle, values=[0, 1]), rel=1e-9)
     floor = audit.expected_lower_bound(
         p, p_other, result.trials, alpha=ALPHA, hypotheses=result.hypotheses, quantile=ALPHA / 2
     )
