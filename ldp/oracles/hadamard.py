@@ -29,7 +29,7 @@ HM ([CMM] Sec. 4.3, t = 1) is documented on :class:`HM`.
 The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`), at
 cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept users are
 placed one by one up to K/2 of them.
-[HR]'s general scheme for large ε (blocks of Hadamard codes) is not implemented.
+[HR]'s general scheme for large ε (blocks of Hadamard codes) is :class:`ldp.oracles.BHR`.
 """
 
 from __future__ import annotations
