@@ -20,13 +20,18 @@ Citations:
   CRYPTO 2019 (arXiv:1903.02837): Theorem 3.1 (k-ary randomized response, closed form) and
   the Hoeffding and Bennett amplification bounds of Sec. 5 (generic ε0-LDP randomizer, or a
   specific one through its blanket).
+* ``[WPLWLYWY24]`` Wang, Peng, Li, Wen, Li, Yu, Wang, Yang, *Privacy Amplification via
+  Shuffling: Unified, Simplified, and Tightened*, VLDB 2024 (arXiv:2304.05007): the
+  variation-ratio reduction, evaluated exactly (:func:`variation_ratio_epsilon`); the
+  tightest bound here, for any ε0-LDP randomizer or for GRR.
 
 Every bound holds for the *same* randomizer at every user, run independently (the
 non-adaptive case of the papers).  Reports are post-processed by the shuffle, so ε0 itself
 is always a valid (ε0, 0) answer; :func:`shuffle_epsilon` never returns more than ε0, the
 individual functions return the published value as printed.
 
-Published numbers (``tests/theory/test_shuffle.py`` checks each):
+Published numbers (``tests/theory/test_shuffle.py`` and, for [WPLWLYWY24],
+``tests/theory/test_shuffle_variation_ratio.py`` check each):
 
 ============================================  ===========================  =================
 bound (n, ε0, δ)                              published                    here
@@ -36,6 +41,8 @@ bound (n, ε0, δ)                              published                    her
 [EFMRTT19] (5000, 0.4, 10^-6)                 0.2523                       0.2523
 [BBGN19] Hoeffding, generic (5000, 0.4, ..)   0.0575                       0.0575
 [BBGN19] Bennett, generic (5000, 0.4, ..)     0.1130                       0.1130
+[WPLWLYWY24] generic (10^4, 1, 10^-6)         0.043206 (released code)     0.043206
+[WPLWLYWY24] generic (10^5, 4, 10^-6)         0.118156 (released code)     0.118154
 ============================================  ===========================  =================
 
 The two [FMT21] rows need a word, see :func:`fmt_numerical_epsilon` and
