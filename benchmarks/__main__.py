@@ -13,7 +13,17 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches, small_n
+from benchmarks import (
+    hadamard_anchor,
+    harness,
+    heavy_hitters,
+    kernel,
+    new_oracles,
+    oracles,
+    shuffle_bounds,
+    sketches,
+    small_n,
+)
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -36,6 +46,8 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
     "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
+    "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS variance at the anchor
+    "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
 }
 
 
