@@ -77,9 +77,9 @@ class RHR(FrequencyOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         order = 1 << (self.domain_size - 1).bit_length()
-        if order > MAX_HADAMARD_ORDER:
+        if order > MAX_HADAMARD_ORDER // 2:  # the server's histogram holds 2K int64
             raise ValueError(
-                f"domain_size must be <= {MAX_HADAMARD_ORDER} for RHR, got {self.domain_size}"
+                f"domain_size must be <= {MAX_HADAMARD_ORDER // 2} for RHR, got {self.domain_size}"
             )
         log_order = order.bit_length() - 1
         bits = (

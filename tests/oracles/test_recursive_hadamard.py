@@ -278,8 +278,9 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         RHR(epsilon=1.0, domain_size=16, bits=0)
     with pytest.raises(TypeError, match="bits must be an integer"):
         RHR(epsilon=1.0, domain_size=16, bits=2.5)
-    with pytest.raises(ValueError, match="domain_size must be <= 134217728 for RHR"):
-        RHR(epsilon=1.0, domain_size=2**27 + 1)
+    RHR(epsilon=1.0, domain_size=2**26)
+    with pytest.raises(ValueError, match="domain_size must be <= 67108864 for RHR"):
+        RHR(epsilon=1.0, domain_size=2**26 + 1)
     with pytest.raises(ValueError, match="too large for RHR"):
         RHR(epsilon=60.0, domain_size=4)
     oracle = RHR(epsilon=2.0, domain_size=9)  # K = 16: reports in [0, 32)
