@@ -18,7 +18,7 @@ Client.  With probability κ = (e^ε - 1)/(2B - 1 + e^ε) the user reports unifo
 else uniformly from all of [K].  So Pr[y | x] = κ 2/b + (1-κ)/K on C_x and (1-κ)/K off it,
 whose ratio is 1 + 2Bκ/(1-κ) = e^ε: [HR]'s probabilities e^ε/Z and 1/Z with
 Z = (b/2)(e^ε - 1 + 2B).  κ is drawn on the 53-bit grid, rounded down (:mod:`ldp.oracles.exact`),
-and everything below uses the realised κ*.  With B = 1 (ε <= ln 2) this is HR exactly.
+and everything below uses the realised κ*.  With B = 1 (ε < ln 2) this is HR exactly.
 
 Server.  T_u = H_b[i, y mod b] if y lies in block j, else 0, has mean κ for a user of x
 and 0 for any other user (another block: ±1 with probability 1/(2B) each; the same block,

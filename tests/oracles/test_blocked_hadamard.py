@@ -91,7 +91,7 @@ def test_block_transform_is_the_sylvester_transform_of_each_block() -> None:
 
 
 def test_one_block_is_hr() -> None:
-    """ε <= ln 2: B = 1, b = HR's K, κ = 2p - 1: the same variance n/(2p-1)^2 - n_x."""
+    """ε < ln 2: B = 1, b = HR's K, κ = 2p - 1: the same variance n/(2p-1)^2 - n_x."""
     bhr, hr = BHR(epsilon=0.5, domain_size=100), HR(epsilon=0.5, domain_size=100)
     assert (bhr.blocks, bhr.order) == (1, hr.order)
     assert bhr.keep == pytest.approx(2 * hr.p_star - 1, rel=1e-13)
