@@ -15,11 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from benchmarks import (
+    hadamard_anchor,
     harness,
     heavy_hitters,
     kernel,
     new_oracles,
     oracles,
+    shuffle_bounds,
     sketches,
     small_n,
     subset,
@@ -47,6 +49,8 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
     "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
     "subset": subset.bench,  # SS.perturb at d = 10^6, previous loop vs now, side by side
+    "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS variance at the anchor
+    "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
 }
 
 

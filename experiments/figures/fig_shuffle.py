@@ -2,11 +2,15 @@
 
 Lecture notes *Distributed Differential Privacy*, Sec. 3 (Theorem 3.1): n ε0-LDP reports
 shuffled by an intermediary are (ε, δ)-DP for an ε that falls like √(log(1/δ)/n).  The
-bounds are :mod:`ldp.theory.shuffle` ([FMT21] numerical, [EFMRTT19], [BBGN19]); every
-oracle trial records the best one for its n (column ``shuffle_epsilon``, δ = 10^-6).
+bounds are :mod:`ldp.theory.shuffle` (Wang et al. VLDB 2024, [FMT21] numerical, [EFMRTT19],
+[BBGN19]); every oracle trial records the best one for its n (column ``shuffle_epsilon``,
+δ = 10^-6).
 
 (a) Central ε against n for ε0 ∈ {0.5, 1, 2, 4}: markers are the trials' recorded
-    ``shuffle_epsilon``, lines the same bound on a fine grid of n, dotted the local ε0.
+    ``shuffle_epsilon``, solid lines the same (best) bound on a fine grid of n, which is
+    Wang et al.'s variation-ratio bound (VLDB 2024); dashed [FMT21]'s numerical bound,
+    dash-dotted [BBGN19]'s generic blanket bound (the better of Hoeffding and Bennett);
+    dotted the local ε0.
 (b) Var[f̂(v)] of a frequency nobody holds, against n: markers the measured variance of
     the shuffled OLH collection (its reports are the ε0-LDP reports: shuffling changes the
     privacy, not the estimates), solid its closed form; dashed the local model run *at the
@@ -48,6 +52,20 @@ def _central(epsilon0: float, n: int) -> float:
     return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, "best")
 
 
+#: The bounds drawn beside the best one in (a), with their line style.
+BOUNDS = (("fmt_numerical", "--"), ("blanket", "-."))
+
+
+def _bound(name: str, epsilon0: float, n: int) -> float:
+    """One generic bound at (ε0, n, δ = 10^-6); "blanket" is the better of BBGN19's two."""
+    if name == "blanket":
+        return min(
+            shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, method)
+            for method in ("blanket_hoeffding", "blanket_bennett")
+        )
+    return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, name)
+
+
 def _by_setting(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     rows = table[(table["metric"] == metric) & table["item"].isna()]
     stats = rows.groupby(["epsilon", "n"])["value"].agg(["mean", "std", "size"])
@@ -64,6 +82,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         colour = colours[epsilon0]
         grid = [_central(epsilon0, n) for n in N_GRID]
         left.plot(N_GRID, grid, color=colour, lw=1.1, label=f"ε0 = {epsilon0:g}")
+        for bound, dashes in BOUNDS:
+            values = [_bound(bound, epsilon0, n) for n in N_GRID]
+            left.plot(N_GRID, values, color=colour, lw=0.9, ls=dashes)
         left.axhline(epsilon0, color=colour, lw=0.8, ls=":")
         mine = central[np.isclose(central["epsilon"], epsilon0)]
         left.plot(mine["n"], mine["mean"], "o", color=colour, ms=5)
@@ -96,7 +117,15 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         )
     left.set(xscale="log", yscale="log", xlabel="users n", ylabel="central ε (δ = 10⁻⁶)")
     left.set_title("(a) ε after shuffling n ε0-LDP reports")
-    left.legend(loc="lower left", fontsize=8)
+    eps_legend = left.legend(loc="lower left", fontsize=8)
+    left.add_artist(eps_legend)
+    left.legend(
+        [Line2D([], [], color="0.3", lw=1.1)]
+        + [Line2D([], [], color="0.3", lw=0.9, ls=dashes) for _, dashes in BOUNDS],
+        ["best: Wang et al. (VLDB 2024)", "FMT21 numerical", "BBGN19 blanket (generic)"],
+        loc="upper right",
+        fontsize=7.5,
+    )
     right.set(xscale="log", yscale="log", xlabel="users n", ylabel="Var[f̂(v)]")
     right.set_title("(b) variance of a frequency (OLH, d = 1024)")
     handles = [
@@ -179,12 +208,13 @@ FIGURE = FigureSpec(
     title="Shuffling: central ε against n, and the variance it costs",
     caption=(
         "(a) Central ε (δ = 10^-6) of n shuffled ε0-LDP reports, the best of the bounds in "
-        "ldp.theory.shuffle (FMT21 numerical, EFMRTT19, BBGN19 Hoeffding/Bennett), for "
-        "ε0 = 0.5, 1, 2, 4; markers: the shuffle_epsilon column recorded by the OLH trials, "
-        "dotted: ε0. (b) Variance of a frequency nobody holds (d = 1024): markers the "
-        "measured variance of the OLH collection (5 trials x 1023 values, ± 2 se), solid "
-        "its closed form at ε0; dashed OLH run locally at the central ε of (a); dotted the "
-        "central Laplace histogram at that ε."
+        "ldp.theory.shuffle (solid: Wang et al. VLDB 2024's variation ratio; dashed: FMT21 "
+        "numerical; dash-dotted: BBGN19's generic blanket), for ε0 = 0.5, 1, 2, 4; markers: "
+        "the shuffle_epsilon column recorded by the OLH trials, dotted: ε0. (b) Variance of "
+        "a frequency nobody holds (d = 1024): markers the measured variance of the OLH "
+        "collection (5 trials x 1023 values, ± 2 se), solid its closed form at ε0; dashed "
+        "OLH run locally at the central ε of (a); dotted the central Laplace histogram at "
+        "that ε."
     ),
     claim=(
         "Lecture notes Sec. 3, Theorem 3.1: shuffling turns ε0-LDP reports into (ε, δ)-DP "

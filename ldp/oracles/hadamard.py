@@ -31,7 +31,7 @@ cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept
 placed one by one up to K/2 of them.  It needs the whole population, values included, even
 for a few candidates: their joint law depends on which values the other users hold
 (:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
-[HR]'s general scheme for large ε (blocks of Hadamard codes) is not implemented.
+[HR]'s general scheme for large ε (blocks of Hadamard codes) is :class:`ldp.oracles.BHR`.
 """
 
 from __future__ import annotations

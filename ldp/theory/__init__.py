@@ -11,7 +11,7 @@
   majority votes put on F1.
 * :mod:`ldp.theory.shuffle`: privacy amplification by shuffling, the central (ε, δ) of n
   shuffled ε0-LDP reports by Erlingsson et al. (SODA 2019), Feldman, McMillan, Talwar
-  (FOCS 2021) and Balle, Bell, Gascón, Nissim (CRYPTO 2019).
+  (FOCS 2021), Balle, Bell, Gascón, Nissim (CRYPTO 2019) and Wang et al. (VLDB 2024).
 """
 
 from ldp.theory.frequency import (
@@ -44,6 +44,9 @@ from ldp.theory.shuffle import (
     fmt_numerical_delta,
     fmt_numerical_epsilon,
     shuffle_epsilon,
+    variation_ratio_beta,
+    variation_ratio_delta,
+    variation_ratio_epsilon,
 )
 
 __all__ = [
@@ -74,4 +77,7 @@ __all__ = [
     "table1_variance",
     "the_optimal_theta",
     "the_pq",
+    "variation_ratio_beta",
+    "variation_ratio_delta",
+    "variation_ratio_epsilon",
 ]
