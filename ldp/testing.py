@@ -168,7 +168,8 @@ def oracle_population(oracle: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The true counts over the oracle's domain, and the values whose variance is tested.
 
     Independent users: value 0 holds ~30% of n, value 1 none (an absent value), the rest
-    spread evenly over values 2..d-1; every value's ``variance(n, c)`` is exact.
+    spread evenly over values 2..d-1; ``variances(counts)`` (by default ``variance(n, c)``)
+    is exact for every value.
     ``public_per_call`` (one hash pool or family per call, so users of distinct values
     collide together): every user holds value 0, the only value whose variance has no
     collision term.
@@ -270,12 +271,12 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
 
     def variance_test(sample: np.ndarray, engine: str) -> str:
         truth = counts[exact_values].astype(float)
-        variances = np.array([oracle.variance(n, int(c)) for c in counts[exact_values]])
+        variances = np.asarray(oracle.variances(counts, exact_values), dtype=float)
         z = _variance_z(sample[:, exact_values], truth, variances)
         assert abs(z) <= Z, (
             f"{engine}: the squared errors of values {exact_values.tolist()} average "
             f"{np.mean((sample[:, exact_values] - truth) ** 2 / variances):.4f} times "
-            f"variance(n, c): z = {z:.2f} beyond ±{Z:.2f} (level {ALPHA})"
+            f"variances(counts): z = {z:.2f} beyond ±{Z:.2f} (level {ALPHA})"
         )
         return f"variance z = {z:+.2f} over values {exact_values.tolist()}"
 
@@ -365,8 +366,8 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         return f"largest |t| = {worst:.2f} over {counts.shape[0]} values"
 
     def variance() -> str:
-        """Reports engine: the closed-form ``variance(n, c)`` by the pooled test of
-        :func:`_variance_z` (two-sided, level ALPHA)."""
+        """Reports engine: the closed-form ``variances(counts)`` (``variance(n, c)`` unless
+        overridden) by the pooled test of :func:`_variance_z` (two-sided, level ALPHA)."""
         if not capabilities.closed_form_variance:
             raise CheckSkipped("declares no closed-form variance")
         return variance_test(reports_sample(), "reports engine")

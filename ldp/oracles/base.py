@@ -243,6 +243,21 @@ class FrequencyOracle(ABC):
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """Exact Var of one value's estimated count; ``true_count=0`` gives Table 1's entry."""
 
+    def variances(
+        self, true_counts: np.ndarray, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Exact Var of each candidate's estimate given the whole histogram ``true_counts``.
+
+        ``variance(n, n_v)`` for an oracle whose variance depends only on n and the value's
+        own count; an oracle whose variance also depends on how the other users' values
+        fall (a sketch's collisions, a Hadamard block or symbol shared with other values)
+        overrides this with the exact form.  The conformance suite tests this one.
+        """
+        counts = check_counts(true_counts, self.domain_size)
+        n = check_total(counts)
+        chosen = self.candidates(candidates)
+        return np.array([self.variance(n, int(counts[v])) for v in chosen], dtype=float)
+
     # --- helpers -----------------------------------------------------------------------
     def check_value(self, value: object, name: str = "value") -> Any:
         """One domain value, checked: an int in [0, d) (or, above 2^64 values, its words).

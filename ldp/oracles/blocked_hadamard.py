@@ -47,9 +47,9 @@ import numpy as np
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
-from ldp.oracles.hadamard import MAX_HADAMARD_ORDER, draw_in_half, parity, spread_population
+from ldp.oracles.hadamard import check_order, dense_counts, draw_in_half, parity
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_total, check_values
+from ldp.validation import check_counts, check_generator, check_values
 
 
 def block_rule(epsilon: float, domain_size: int) -> tuple[int, int]:
@@ -103,11 +103,7 @@ class BHR(FrequencyOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         blocks, b = block_rule(self.epsilon, self.domain_size)
-        if blocks * b > MAX_HADAMARD_ORDER:
-            raise ValueError(
-                f"domain_size = {self.domain_size} needs K = {blocks * b} report values for "
-                f"BHR, more than {MAX_HADAMARD_ORDER}"
-            )
+        check_order(self.name, self.domain_size, blocks * b)  # K = B b report values
         e = math.exp(self.epsilon)
         keep, spread = (
             math.expm1(self.epsilon) / (2 * blocks - 1 + e),
@@ -254,37 +250,17 @@ class BHR(FrequencyOracle):
         spread = int(counts.sum() - kept.sum())
         return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
 
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The exact law of ``estimate(perturb(values))``, through the report histogram.
+        """The exact law of ``estimate(perturb(users))``, through the report histogram.
 
-        One report feeds every estimate of its block, so the joint law needs all of
-        ``true_counts`` (:meth:`simulate_histogram`).
+        One report feeds every estimate of its block, so a candidate's law depends on
+        which values the other users hold: the whole population is drawn
+        (:meth:`simulate_histogram`), its real values included.
         """
-        counts = check_counts(true_counts, self.domain_size)
-        check_total(counts)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
-        return self._from_histogram(self.simulate_histogram(counts, rng), chosen)
-
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Exact for one population: candidate j is value j, the others spread evenly.
-
-        A candidate's law depends on how many users share its block, so (as for HR) this
-        is exact for the population in which the candidates are the values 0..m-1 and the
-        n - Σ n_c other users are spread as evenly as possible over m..d-1.
-        """
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        full, m = spread_population(counts, n, self.domain_size)
-        return self._from_histogram(self.simulate_histogram(full, rng), np.arange(m))
+        hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
+        return self._from_histogram(hist, chosen)
 
     # --- analysis ----------------------------------------------------------------------
     def variance(

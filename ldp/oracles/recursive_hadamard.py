@@ -44,9 +44,9 @@ from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.blocked_hadamard import block_transform
 from ldp.oracles.direct import keep_threshold
-from ldp.oracles.hadamard import MAX_HADAMARD_ORDER, parity, spread_population
+from ldp.oracles.hadamard import check_order, dense_counts, parity
 from ldp.registry import register
-from ldp.validation import check_counts, check_generator, check_int, check_total, check_values
+from ldp.validation import check_counts, check_generator, check_int, check_values
 
 
 def default_bits(epsilon: float, domain_size: int) -> int:
@@ -77,10 +77,7 @@ class RHR(FrequencyOracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         order = 1 << (self.domain_size - 1).bit_length()
-        if order > MAX_HADAMARD_ORDER // 2:  # the server's histogram holds 2K int64
-            raise ValueError(
-                f"domain_size must be <= {MAX_HADAMARD_ORDER // 2} for RHR, got {self.domain_size}"
-            )
+        check_order(self.name, self.domain_size, 2 * order)  # the server holds 2K counts
         log_order = order.bit_length() - 1
         bits = (
             default_bits(self.epsilon, self.domain_size)
@@ -237,28 +234,17 @@ class RHR(FrequencyOracle):
         spread = int(counts.sum() - kept.sum())
         return hist + rng.multinomial(spread, np.full(size, 1.0 / size))
 
-    def simulate(
-        self,
-        true_counts: np.ndarray,
-        rng: np.random.Generator,
-        candidates: np.ndarray | None = None,
+    def _simulate_population(
+        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        """The exact law of ``estimate(perturb(values))``, through the report histogram."""
-        counts = check_counts(true_counts, self.domain_size)
-        check_total(counts)
-        rng = check_generator(rng)
-        chosen = self.candidates(candidates)
-        if candidates is not None and np.unique(chosen).size != chosen.size:
-            raise ValueError("candidates must be distinct for simulate()")
-        return self._from_histogram(self.simulate_histogram(counts, rng), chosen)
+        """The exact law of ``estimate(perturb(users))``, through the report histogram.
 
-    def simulate_candidates(
-        self, candidate_counts: np.ndarray, n_users: int, rng: np.random.Generator
-    ) -> np.ndarray:
-        """Exact for one population: candidates as 0..m-1, the others spread evenly (as HR)."""
-        counts, n, rng = self._check_simulation_input(candidate_counts, n_users, rng)
-        full, m = spread_population(counts, n, self.domain_size)
-        return self._from_histogram(self.simulate_histogram(full, rng), np.arange(m))
+        One report feeds every estimate of its symbol, so a candidate's law depends on
+        which values the other users hold: the whole population is drawn
+        (:meth:`simulate_histogram`), its real values included.
+        """
+        hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
+        return self._from_histogram(hist, chosen)
 
     # --- analysis ----------------------------------------------------------------------
     def variance(

@@ -33,6 +33,7 @@ from ldp import audit
 from ldp.oracles import BHR, HR
 from ldp.oracles.blocked_hadamard import block_rule, block_transform
 from ldp.privacy import max_privacy_loss
+from ldp.validation import ParameterError
 
 #: ε = 0.5: one block (HR); ε = 2: B = 4 blocks of b = 8 (7 values each, the workload's
 #: heavy value shares its block); ε = 4: B = 32 = 2d blocks of b = 2.
@@ -184,16 +185,20 @@ def test_heavy_values_use_the_multinomial_path() -> None:
     )
 
 
-def test_simulate_candidates_is_exact_for_the_spread_population() -> None:
+def test_simulate_candidates_is_exact_for_a_skewed_population() -> None:
+    """The candidates' law given the whole population (a sparse histogram): the other
+    users' values matter, as they share the candidates' blocks."""
     oracle, rng = BHR(epsilon=2.0, domain_size=64), seed_for("BHR", "candidates")
-    counts, n = np.array([500, 0, 40]), 3000
-    draws = np.array([oracle.simulate_candidates(counts, n, rng) for _ in range(REPS)])
+    values = np.array([0, 2, 5, 17, 40, 63])
+    counts = np.array([500, 40, 900, 300, 1200, 60])
+    candidates = np.array([0, 1, 2])
+    draws = np.array(
+        [oracle.simulate_candidates(values, counts, candidates, rng) for _ in range(REPS)]
+    )
     full = np.zeros(64, dtype=np.int64)
-    full[:3] = counts
-    full[3:] = (n - counts.sum()) // 61
-    full[3 : 3 + (n - counts.sum()) % 61] += 1
-    variances = oracle.variances(full, [0, 1, 2])
-    assert np.abs(mean_z_scores(draws, counts, variances)).max() <= z_critical(ALPHA, m=3)
+    full[values] = counts
+    variances = oracle.variances(full, candidates)
+    assert np.abs(mean_z_scores(draws, full[candidates], variances)).max() <= z_critical(ALPHA, m=3)
     lo, hi = variance_acceptance(REPS, 0.0, ALPHA, m=3)
     ratio = draws.var(axis=0, ddof=1) / variances
     assert ((ratio >= lo) & (ratio <= hi)).all(), ratio
@@ -287,7 +292,7 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         BHR(epsilon=1.0, domain_size=1)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
         BHR(epsilon=-1.0, domain_size=4)
-    with pytest.raises(ValueError, match="report values for BHR"):
+    with pytest.raises(ParameterError, match="for BHR .*over the 4 GiB memory budget"):
         BHR(epsilon=1.0, domain_size=2**27)
     with pytest.raises(ValueError, match="too large for BHR"):
         BHR(epsilon=60.0, domain_size=4)

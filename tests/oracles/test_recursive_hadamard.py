@@ -34,6 +34,7 @@ from ldp import audit
 from ldp.oracles import RHR
 from ldp.oracles.recursive_hadamard import default_bits
 from ldp.privacy import max_privacy_loss
+from ldp.validation import ParameterError
 
 #: d = 16 (K = 16): ε = 0.5 -> b = 1 (B = 16); ε = 2 -> b = 3 (B = 4); ε = 4 -> b = 4 (B = 2).
 EPSILONS = (0.5, 2.0, 4.0)
@@ -179,16 +180,20 @@ def test_heavy_values_use_the_multinomial_path() -> None:
     assert np.abs(z).max() <= z_critical(ALPHA, m=3)
 
 
-def test_simulate_candidates_is_exact_for_the_spread_population() -> None:
+def test_simulate_candidates_is_exact_for_a_skewed_population() -> None:
+    """The candidates' law given the whole population (a sparse histogram): the other
+    users' values matter, as they share the candidates' symbols."""
     oracle, rng = RHR(epsilon=2.0, domain_size=64), seed_for("RHR", "candidates")
-    counts, n = np.array([500, 0, 40]), 3000
-    draws = np.array([oracle.simulate_candidates(counts, n, rng) for _ in range(REPS)])
+    values = np.array([0, 2, 5, 17, 40, 63])
+    counts = np.array([500, 40, 900, 300, 1200, 60])
+    candidates = np.array([0, 1, 2])
+    draws = np.array(
+        [oracle.simulate_candidates(values, counts, candidates, rng) for _ in range(REPS)]
+    )
     full = np.zeros(64, dtype=np.int64)
-    full[:3] = counts
-    full[3:] = (n - counts.sum()) // 61
-    full[3 : 3 + (n - counts.sum()) % 61] += 1
-    variances = oracle.variances(full, [0, 1, 2])
-    assert np.abs(mean_z_scores(draws, counts, variances)).max() <= z_critical(ALPHA, m=3)
+    full[values] = counts
+    variances = oracle.variances(full, candidates)
+    assert np.abs(mean_z_scores(draws, full[candidates], variances)).max() <= z_critical(ALPHA, m=3)
     lo, hi = variance_acceptance(REPS, 0.0, ALPHA, m=3)
     ratio = draws.var(axis=0, ddof=1) / variances
     assert ((ratio >= lo) & (ratio <= hi)).all(), ratio
@@ -279,7 +284,7 @@ def test_bad_parameters_and_reports_are_refused() -> None:
     with pytest.raises(TypeError, match="bits must be an integer"):
         RHR(epsilon=1.0, domain_size=16, bits=2.5)
     RHR(epsilon=1.0, domain_size=2**26)
-    with pytest.raises(ValueError, match="domain_size must be <= 67108864 for RHR"):
+    with pytest.raises(ParameterError, match="for RHR .*over the 4 GiB memory budget"):
         RHR(epsilon=1.0, domain_size=2**26 + 1)
     with pytest.raises(ValueError, match="too large for RHR"):
         RHR(epsilon=60.0, domain_size=4)
