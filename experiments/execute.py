@@ -379,8 +379,7 @@ def execute(
                 print(warning, file=sys.stderr, flush=True)
         bar = _Progress(todo - ran, store.experiment, progress and todo > ran)
         tasks = (
-            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp)
-            for b in batches
+            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp) for b in batches
         )
         try:
             outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
