@@ -1,8 +1,9 @@
 """``python -m experiments.figures [--quick] [--only NAME] [--no-run]``.
 
 Runs what is missing of every figure's experiment (finished trials are kept, so this
-resumes), draws each figure from its results table into ``results/figures/`` (quick
-mode: ``results/quick/figures/``) as PNG and PDF, and writes the gallery ``index.md``.
+resumes), draws each figure from its results table into ``results/figures/`` as PNG and
+PDF (quick mode: into ``results/quick/figures/``, PNG only), and writes the gallery
+``index.md``.
 At the end it prints where the time went, per experiment and stage, and the peak memory
 (:mod:`experiments.figures.profile`), and writes that table beside the gallery.
 """
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with profile.time(f"figure {spec.name}", "drawing"):
             figure = spec.draw(table)
         with profile.time(f"figure {spec.name}", "saving"):
-            files = style.save(figure, figures_dir, spec.name)
+            files = style.save(figure, figures_dir, spec.name, pdf=not args.quick)
         shown = tuple(o for o in overrides_of[spec.experiments[0]] if not o.startswith("n_jobs"))
         if results_dir == Path("results"):
             shown = tuple(o for o in shown if o != "results_dir=results")

@@ -56,17 +56,22 @@ class Profile:
         self.seconds: dict[str, dict[str, float]] = {}
         self.start = time.perf_counter()
 
+    def add(self, name: str, stage: str, seconds: float) -> None:
+        """Add ``seconds`` (e.g. measured in a worker) to ``name``'s ``stage``."""
+        if stage not in STAGES:
+            raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
+        row = self.seconds.setdefault(name, {})
+        row[stage] = row.get(stage, 0.0) + seconds
+
     @contextlib.contextmanager
     def time(self, name: str, stage: str) -> Iterator[None]:
         """Add the wall time of the ``with`` block to ``name``'s ``stage``."""
-        if stage not in STAGES:
-            raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
+        self.add(name, stage, 0.0)  # checks the stage, keeps the order of first use
         began = time.perf_counter()
         try:
             yield
         finally:
-            row = self.seconds.setdefault(name, {})
-            row[stage] = row.get(stage, 0.0) + time.perf_counter() - began
+            self.add(name, stage, time.perf_counter() - began)
 
     def table(self) -> str:
         """The Markdown table: a row per name, a column per stage, totals, peak memory."""
