@@ -25,6 +25,8 @@ Parallelism is at one level: under the joblib launcher each job runs its trials 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -39,7 +41,7 @@ from omegaconf import DictConfig
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
-from experiments.execute import RunReport, TrialError, execute
+from experiments.execute import RunReport, TrialError, die_with, execute
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
 from experiments.store import ResultsDirError, ResultsStore, unwritable
@@ -247,6 +249,8 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     sweep = sweep_progress.CURRENT if multirun else None
+    if multirun and multiprocessing.current_process().name != "MainProcess":
+        die_with(os.getppid())  # a launcher's worker (joblib): exit if the sweep is killed
     try:
         report, store = run_settings(
             settings,

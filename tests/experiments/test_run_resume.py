@@ -169,3 +169,35 @@ def test_the_workers_die_with_a_killed_run(results_dir, new_gate, n_trials, allo
     final = recorded(ResultsStore(results_dir, "resume"))
     assert not final.index.duplicated().any()
     assert trials_of(final) == list(range(n_trials))
+
+
+def test_the_launchers_workers_die_with_a_killed_sweep(results_dir, new_gate):
+    """``kill -9`` of a ``-m`` sweep under Hydra's joblib launcher, each job waiting at the
+    gate in a launcher worker: the workers exit within 10 s; the rerun records each trial
+    of each job once."""
+    sweep = ["-m", "hydra/launcher=parallel", "hydra.launcher.n_jobs=2", "epsilon=1,2"]
+    sweep += [o for o in GATED if not o.startswith(("n_jobs", "n_trials"))] + ["n_trials=3"]
+    gate = new_gate()
+    process = start(results_dir, gate, *sweep)
+    deadline = time.monotonic() + 120
+    while gate.started() < 2 or len(_workers(process.pid)) < 2:  # a job per worker, waiting
+        assert process.poll() is None and time.monotonic() < deadline, "no two jobs waiting"
+        time.sleep(0.02)
+    workers = _workers(process.pid)
+    process.kill()
+    process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.2)
+    survivors = [pid for pid in workers if _alive(pid)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    process.communicate(timeout=10)
+    assert survivors == []
+
+    gate.allow(10**6)
+    done = run_cli(*sweep, f"results_dir={results_dir}", timeout=180, env=gate.env())
+    assert done.returncode == 0, done.stderr
+    table = ResultsStore(results_dir, "resume").load()[0]
+    assert not table.duplicated(["config_hash", "trial", "metric", "item"]).any()
+    assert sorted(table.groupby("config_hash")["trial"].nunique()) == [3, 3]
