@@ -45,3 +45,6 @@ def test_a_tiny_run_prints_and_writes_the_profile(tmp_path, capsys):
     for stage in ("settings", "trials", "data", "drawing", "saving", "report"):
         assert f" {stage} " in header
     assert "Peak memory (maxrss)" in table
+    figures = out / "figures"
+    assert (figures / "oracle_flh.png").is_file()
+    assert not list(figures.glob("*.pdf"))  # --quick: PNG only
