@@ -139,8 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             order=order,
         )
     print(f"reproduction report: {report}")
-    print(profile.table(), end="")
-    print(f"profile: {profile.write(figures_dir)}")
+    timings = profile.table()
+    print(timings, end="")
+    print(f"profile: {profile.write(figures_dir, timings)}")
     return 0
 
 

@@ -99,9 +99,10 @@ class Profile:
         ]
         return "\n".join(lines) + "\n"
 
-    def write(self, directory: Path) -> Path:
-        """Write :meth:`table` to ``directory/profile.md`` under a title; return the path."""
+    def write(self, directory: Path, table: str) -> Path:
+        """Write ``table`` (:meth:`table`, as printed) to ``directory/profile.md`` under a
+        title; return the path."""
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "profile.md"
-        path.write_text("# Where the run's time went\n\n" + self.table())
+        path.write_text("# Where the run's time went\n\n" + table)
         return path
