@@ -38,6 +38,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
@@ -147,7 +148,10 @@ def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
                 if type(error).__module__.split(".")[0] not in ("hydra", "omegaconf"):
                     raise
                 raise ConfigError(_explain(error, attempt)) from None
-            why = unwritable(Path(str(composed.results_dir)))
+            try:
+                why = unwritable(Path(str(composed.results_dir)))
+            except OmegaConfBaseException:  # e.g. ${hydra:...}: resolved only under the app
+                why = None
             if why:  # Hydra would fail creating its run folder there, with a traceback hint
                 raise ConfigError(
                     f"results_dir: cannot write to {composed.results_dir} ({why}): "

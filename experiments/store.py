@@ -77,10 +77,11 @@ class ResultsDirError(ValueError):
         """The one line for ``error`` raised while a run wrote to ``directory`` (a full
         disk, a directory gone or made read-only midway): what is kept and what to do."""
         where = error.filename or directory
+        remedy = "free space or choose" if error.errno == errno.ENOSPC else "choose a writable"
         return cls(
             f"results_dir: cannot write {where}: {error.strerror or error}; the trials "
-            "recorded so far are kept: free space or choose another results_dir=..., then "
-            "rerun the same command to resume"
+            f"recorded so far are kept: {remedy} results_dir=..., then rerun the same "
+            "command to resume"
         )
 
 
