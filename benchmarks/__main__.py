@@ -13,7 +13,16 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from benchmarks import harness, heavy_hitters, kernel, new_oracles, oracles, sketches, small_n
+from benchmarks import (
+    blas_threads,
+    harness,
+    heavy_hitters,
+    kernel,
+    new_oracles,
+    oracles,
+    sketches,
+    small_n,
+)
 
 
 def _oracles(quick: bool, peers: bool) -> None:
@@ -36,6 +45,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "heavy_hitters": heavy_hitters.bench,
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
     "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
+    "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
 }
 
 

@@ -2,8 +2,8 @@
 
 BLAS on one thread per process: the suite runs one pytest worker per core (``make test``,
 pytest-xdist) and the harness's own workers limit BLAS the same way (loky), while
-OpenBLAS's default threads spin while they wait: an in-process SPM trial took ~4x the
-CPU time with them (0.5 s against 1.9-2.4 s for three trials at n = 10^6).  An explicit
+OpenBLAS's default threads wait for each other: on the busy 2-core machine an in-process
+SPM trial took 4x to 60x the CPU time with them (``python -m benchmarks.blas_threads``).  An explicit
 setting in the environment wins; subprocesses the tests start inherit it.
 """
 
