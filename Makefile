@@ -20,12 +20,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)  ## create .venv and install the project with its test extras
 
-test: $(STAMP)  ## run the whole test suite (statistical tests included)
+# pytest-xdist: one worker per core (TEST_WORKERS=1 for a serial run); --dist loadfile keeps
+# a file's tests on one worker, so a module's shared fixture (e.g. figures --quick) runs once
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --dist loadfile
+
+test: $(STAMP)  ## run the whole test suite (statistical tests included), on every core
 	$(PY) -m ruff check ldp experiments tests benchmarks
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 
 test-fast: $(STAMP)  ## the suite without the slow statistical tests
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 lint: $(STAMP)  ## ruff lint and format check
 	$(PY) -m ruff check ldp experiments tests benchmarks

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from benchmarks import (
+    blas_threads,
     hadamard_anchor,
     harness,
     heavy_hitters,
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "subset": subset.bench,  # SS.perturb at d = 10^6, previous loop vs now, side by side
     "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS variance at the anchor
     "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
+    "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
 }
 
 

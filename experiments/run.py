@@ -25,6 +25,8 @@ Parallelism is at one level: under the joblib launcher each job runs its trials 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -36,13 +38,14 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
-from experiments.execute import RunReport, TrialError, execute
+from experiments.execute import RunReport, TrialError, die_with, execute
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
-from experiments.store import ResultsDirError, ResultsStore
+from experiments.store import ResultsDirError, ResultsStore, unwritable
 from experiments.trials import preflight
 
 log = logging.getLogger(__name__)
@@ -157,11 +160,20 @@ def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="check"):
         for attempt in attempts:
             try:
-                compose("config", overrides=attempt)
+                composed = compose("config", overrides=attempt)
             except Exception as error:
                 if type(error).__module__.split(".")[0] not in ("hydra", "omegaconf"):
                     raise
                 raise ConfigError(_explain(error, attempt)) from None
+            try:
+                why = unwritable(Path(str(composed.results_dir)))
+            except OmegaConfBaseException:  # e.g. ${hydra:...}: resolved only under the app
+                why = None
+            if why:  # Hydra would fail creating its run folder there, with a traceback hint
+                raise ConfigError(
+                    f"results_dir: cannot write to {composed.results_dir} ({why}): "
+                    "choose a writable results_dir=..."
+                )
     return out, grid
 
 
@@ -201,24 +213,27 @@ def run_settings(
     skips the up-front estimate whatever the config's ``warn_minutes``."""
     first = settings[0].config
     store = ResultsStore(first["results_dir"], first["name"], first["format"])
-    report = execute(
-        settings,
-        store,
-        n_trials=first["n_trials"],
-        n_jobs=first["n_jobs"] if n_jobs is None else n_jobs,
-        backend=first["backend"] if backend is None else backend,
-        dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
-        batch_size=first["batch_size"],
-        progress=first["progress"] if progress is None else progress,
-        rerun=first.get("rerun", False) if rerun is None else rerun,
-        announce=announce,
-        warn_minutes=first.get("warn_minutes") if estimate else None,
-        on_trials=on_trials,
-    )
-    if export:  # under -m every job refreshes it: the last one to finish sees every part
-        with store.locked(["table"]) as writable:
-            if writable:
-                store.export()
+    try:
+        report = execute(
+            settings,
+            store,
+            n_trials=first["n_trials"],
+            n_jobs=first["n_jobs"] if n_jobs is None else n_jobs,
+            backend=first["backend"] if backend is None else backend,
+            dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
+            batch_size=first["batch_size"],
+            progress=first["progress"] if progress is None else progress,
+            rerun=first.get("rerun", False) if rerun is None else rerun,
+            announce=announce,
+            warn_minutes=first.get("warn_minutes") if estimate else None,
+            on_trials=on_trials,
+        )
+        if export:  # under -m every job refreshes it: the last one to finish sees every part
+            with store.locked(["table"]) as writable:
+                if writable:
+                    store.export()
+    except OSError as error:  # the trials run in the workers; only the store writes here
+        raise ResultsDirError.writing(store.directory, error) from None
     return report, store
 
 
@@ -255,6 +270,8 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     sweep = sweep_progress.CURRENT if multirun else None
+    if multirun and multiprocessing.current_process().name != "MainProcess":
+        die_with(os.getppid())  # a launcher's worker (joblib): exit if the sweep is killed
     try:
         report, store = run_settings(
             settings,

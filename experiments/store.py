@@ -73,7 +73,32 @@ class CorruptPartWarning(UserWarning):
 
 
 class ResultsDirError(ValueError):
-    """The results directory cannot take the run's results (read-only, not a directory)."""
+    """The results directory cannot take the run's results (read-only, not a directory,
+    full)."""
+
+    @classmethod
+    def writing(cls, directory: Path, error: OSError) -> ResultsDirError:
+        """The one line for ``error`` raised while a run wrote to ``directory`` (a full
+        disk, a directory gone or made read-only midway): what is kept and what to do."""
+        where = error.filename or directory
+        remedy = "free space or choose" if error.errno == errno.ENOSPC else "choose a writable"
+        return cls(
+            f"results_dir: cannot write {where}: {error.strerror or error}; the trials "
+            f"recorded so far are kept: {remedy} results_dir=..., then rerun the same "
+            "command to resume"
+        )
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why ``directory`` (existing or to be created) cannot take results, or None."""
+    existing = Path(directory).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    if not os.access(existing, os.W_OK):
+        return f"{existing} is read-only"
+    return None
 
 
 @dataclass(frozen=True, order=True)

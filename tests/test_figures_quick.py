@@ -1,4 +1,4 @@
-"""``make figures-quick`` end to end: every registered figure as a valid PNG and PDF.
+"""``make figures-quick`` end to end: every registered figure as a valid PNG (no PDF).
 
 Runs ``python -m experiments.figures --quick --results-dir <tmp>`` (what ``make
 figures-quick`` runs, into a temporary directory instead of ``results/quick``) once for the
@@ -76,14 +76,9 @@ def test_the_figure_is_a_valid_png(quick_results: Path, spec):
     assert np.ptp(pixels[..., :3]) > 0, f"{png.name} is a blank image"
 
 
-@pytest.mark.parametrize("spec", FIGURES, ids=lambda spec: spec.name)
-def test_the_figure_is_a_valid_pdf(quick_results: Path, spec):
-    pdf = quick_results / "figures" / f"{spec.name}.pdf"
-    assert pdf.is_file(), f"{pdf.name} missing"
-    data = pdf.read_bytes()
-    assert data.startswith(b"%PDF-")
-    assert b"%%EOF" in data[-1024:], f"{pdf.name} is truncated (no %%EOF at its end)"
-    assert len(data) > 1000
+def test_quick_mode_writes_no_pdf(quick_results: Path):
+    # the PDF costs twice the PNG's time; style.save's PDF is tested with each figure module
+    assert not list((quick_results / "figures").glob("*.pdf"))
 
 
 def test_the_gallery_lists_every_figure(quick_results: Path):
@@ -92,7 +87,7 @@ def test_the_gallery_lists_every_figure(quick_results: Path):
     text = gallery.read_text(encoding="utf-8")
     for spec in FIGURES:
         assert f"]({spec.name}.png)" in text, f"index.md does not show {spec.name}.png"
-        assert f"({spec.name}.pdf)" in text, f"index.md does not link {spec.name}.pdf"
+        assert f"({spec.name}.pdf)" not in text, f"index.md links {spec.name}.pdf"
         assert spec.title in text
 
 

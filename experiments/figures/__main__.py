@@ -1,8 +1,10 @@
 """``python -m experiments.figures [--quick] [--only NAME] [--no-run] [--add KEY=V] [--set KEY=V]``.
 
 Runs what is missing of every figure's experiment (finished trials are kept, so this
-resumes), draws each figure from its results table into ``results/figures/`` (quick
-mode: ``results/quick/figures/``) as PNG and PDF, and writes the gallery ``index.md``.
+resumes), draws each figure from its results table into ``results/figures/`` as PNG and
+PDF (quick mode: into ``results/quick/figures/``, PNG only), and writes the gallery
+``index.md``.  At the end it prints where the time went, per experiment and stage, and the
+peak memory (:mod:`experiments.figures.profile`), and writes that table beside the gallery.
 
 ``--add protocol=myplugin`` adds values to an axis of each chosen figure's grid (a
 plug-in drawn beside the paper's protocols); ``--set KEY=VALUE`` overrides a field
@@ -25,6 +27,7 @@ from hydra import compose, initialize_config_dir
 from experiments.execute import TrialError
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
+from experiments.figures.profile import Profile
 from experiments.figures.reproduction import collect, paper_trials, write_report
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
@@ -137,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     overrides_of: dict[str, tuple[str, ...]] = {}
     settings_of: dict[str, list[Setting]] = {}
+    profile = Profile()
     try:
         for spec in chosen:
             for experiment in spec.experiments:
@@ -148,18 +152,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     overrides += (f"n_jobs={args.n_jobs}",)
                 overrides_of[experiment] = overrides
                 added = {"added": args.add} if args.add else {}
-                settings_of[experiment] = experiment_settings(experiment, overrides, **added)
-                preflight([setting.config for setting in settings_of[experiment]])
+                with profile.time(experiment, "settings"):
+                    settings_of[experiment] = experiment_settings(experiment, overrides, **added)
+                    preflight([setting.config for setting in settings_of[experiment]])
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if not args.no_run:
         try:
-            for settings in settings_of.values():
+            for experiment, settings in settings_of.items():
                 # --quick runs are seconds each: timing trials first would only serialise them
-                report, store = run_settings(
-                    settings, rerun=args.force, announce=True, estimate=not args.quick
-                )
+                with profile.time(experiment, "trials"):
+                    report, store = run_settings(
+                        settings, rerun=args.force, announce=True, estimate=not args.quick
+                    )
                 print(describe(report, store))
         except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)
@@ -179,11 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     entries = []
     for spec in chosen:
         settings = [s for name in spec.experiments for s in settings_of[name]]
-        table = _load_table(results_dir, spec.experiments, settings_of)
+        with profile.time(f"figure {spec.name}", "data"):
+            table = _load_table(results_dir, spec.experiments, settings_of)
         if table.empty:
             print(f"{spec.name}: no results yet (run without --no-run)", file=sys.stderr)
             continue
-        files = style.save(spec.draw(table), figures_dir, spec.name)
+        with profile.time(f"figure {spec.name}", "drawing"):
+            figure = spec.draw(table)
+        with profile.time(f"figure {spec.name}", "saving"):
+            files = style.save(figure, figures_dir, spec.name, pdf=not args.quick)
         shown = tuple(o for o in overrides_of[spec.experiments[0]] if not o.startswith("n_jobs"))
         if results_dir == Path("results"):
             shown = tuple(o for o in shown if o != "results_dir=results")
@@ -194,15 +204,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a full run updates its gallery (figures not drawn now keep their entries); a custom
     # run's directory describes that run alone
     order = None if reasons else [spec.name for spec in FIGURES]
-    gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
-    print(f"gallery: {gallery}")
-    report = write_report(
-        out_dir / "REPRODUCTION.md",
-        collect([(entry.spec, entry.table) for entry in entries]),
-        quick=args.quick,
-        order=order,
-    )
+    with profile.time("gallery and reproduction report", "report"):
+        gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
+        print(f"gallery: {gallery}")
+        report = write_report(
+            out_dir / "REPRODUCTION.md",
+            collect([(entry.spec, entry.table) for entry in entries]),
+            quick=args.quick,
+            order=order,
+        )
     print(f"reproduction report: {report}")
+    timings = profile.table()
+    print(timings, end="")
+    print(f"profile: {profile.write(figures_dir, timings)}")
     return 0
 
 

@@ -40,6 +40,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (setting, metric, panel): x, empirical mean and SE, model (4)."""
     rows = sec5.settings(table)
     frequencies = sec5.true_frequencies(table)
+    sec5.prepare_refined(rows[[_cell(etas) is not None for etas in rows["protocol.etas"]]])
     out = []
     for metric in sec5.METRICS:
         stats = sec5.metric_stats(table, metric)

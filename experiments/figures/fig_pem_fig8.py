@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments.execute import parallel_map
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
@@ -108,7 +109,7 @@ def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
         row = rows[rows["protocol.eta"] == eta].iloc[0]
         sec6.model_line(ax, grid, [sec6.pem_model(row, "f1", epsilon=e) for e in grid], colour)
         epsilons = series["epsilon"].to_numpy()
-        refined = [sec6.pem_refined_model(row, "f1", epsilon=e) for e in epsilons]
+        refined = parallel_map(sec6.pem_refined_model, [(row, "f1", e) for e in epsilons])
         sec6.model_line(ax, epsilons, refined, colour, ls="--")
     ax.set_title("(b) PEM with a fixed η")
     handles, labels = ax.get_legend_handles_labels()

@@ -81,7 +81,7 @@ def _grid(settings: Sequence[Setting]) -> str:
 def render_entry(entry: Entry) -> str:
     """The Markdown block of one figure."""
     spec, table = entry.spec, entry.table
-    png, pdf = (path.name for path in entry.files)
+    png, *pdf = (path.name for path in entry.files)  # no PDF under --quick
     command = "; ".join(
         " ".join(
             [
@@ -105,7 +105,7 @@ def render_entry(entry: Entry) -> str:
             "",
             f"![{spec.title}]({png})",
             "",
-            f"*{spec.caption}* ([PDF]({pdf}))",
+            f"*{spec.caption}*" + (f" ([PDF]({pdf[0]}))" if pdf else ""),
             "",
             f"- **Paper claim checked:** {spec.claim}",
             f"- **Command:** `{command}`, then `python -m experiments.figures"

@@ -200,13 +200,17 @@ def order(protocols: list[str]) -> list[str]:
     return sorted(protocols, key=lambda p: (rank.get(p.upper(), len(rank)), p))
 
 
-def save(figure: plt.Figure, directory: str | Path, stem: str) -> list[Path]:
-    """Write ``<stem>.png`` and ``<stem>.pdf`` (no timestamps inside) and close the figure."""
+def save(figure: plt.Figure, directory: str | Path, stem: str, pdf: bool = True) -> list[Path]:
+    """Write ``<stem>.png`` and (with ``pdf``) ``<stem>.pdf`` (no timestamps inside), close
+    the figure and return the paths.  The PDF costs about twice the PNG's time; ``figures
+    --quick`` leaves it out."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / f"{stem}.png", directory / f"{stem}.pdf"]
+    paths = [directory / f"{stem}.png"]
     figure.savefig(paths[0], dpi=DPI, metadata={"Software": None})
-    figure.savefig(paths[1], metadata={"CreationDate": None, "Creator": None})
+    if pdf:
+        paths.append(directory / f"{stem}.pdf")
+        figure.savefig(paths[1], metadata={"CreationDate": None, "Creator": None})
     plt.close(figure)
     return paths
 

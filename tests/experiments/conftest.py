@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -106,3 +108,108 @@ def run_cli(*args: str, timeout: float = 120, **popen) -> subprocess.CompletedPr
         env=env,
         **popen,
     )
+
+
+#: A plug-in oracle (entry point ``ldp.protocols``): GRR whose every ``perturb`` call first
+#: takes the next ticket of the gate folder named by ``LDP_TEST_GATE`` and waits until the
+#: test allows that many; without the variable it is plain GRR (same numbers, same seeds).
+GATED_PLUGIN = '''
+"""GRR that waits at a gate the test controls (one ticket per perturb call)."""
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ldp.oracles import GRR
+from ldp.registry import register
+
+
+def _pass_gate():
+    folder = os.environ.get("LDP_TEST_GATE")
+    if not folder:
+        return
+    gate = Path(folder)
+    ticket = 0
+    while True:  # O_EXCL: each call, in any process, takes its own ticket
+        try:
+            os.close(os.open(gate / f"ticket-{ticket}", os.O_CREAT | os.O_EXCL))
+            break
+        except FileExistsError:
+            ticket += 1
+    while ticket >= int((gate / "allowed").read_text()):
+        time.sleep(0.01)
+
+
+@register(label="Gated", color="#000000", order=99)
+@dataclass(frozen=True, kw_only=True)
+class Gated(GRR):
+    """GRR behind the test's gate."""
+
+    name = "Gated"
+
+    def perturb(self, values, rng):
+        _pass_gate()
+        return super().perturb(values, rng)
+'''
+
+
+class Gate:
+    """The folder a ``protocol=gated`` run waits at: trial calls past :meth:`allow`'s count
+    block until the test allows more, so a test interrupts a run at a known point instead
+    of racing it."""
+
+    def __init__(self, folder: Path, site: Path):
+        self.folder, self.site = folder, site
+        folder.mkdir(parents=True)
+        self.allow(0)
+
+    def allow(self, count: int) -> None:
+        """Let the first ``count`` perturb calls through (atomically)."""
+        temporary = self.folder / ".allowed.tmp"
+        temporary.write_text(str(count))
+        os.replace(temporary, self.folder / "allowed")
+
+    def started(self) -> int:
+        """How many perturb calls have taken a ticket."""
+        return sum(1 for path in self.folder.glob("ticket-*"))
+
+    def wait_until_blocked(self, process: subprocess.Popen, timeout: float = 120) -> None:
+        """Wait until a call beyond the allowed count holds a ticket (so it is waiting)."""
+        allowed = int((self.folder / "allowed").read_text())
+        deadline = time.monotonic() + timeout
+        while self.started() <= allowed:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the run never reached the gate at {allowed} (exit {process.poll()})"
+                )
+            time.sleep(0.02)
+
+    def env(self) -> dict[str, str]:
+        """The environment of a run that loads the plug-in and waits at this gate."""
+        path = os.pathsep.join([str(self.site), str(REPO)])
+        return {**os.environ, "PYTHONPATH": path, "LDP_TEST_GATE": str(self.folder)}
+
+
+@pytest.fixture
+def gated_site(tmp_path: Path) -> Path:
+    """A folder with the ``gated`` plug-in and its distribution metadata (``PYTHONPATH``)."""
+    site = tmp_path / "gated-site"
+    info = site / "gated_ldp-0.1.dist-info"
+    info.mkdir(parents=True)
+    (site / "gated_ldp.py").write_text(textwrap.dedent(GATED_PLUGIN))
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gated-ldp\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[ldp.protocols]\ngated = gated_ldp\n")
+    return site
+
+
+@pytest.fixture
+def new_gate(tmp_path: Path, gated_site: Path) -> Callable[[], Gate]:
+    """A fresh :class:`Gate` (all calls blocked) per call, for one run each."""
+    made = []
+
+    def _new() -> Gate:
+        made.append(Gate(tmp_path / f"gate-{len(made)}", gated_site))
+        return made[-1]
+
+    return _new

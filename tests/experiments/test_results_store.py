@@ -173,12 +173,15 @@ def test_a_second_run_waits_for_the_lock_and_then_finds_the_trials_done(tmp_path
 
         thread = threading.Thread(target=other)
         thread.start()
-        time.sleep(0.3)
+        said, deadline = "", time.monotonic() + 60
+        while "another run is writing setting abc" not in said:  # it is waiting now
+            assert time.monotonic() < deadline, "the other run never said it waits"
+            said += capsys.readouterr().err
+            time.sleep(0.01)
         assert not entered.is_set()  # the lock is held: the other run waits
         store.write_part("abc", [0], rows([0]))
-    thread.join(10)
+    thread.join(60)
     assert entered.is_set()
-    assert "another run is writing setting abc" in capsys.readouterr().err
     handle = os.open(store.directory / "locks" / "abc.lock", os.O_RDWR)
     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on exit
     os.close(handle)

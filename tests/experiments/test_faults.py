@@ -1,0 +1,75 @@
+"""The harness under faults: a full disk midway, a results_dir it cannot create or write.
+
+Each ends in one line naming the directory and what to do, and what was recorded before
+the fault is kept exactly once: the rerun resumes.  (A ``kill -9`` of the run and of its
+workers: ``test_run_resume.py``.)
+"""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from experiments import store as store_module
+from experiments.run import prepare, run_settings
+from experiments.schema import ConfigError
+from experiments.store import ResultsDirError, ResultsStore
+
+from .conftest import TINY
+
+RUN = ("protocol=grr", *TINY, "n_trials=10", "n_jobs=1", "batch_size=2", "name=exp")
+RUN += ("warn_minutes=null",)
+
+
+def test_a_full_disk_midway_keeps_the_parts_written_and_the_rerun_completes(
+    settings_of, results_dir, monkeypatch
+):
+    write = store_module.atomic_write_bytes
+    parts_written = []
+
+    def fill_up(path, data):
+        if "parts" in path.parts:
+            if len(parts_written) == 2:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            parts_written.append(path.name)
+        write(path, data)
+
+    settings = settings_of(*RUN)
+    monkeypatch.setattr(store_module, "atomic_write_bytes", fill_up)
+    with pytest.raises(ResultsDirError) as raised:
+        run_settings(settings)
+    line = str(raised.value)
+    assert "\n" not in line and "No space left on device" in line and "rerun" in line
+    store = ResultsStore(results_dir, "exp")
+    (key,) = store.keys()
+    assert store.done_trials(key) == {0, 1, 2, 3}  # the two parts written before the fault
+    assert not [p for p in (store.parts_dir / key).iterdir() if p.name.endswith(".tmp")]
+
+    monkeypatch.setattr(store_module, "atomic_write_bytes", write)  # space again
+    report, _ = run_settings(settings)
+    assert (report.done_before, report.ran) == (4, 6)
+    table, _ = store.load()
+    assert sorted(table.drop_duplicates("trial")["trial"]) == list(range(10))
+    assert not table.duplicated(["trial", "metric", "item"]).any()
+
+
+def test_a_results_dir_under_a_file_is_one_line_before_hydra_starts(tmp_path):
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    with pytest.raises(ConfigError, match=r"results_dir: cannot write to .*a-file/results"):
+        prepare([*RUN, f"results_dir={afile / 'results'}"])
+
+
+def test_a_read_only_results_dir_is_one_line_before_hydra_starts(tmp_path, monkeypatch):
+    # root passes any permission check, so the read-only file system is what access() says
+    monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)
+    with pytest.raises(ConfigError, match=r"results_dir: .* is read-only"):
+        prepare([*RUN, f"results_dir={tmp_path / 'results'}"])
+
+
+def test_a_missing_results_dir_is_created(settings_of, tmp_path):
+    deep = tmp_path / "not" / "yet" / "there"
+    prepare([*RUN, f"results_dir={deep}"])  # no error
+    report, store = run_settings(settings_of(*RUN, f"results_dir={deep}"))
+    assert report.ran == 10 and store.directory.is_dir()
