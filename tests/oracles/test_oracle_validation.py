@@ -140,7 +140,9 @@ def test_perturb_rejects_bad_values(
     assert_raises_without_drawing(lambda rng: oracle.perturb(values, rng), error, match)
 
 
-@pytest.mark.parametrize("rng", [None, 0, np.random.RandomState(0), "seed"], ids=repr)
+@pytest.mark.parametrize(
+    "rng", [None, 0, np.random.RandomState(0), "seed"], ids=["None", "0", "RandomState", "str"]
+)
 @pytest.mark.parametrize("name", PROTOCOLS)
 def test_rng_must_be_a_generator(name: str, rng: object) -> None:
     oracle = make_oracle(name, 1.0, domain_size=D)
