@@ -48,6 +48,9 @@ PYTHON_BLOCK = re.compile(
     re.S | re.M,
 )
 SKIP = re.compile(r"<!--\s*skip-test:\s*(?P<reason>[^>]*?)\s*-->")
+#: ``<!-- setup: python -m experiments.run ... -->``: a command the test runs first, in the
+#: block's directory (a small version of the sweep the README ran before the block)
+SETUP = re.compile(r"<!--\s*setup:\s*(?P<command>[^>]*?)\s*-->")
 
 
 def _relative(path: Path) -> str:
@@ -74,12 +77,20 @@ def broken_links(document: Path) -> list[str]:
     return broken
 
 
-def python_blocks(text: str) -> list[tuple[str, str | None, str | None]]:
-    """``(code, expected output or None, skip reason or None)`` for every python block."""
+def python_blocks(text: str) -> list[tuple[str, str | None, str | None, str | None]]:
+    """``(code, expected output, skip reason, setup command)`` for every python block (None
+    where the block has none)."""
     blocks = []
     for match in PYTHON_BLOCK.finditer("\n" + text):
-        skip = SKIP.search(match["before"])
-        blocks.append((match["code"], match["prints"], skip["reason"] if skip else None))
+        skip, setup = SKIP.search(match["before"]), SETUP.search(match["before"])
+        blocks.append(
+            (
+                match["code"],
+                match["prints"],
+                skip["reason"] if skip else None,
+                setup["command"] if setup else None,
+            )
+        )
     return blocks
 
 
@@ -117,9 +128,18 @@ def test_python_blocks_carry_their_output_and_skip_marker() -> None:
         ```python
         plot()
         ```
+
+        <!-- setup: python -m experiments.run name=x -->
+        ```python
+        plot("results/x")
+        ```
         """
     )
-    assert python_blocks(text) == [("print(1)\n", "1\n", None), ("plot()\n", None, "needs a sweep")]
+    assert python_blocks(text) == [
+        ("print(1)\n", "1\n", None, None),
+        ("plot()\n", None, "needs a sweep", None),
+        ('plot("results/x")\n', None, None, "python -m experiments.run name=x"),
+    ]
 
 
 def test_a_missing_file_is_a_broken_link(tmp_path: Path) -> None:
@@ -152,18 +172,25 @@ README_BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
 
 
 def test_the_readme_has_examples_and_few_skips() -> None:
-    runnable = [block for block in README_BLOCKS if block[2] is None]
+    runnable = [block for block in README_BLOCKS if block[2] is None]  # setup blocks run too
     assert len(runnable) >= 2
     assert len(README_BLOCKS) - len(runnable) <= 1
 
 
 @pytest.mark.parametrize(
-    ("code", "prints", "skip"), README_BLOCKS, ids=[f"block{i}" for i in range(len(README_BLOCKS))]
+    ("code", "prints", "skip", "setup"),
+    README_BLOCKS,
+    ids=[f"block{i}" for i in range(len(README_BLOCKS))],
 )
-def test_the_python_blocks_of_the_readme_run(code, prints, skip, tmp_path: Path) -> None:
+def test_the_python_blocks_of_the_readme_run(code, prints, skip, setup, tmp_path: Path) -> None:
     compile(code, "README.md", "exec")
     if skip is not None:
         pytest.skip(f"compiled only: {skip}")
+    if setup is not None:  # e.g. a small version of the sweep the block plots
+        words = setup.split()
+        command = [sys.executable, *words[1:]] if words[0] == "python" else words
+        ran = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, ran.stderr[-3000:]
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
     done = subprocess.run(
