@@ -104,9 +104,23 @@ def _ranked() -> list[str]:
     return builtin + [p.name for p in entries if p.name not in builtin]
 
 
+def _registered(name: str) -> str | None:
+    """The registered name of a protocol given by its name or its label (None: unknown)."""
+    wanted = name.strip().lower()
+    for entry in registry.protocols().values():
+        if wanted in {entry.name.lower(), str(entry.label).lower()}:
+            return entry.name
+    return None
+
+
 def marker(protocol: str) -> str:
-    """The marker of a protocol, by its rank in :func:`_ranked`."""
-    name = registry.get(protocol).name
+    """The marker of a protocol, by its rank in :func:`_ranked`; a name the registry does
+    not know here (a plug-in not installed where the figure is drawn) gets one fixed by a
+    hash of its name."""
+    name = _registered(protocol)
+    if name is None:
+        digest = hashlib.sha256(protocol.encode()).digest()
+        return MARKERS[digest[0] % len(MARKERS)]
     return MARKERS[_ranked().index(name) % len(MARKERS)]
 
 
@@ -115,15 +129,15 @@ def split_label(label: str) -> tuple[str, str | None]:
 
     A registered protocol's own name or label is that protocol.  Otherwise the variant is
     the parenthesised words that are not :data:`MODE_WORDS`, joined by ", " (``None`` when
-    none are left, or the label has no parentheses).  The protocol part must be a
-    registered name (case-insensitive).
+    none are left, or the label has no parentheses).  The protocol part is matched to a
+    registered name or label (case-insensitive); an unknown one is kept as it is.
     """
-    for entry in registry.protocols().values():  # a protocol's own name or label: "UE(p)"
-        if label.strip().lower() in {entry.name.lower(), str(entry.label).lower()}:
-            return entry.name, None
+    own = _registered(label)  # a protocol's own name or label: "UE(p)"
+    if own is not None:
+        return own, None
     match = re.fullmatch(r"\s*(.+?)\s+\((.*)\)\s*", label)
     name, words = (match.group(1), match.group(2)) if match else (label.strip(), "")
-    name = registry.get(name).name
+    name = _registered(name) or name  # an unknown name keeps its text (colour by hash)
     kept = [w.strip() for w in words.split(",") if w.strip() and w.strip() not in MODE_WORDS]
     return name, ", ".join(kept) or None
 

@@ -20,7 +20,7 @@ Works on any object with ``perturb(values, rng)``: see ``docs/privacy.md``.  A p
 declares its own events and searchable features (``audit_events``, ``audit_features``),
 the probabilities of its optimal event (``audit_event_probabilities``) and its public
 randomness (``capabilities``, :mod:`ldp.contract`); ``python -m ldp.audit`` audits every
-registered oracle from the command line (:func:`ldp.audit.__main__.main`).
+registered oracle from the command line (also ``ldp-harness audit``).
 """
 
 from ldp.audit.auditor import TRIALS, AuditResult, EventResult, lower_bound

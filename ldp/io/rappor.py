@@ -110,8 +110,11 @@ class RapporFileError(ValueError):
     """
 
     def __init__(self, path: PathLike, line: int, field: str, problem: str) -> None:
-        self.path, self.line, self.field = str(path), line, field
+        self.path, self.line, self.field, self.problem = str(path), line, field, problem
         super().__init__(f"{path}, line {line}, field {field}: {problem}")
+
+    def __reduce__(self):  # keep the attributes across pickling (joblib workers)
+        return (type(self), (self.path, self.line, self.field, self.problem))
 
 
 # ------------------------------------------------------------------ low-level text

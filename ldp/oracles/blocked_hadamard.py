@@ -172,9 +172,9 @@ class BHR(FrequencyOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[y | value] for every y in [K]: (1-κ*)/K, plus 2κ*/b on C_value."""
+        value = np.int64(self.check_value(value))
         y = np.arange(self.order, dtype=np.int64)
         b = self.block_size
-        value = np.int64(value)
         inside = (y // b == self.block_of(value)) & (parity(self.row_of(value) & (y % b)) == 0)
         return np.where(inside, self.keep * 2.0 / b, 0.0) + (1.0 - self.keep) / self.order
 

@@ -155,6 +155,7 @@ class RHR(FrequencyOracle):
 
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[y | value] for every y = s' B + r in [2K]: p*/B where s' = s(value, r), else q*/B."""
+        value = self.check_value(value)
         rows = np.arange(self.groups, dtype=np.int64)
         true = self.symbol(np.full(self.groups, value, dtype=np.int64), rows)
         out = np.full((self.symbols, self.groups), self.q_star / self.groups)

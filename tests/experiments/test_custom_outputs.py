@@ -119,7 +119,7 @@ def test_a_missing_results_dir_is_one_line(tmp_path, capsys):
 
 
 def test_a_verdict_states_the_trials_it_needs(tmp_path):
-    claim = Claim("src", "paper", "ours", "reproduced")
+    claim = Claim("src", "paper", "ours", "reproduced", tolerance="2 SE")
     spec = FigureSpec(
         "oracle_variance", "oracle_variance", lambda t: None, "t", "c", "claim", claims=None
     )

@@ -32,11 +32,13 @@ def test_a_stage_must_be_known():
 @pytest.mark.slow
 def test_a_tiny_run_prints_and_writes_the_profile(tmp_path, capsys):
     out = tmp_path / "out"
+    out.mkdir()  # a results directory that does not exist is refused
     args = ["--only", "oracle_flh", "--quick", "--results-dir", str(out), "--n-jobs", "1"]
     assert main(args) == 0
     printed = capsys.readouterr().out
-    written = (out / "figures" / "profile.md").read_text()
-    assert f"profile: {out / 'figures' / 'profile.md'}" in printed
+    drawn = out / "custom"  # --only draws into its own directory, beside the gallery's
+    written = (drawn / "figures" / "profile.md").read_text()
+    assert f"profile: {drawn / 'figures' / 'profile.md'}" in printed
     table = written.split("\n\n", 1)[1]
     assert table in printed  # the same table
     rows = {line.split(" | ")[0].lstrip("| ") for line in table.splitlines() if line[:2] == "| "}
@@ -45,6 +47,6 @@ def test_a_tiny_run_prints_and_writes_the_profile(tmp_path, capsys):
     for stage in ("settings", "trials", "data", "drawing", "saving", "report"):
         assert f" {stage} " in header
     assert "Peak memory (maxrss)" in table
-    figures = out / "figures"
+    figures = drawn / "figures"
     assert (figures / "oracle_flh.png").is_file()
     assert not list(figures.glob("*.pdf"))  # --quick: PNG only
