@@ -135,7 +135,10 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         if mine.empty:
             continue
         gaps, trials = [], []
-        for _, group in mine.groupby(["protocol.name", x]):
+        # one t statistic per engine: pooling both engines' rows into one mean would count
+        # HCMS twice (its sampled engine draws the users' triples as its client does, from
+        # the same stream, so its two engines' rows coincide) and halve the SE's variance
+        for _, group in mine.groupby(["protocol.name", x, "engine"]):
             first = group.iloc[0]
             width = None if pd.isna(first.get("protocol.m")) else [int(first["protocol.m"])]
             exact = exact_line(first, first["epsilon"], width)[0]
