@@ -124,6 +124,16 @@ def marker(protocol: str) -> str:
     return MARKERS[_ranked().index(name) % len(MARKERS)]
 
 
+def protocol_of(label: str) -> str | None:
+    """The registered protocol a legend label names (``"MCM (√n channels)"``: MCM), or None
+    for a label that names none here ("sampled engine", "model, Eq. (4)")."""
+    own = _registered(label)
+    if own is not None:
+        return own
+    match = re.fullmatch(r"\s*(.+?)\s+\((.*)\)\s*", label)
+    return _registered(match.group(1)) if match else None
+
+
 def split_label(label: str) -> tuple[str, str | None]:
     """``(protocol, variant)`` of a legend label ``"<protocol> (<words>, ...)"``.
 

@@ -65,9 +65,7 @@ def legend_colours(figure: plt.Figure) -> dict[str, tuple[float, float, float]]:
     for legend in legends:
         for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
             series = text.get_text().split(", ")[0]
-            try:
-                style.split_label(series)
-            except (KeyError, ValueError):
+            if style.protocol_of(series) is None:
                 continue  # "sampled engine", "model, Eq. (4)", "η = 2": not a series
             colour = _handle_colour(handle)
             if colour is not None:
