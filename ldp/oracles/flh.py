@@ -44,6 +44,7 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
+from ldp.oracles.local_hashing import _LocalHashing
 from ldp.registry import register
 from ldp.validation import (
     ParameterError,
@@ -145,39 +146,12 @@ class FLH(PureOracle):
         rng = check_generator(rng)
         return rng.integers(0, 2**64 - 1, size=self.k_prime, dtype=np.uint64, endpoint=True)
 
-    def report_probabilities(self, value, seeds: np.ndarray) -> np.ndarray:
-        """Pr[y | value, seed] for each given seed (rows) and y in [0, g), as for OLH."""
-        value = self.check_value(value)
-        seeds = np.asarray(seeds, dtype=np.uint64)
-        budget.check_memory(
-            "seeds",
-            f"{seeds.shape[0]} seeds",
-            "fewer seeds",
-            8.0 * seeds.shape[0] * self.g,
-            f"the {seeds.shape[0]} x g = {self.g} table of probabilities",
-        )
-        keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)
-        hashed = hashing.hash_values(keys, seeds, self.g)
-        probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
-        probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
-        return probabilities
-
-    def audit_events(self, v, v_prime) -> list:
-        """H_j(v) = y != H_j(v') for the report's pool function j, and mirrored."""
-        from ldp.audit.events import hashed_events
-
-        return hashed_events(self.g, v, v_prime)
-
-    def audit_features(self, v, v_prime) -> list:
-        """H_j(v) and H_j(v') of each report's pool function, for the auditor's search."""
-        from ldp.audit.events import hashed_features
-
-        return hashed_features(self.g, v, v_prime)
-
-    def audit_event_probabilities(self) -> tuple[float, float]:
-        """H_j(v) = y != H_j(v') given v and given v' (ideal hash), as for OLH."""
-        g, p = self.g, self.p_star
-        return p * (1 - 1 / g), (1 - p) * (1 - 1 / g) / (g - 1)
+    # A report's likelihood given its pool function's seed, and the auditor's events on it,
+    # are OLH's with that seed (the pool only chooses which seed): the same methods.
+    report_probabilities = _LocalHashing.report_probabilities
+    audit_events = _LocalHashing.audit_events
+    audit_features = _LocalHashing.audit_features
+    audit_event_probabilities = _LocalHashing.audit_event_probabilities
 
     def perturb(
         self, values: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None
