@@ -106,7 +106,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         # "more so as ε grows": PEM's lead over the best baseline at each data set's largest
         # ε at least its lead at the smallest
         lead = (wide["PEM"] - others).dropna()
-        grows = {d: float(g.iloc[-1] - g.iloc[0]) for d, g in lead.groupby(level=0) if len(g) > 1}
+        grows = sec6.end_to_end(lead)
         losses = [
             f"{d} ε = {e:g} (PEM {wide.loc[(d, e), 'PEM']:.2f} vs {others[(d, e)]:.2f})"
             for d, e in wide.index[~best.to_numpy()]

@@ -74,11 +74,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         best = wide["PEM"] >= others - 0.02
         # "utility decreases with k": PEM's F1 at each data set's largest k below its
         # F1 at the smallest k
-        drop = {
-            d: float(g.iloc[-1] - g.iloc[0])
-            for d, g in wide["PEM"].dropna().groupby(level=0)
-            if len(g) > 1
-        }
+        drop = sec6.end_to_end(wide["PEM"])
         losses = [
             f"{d} k = {int(k)} (PEM {wide.loc[(d, k), 'PEM']:.2f} vs {others[(d, k)]:.2f})"
             for d, k in wide.index[~best.to_numpy()]

@@ -270,6 +270,14 @@ def mean_of(stats: pd.DataFrame, **where: Any) -> float:
     return float(rows["mean"].iloc[0]) if len(rows) else float("nan")
 
 
+def end_to_end(series: pd.Series) -> dict[str, float]:
+    """Per data set (the first index level), the value at its last x minus at its first
+    (NaN points dropped; data sets with one point left out): a trend's direction."""
+    return {
+        d: float(g.iloc[-1] - g.iloc[0]) for d, g in series.dropna().groupby(level=0) if len(g) > 1
+    }
+
+
 def runs_note(table: pd.DataFrame) -> str:
     """How many runs each setting of a table has, e.g. "10 runs" or "1-10 runs"."""
     counts = table.groupby("config_hash")["trial"].nunique()

@@ -42,9 +42,9 @@ import numpy as np
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
-from ldp.oracles.blocked_hadamard import block_transform
+from ldp.oracles.blocked_hadamard import BHR, block_transform
 from ldp.oracles.direct import keep_threshold
-from ldp.oracles.hadamard import check_order, dense_counts, parity
+from ldp.oracles.hadamard import check_order, parity
 from ldp.registry import register
 from ldp.validation import check_counts, check_generator, check_int, check_values
 
@@ -235,17 +235,9 @@ class RHR(FrequencyOracle):
         spread = int(counts.sum() - kept.sum())
         return hist + rng.multinomial(spread, np.full(size, 1.0 / size))
 
-    def _simulate_population(
-        self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        """The exact law of ``estimate(perturb(users))``, through the report histogram.
-
-        One report feeds every estimate of its symbol, so a candidate's law depends on
-        which values the other users hold: the whole population is drawn
-        (:meth:`simulate_histogram`), its real values included.
-        """
-        hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
-        return self._from_histogram(hist, chosen)
+    # One report feeds every estimate of its symbol, so the whole population is drawn
+    # through the report histogram, exactly as BHR does with its blocks.
+    _simulate_population = BHR._simulate_population
 
     # --- analysis ----------------------------------------------------------------------
     def variance(
