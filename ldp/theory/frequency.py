@@ -74,8 +74,15 @@ def blh_pq(epsilon: float) -> tuple[float, float]:
 
 
 def olh_default_g(epsilon: float) -> int:
-    """OLH's hash range g = ⌈e^ε + 1⌉ (the PEM paper's choice; e^ε + 1 minimises variance)."""
-    return math.ceil(math.exp(epsilon) + 1)
+    """OLH's hash range g = ⌈e^ε + 1⌉ (the PEM paper's choice; e^ε + 1 minimises variance).
+
+    e^ε is rounded to 9 decimals first, so that an ε = ln 10 given in floating point
+    (e^ε = 10.000000000000002) gives g = 11 as the paper's e^ε = 10 does, not 12.
+
+    >>> olh_default_g(math.log(10)), olh_default_g(math.log(49)), olh_default_g(1.0)
+    (11, 50, 4)
+    """
+    return math.ceil(round(math.exp(epsilon) + 1, 9))
 
 
 def olh_pq(epsilon: float, g: int) -> tuple[float, float]:
