@@ -70,6 +70,8 @@ from ldp.validation import ParameterError, check_counts, check_generator, check_
 
 #: The largest field order q accepted (F_q arithmetic in int64 stays exact far beyond).
 MAX_Q = 1 << 20
+#: The most (candidate, report) pairs counted directly, a few t-vectors each in memory.
+DIRECT_PAIRS = 1 << 20
 #: Bytes per report cell the decoder holds at once (its two tables and a gather).
 DECODE_BYTES = 48
 
@@ -493,21 +495,27 @@ class ProjectiveResponse(FrequencyOracle):
         return alpha * through[block, point] + beta * table.sum(axis=1)[block] + gamma * n
 
     def estimate(self, reports: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
-        """ĉ(x) = α I(x) + β N(x) + γ n: the dynamic programme, or a direct count of the
-        (candidate, distinct report) pairs when there are fewer of them than q h b."""
+        """ĉ(x) = α I(x) + β N(x) + γ n for each candidate (:meth:`_from_counts`)."""
         chosen = self.candidates(candidates)
         reports = self._check_reports(reports)
         distinct, counts = np.unique(reports, return_counts=True)
-        if chosen.shape[0] * distinct.shape[0] < self.q * self.order:
-            through = self.through(chosen[:, None], distinct[None, :]).astype(np.int64) @ counts
-            in_block = (self.block_of(chosen)[:, None] == self.block_of(distinct)[None, :]).astype(
-                np.int64
-            ) @ counts
-            alpha, beta, gamma = self.coefficients()
-            return alpha * through + beta * in_block + gamma * reports.shape[0]
-        hist = np.zeros(self.order, dtype=np.int64)
-        hist[distinct] = counts
-        return self._from_histogram(hist, chosen)
+        return self._from_counts(distinct, counts, chosen)
+
+    def _from_counts(
+        self, distinct: np.ndarray, counts: np.ndarray, chosen: np.ndarray
+    ) -> np.ndarray:
+        """ĉ from the distinct reports and their counts: the dynamic programme over the
+        whole histogram, or a direct count of the (candidate, distinct report) pairs when
+        there are fewer of them than q h b (its cost) and :data:`DIRECT_PAIRS`."""
+        pairs = chosen.shape[0] * distinct.shape[0]
+        if pairs >= min(self.q * self.order, DIRECT_PAIRS):
+            hist = np.zeros(self.order, dtype=np.int64)
+            hist[distinct] = counts
+            return self._from_histogram(hist, chosen)
+        alpha, beta, gamma = self.coefficients()
+        through = self.through(chosen[:, None], distinct[None, :]).astype(np.int64) @ counts
+        same = self.block_of(chosen)[:, None] == self.block_of(distinct)[None, :]
+        return alpha * through + beta * (same.astype(np.int64) @ counts) + gamma * counts.sum()
 
     # --- sampled engine ------------------------------------------------------------------
     def simulate_histogram(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -541,7 +549,8 @@ class ProjectiveResponse(FrequencyOracle):
         population is drawn (:meth:`simulate_histogram`), its real values included.
         """
         hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
-        return self._from_histogram(hist, chosen)
+        distinct = np.flatnonzero(hist)
+        return self._from_counts(distinct, hist[distinct], chosen)
 
     # --- analysis ------------------------------------------------------------------------
     def second_moments(self) -> tuple[float, float, float]:
