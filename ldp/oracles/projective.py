@@ -72,6 +72,8 @@ from ldp.validation import ParameterError, check_counts, check_generator, check_
 MAX_Q = 1 << 20
 #: The most (candidate, report) pairs counted directly, a few t-vectors each in memory.
 DIRECT_PAIRS = 1 << 20
+#: Up to this many points per block, their vectors are kept in a table.
+POINT_TABLE = 1 << 16
 #: Bytes per report cell the decoder holds at once (its two tables and a gather).
 DECODE_BYTES = 48
 
@@ -320,6 +322,8 @@ class ProjectiveResponse(FrequencyOracle):
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
     _keep: int = field(init=False, repr=False, compare=False)
     _inv: np.ndarray = field(init=False, repr=False, compare=False)
+    _t: int = field(init=False, repr=False, compare=False)
+    _points: np.ndarray | None = field(init=False, repr=False, compare=False)
 
     def _setup(self, q: int, blocks: int) -> None:
         """Check q and h, size the geometry, and fix the keep coin κ*."""
@@ -328,6 +332,7 @@ class ProjectiveResponse(FrequencyOracle):
             raise ParameterError("q", q, "a prime", "F_q is the integers mod q")
         object.__setattr__(self, "q", q)
         t = dimension(q, blocks, self.domain_size)
+        object.__setattr__(self, "_t", t)
         order = blocks * points(q, t)
         budget.check_memory(
             "domain_size",
@@ -337,6 +342,10 @@ class ProjectiveResponse(FrequencyOracle):
             f"{self.name}'s decoder over {order} report cells",
         )
         object.__setattr__(self, "_inv", inverse_table(q))
+        small = points(q, t) <= POINT_TABLE
+        object.__setattr__(
+            self, "_points", vectors_of(np.arange(points(q, t)), q, t) if small else None
+        )
         c_set = points(q, t - 1)
         spread = math.expm1(self.epsilon) * c_set
         keep, rest = spread / (spread + order), order / (spread + order)
@@ -357,7 +366,7 @@ class ProjectiveResponse(FrequencyOracle):
     @property
     def t(self) -> int:
         """t: the points are those of P^(t-1)(F_q), t >= 2 the smallest with h P_t >= d."""
-        return dimension(self.q, self.blocks, self.domain_size)
+        return self._t
 
     @property
     def block_size(self) -> int:
@@ -408,7 +417,10 @@ class ProjectiveResponse(FrequencyOracle):
 
     def point_vectors(self, values: np.ndarray) -> np.ndarray:
         """The canonical vector (in F_q^t) of each value's point."""
-        return vectors_of(np.asarray(values, dtype=np.int64) % self.block_size, self.q, self.t)
+        index = np.asarray(values, dtype=np.int64) % self.block_size
+        if self._points is not None:
+            return self._points[index]
+        return vectors_of(index, self.q, self.t)
 
     def block_of(self, values: np.ndarray) -> np.ndarray:
         """The block x // b of each value (of each report, for reports)."""
