@@ -223,32 +223,27 @@ def incidence_sums(hist: np.ndarray, q: int, t: int, inv: np.ndarray) -> np.ndar
     if size != points(q, t):
         raise ValueError(f"hist must have P_t = {points(q, t)} cells, got {size}")
     blocks = int(np.prod(lead_shape, dtype=np.int64))
-    hist = hist.reshape(blocks, size)
-    # level l = t: prefixes are whole reports, suffixes empty (one column)
-    g = np.zeros((blocks, size + 1, 1), dtype=np.int64)
-    g[:, 1:, 0] = hist
+    # every table entry is a count of reports: int32 halves the memory traffic when it fits
+    dtype = np.int32 if int(hist.sum()) < 2**31 else np.int64
+    hist = hist.reshape(blocks, size).astype(dtype)
+    # level t - 1 directly (H_t = 0: an empty suffix has dot product 0): the prefix a d
+    # with d β = 0 feeds G, the one with d β = 1 (d = 1/β) feeds H
+    rows = points(q, t - 1) + 1
+    ends = np.zeros((blocks, rows, q), dtype=dtype)  # G_t at the prefixes a d, by d
+    ends[:, 0, :2] = [0, 1] * hist[:, :1]  # zero prefix: d = 1 gives the report 0...01
+    ends[:, 1:, :] = hist[:, 1:].reshape(blocks, rows - 1, q)
+    g = np.empty((blocks, rows, q), dtype=dtype)
+    g[:, :, 0] = ends.sum(axis=2)
+    g[:, :, 1:] = ends[:, :, :1]
     h = np.zeros_like(g)
-    for level in range(t - 1, 0, -1):
-        m = t - level  # suffix length at this level
-        tail = q ** (m - 1)
-        perm = _scaling_permutations(q, m - 1, inv)
-        rows = points(q, level) + 1
-        new_g = np.zeros((blocks, rows, q * tail), dtype=np.int64)
-        new_h = np.zeros_like(new_g)
-        for target, c in ((new_g, 0), (new_h, 1)):
-            # the zero prefix extends by d = 0 (stays zero, row 0) or d = 1 (row 1)
-            for d in (0, 1):
-                zero = slice(d, d + 1)
-                target[:, :1, :] += _extend(g[:, zero], h[:, zero], d, c, q, perm)
-            for d in range(q):
-                source = slice(2 + d, None, q)
-                target[:, 1:, :] += _extend(g[:, source], h[:, source], d, c, q, perm)
-        g, h = new_g, new_h
+    h[:, :, 1:] = ends[:, :, inv[1:]]
+    for level in range(t - 2, 0, -1):
+        g, h = _level(g, h, q, t - level, points(q, level) + 1, inv)
     # level 0: only canonical x = (0, x') (x' canonical) or (1, x') (x' any), and z = 0
     x = vectors_of(np.arange(size), q, t)
     rest = base_q(x[:, 1:], q)
     on_first = x[:, 0] == 1
-    out = g[:, 0, rest].copy()  # the zero prefix: <u', x'> = 0
+    out = g[:, 0, rest].astype(np.int64)  # the zero prefix: <u', x'> = 0
     minus_one = perm_scale(rest[on_first], q, t - 1, int(inv[q - 1]))
     out[:, on_first] += h[:, 1, minus_one]  # u_1 = 1: <u', x'> = -1
     out[:, ~on_first] += g[:, 1, rest[~on_first]]  # u_1 = 1, x_1 = 0: <u', x'> = 0
@@ -274,18 +269,36 @@ def _scaling_permutations(q: int, length: int, inv: np.ndarray) -> np.ndarray:
     return perm
 
 
-def _extend(g: np.ndarray, h: np.ndarray, d: int, c: int, q: int, perm: np.ndarray) -> np.ndarray:
-    """Σ-term of digit d for every suffix (β, b'): f(a d, b', c - d β), laid out β-major.
+def _level(
+    g: np.ndarray, h: np.ndarray, q: int, m: int, rows: int, inv: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """G_l, H_l (suffixes of length m, ``rows`` prefixes) from G_(l+1), H_(l+1).
 
-    ``g``, ``h``: (blocks, rows, q^(m-1)) tables of level l + 1 at the prefixes a d.
+    For a digit d != 0, f(a d, b', y) over y in F_q is one gather W[y] (G at y = 0, H at
+    b'/y otherwise); G_l takes W[-d β] and H_l takes W[1 - d β] at suffix (β, b').  The
+    digit d = 0 gives G (resp. H) of a 0 for every β.
     """
-    y = (c - d * np.arange(q)) % q  # the dot product b' must reach, for each β
-    blocks, rows, tail = g.shape
-    out = h[:, :, perm[y]]  # (blocks, rows, q, tail): H[a d, b' / y]
-    zero = np.flatnonzero(y == 0)
-    if zero.size:
-        out[:, :, zero, :] = g[:, :, None, :]
-    return out.reshape(blocks, rows, q * tail)
+    blocks, tail = g.shape[0], g.shape[2]
+    perm = _scaling_permutations(q, m - 1, inv)  # perm[y] = the columns of b'/y
+    new_g = np.zeros((blocks, rows, q, tail), dtype=g.dtype)
+    new_h = np.zeros_like(new_g)
+    beta = np.arange(q)
+
+    def add(source: slice, target: slice, d: int) -> None:
+        if d == 0:
+            new_g[:, target] += g[:, source, None, :]
+            new_h[:, target] += h[:, source, None, :]
+            return
+        gathered = h[:, source][:, :, perm]  # (blocks, rows, q, tail): H[a d, b'/y]
+        gathered[:, :, 0, :] = g[:, source]
+        new_g[:, target] += gathered[:, :, (-d * beta) % q]
+        new_h[:, target] += gathered[:, :, (1 - d * beta) % q]
+
+    for d in (0, 1):  # the zero prefix extends by 0 (row 0) or 1 (row 1)
+        add(slice(d, d + 1), slice(0, 1), d)
+    for d in range(q):  # a canonical prefix a (row r >= 1) extends to row q(r-1) + 2 + d
+        add(slice(2 + d, None, q), slice(1, None), d)
+    return new_g.reshape(blocks, rows, q * tail), new_h.reshape(blocks, rows, q * tail)
 
 
 # --- the oracles ----------------------------------------------------------------------------
