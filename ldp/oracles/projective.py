@@ -622,7 +622,7 @@ class ProjectiveResponse(FrequencyOracle):
         return n_x * (own - 1.0) + (m - n_x) * same + (n - m) * other
 
 
-@register(label="PGR", color="#7570b3", order=84)
+@register(label="PGR", color="#3b3b98", order=84)
 @dataclass(frozen=True, kw_only=True)
 class PGR(ProjectiveResponse):
     """Projective-geometry response ([PGR]): reports are hyperplanes of P^(t-1)(F_q).
@@ -640,7 +640,7 @@ class PGR(ProjectiveResponse):
         self._setup(default_q(self.epsilon) if self.q is None else self.q, 1)
 
 
-@register(label="HPGR", color="#66a61e", order=85)
+@register(label="HPGR", color="#8e7cc3", order=84.5)
 @dataclass(frozen=True, kw_only=True)
 class HPGR(ProjectiveResponse):
     """Hybrid projective-geometry response ([PGR]): h blocks, PGR over F_q inside each.
