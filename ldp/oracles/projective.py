@@ -546,22 +546,27 @@ class ProjectiveResponse(FrequencyOracle):
     def simulate_histogram(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The histogram over [h b] of the reports of a whole population, drawn exactly.
 
-        Value x keeps Bin(n_x, κ*) users, each uniform through x (one by one while at most
-        c_set of them, else a multinomial over the c_set reports through x); the others
-        are one multinomial over [h b].
+        Value x keeps Bin(n_x, κ*) users, each uniform through x: one by one while at most
+        b of them, else a multinomial over the c_set reports through x (found among the b
+        of its block), so a value costs O(min(kept, b) t); the others are one multinomial
+        over [h b].
         """
+        b = self.block_size
         kept = rng.binomial(counts, self.keep)
         values = np.arange(counts.shape[0], dtype=np.int64)
-        light = (kept > 0) & (kept <= self.c_set)
+        light = (kept > 0) & (kept <= b)
         hist = np.bincount(
             self._through_draws(np.repeat(values[light], kept[light]), rng), minlength=self.order
         ).astype(np.int64)
-        every = np.arange(self.order, dtype=np.int64)
-        for value in values[kept > self.c_set]:
-            cells = every[self.through(value, every)]
-            hist[cells] += rng.multinomial(
-                int(kept[value]), np.full(cells.shape[0], 1.0 / cells.shape[0])
-            )
+        heavy = values[kept > b]
+        if heavy.size:
+            normals = self.point_vectors(np.arange(b))
+            for value in heavy:
+                cells = np.flatnonzero(normals @ self.point_vectors(value) % self.q == 0)
+                draws = rng.multinomial(
+                    int(kept[value]), np.full(cells.shape[0], 1 / cells.shape[0])
+                )
+                hist[self.block_of(value) * b + cells] += draws
         spread = int(counts.sum() - kept.sum())
         return hist + rng.multinomial(spread, np.full(self.order, 1.0 / self.order))
 

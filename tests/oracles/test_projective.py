@@ -230,10 +230,15 @@ def test_variance_takes_the_block_count() -> None:
 
 
 def test_simulate_candidates_with_heavy_values() -> None:
-    """Values with more kept users than c_set go through the multinomial path; the law of
-    the candidates given the whole sparse population is exact (means and variances)."""
+    """Values with more kept users than b go through the multinomial path (values 0 and 5:
+    about 0.37 n_x kept against b = 133), the others one by one; the law of the candidates
+    given the whole sparse population is exact (means and variances)."""
     oracle, rng = PGR(epsilon=2.0, domain_size=30), seed_for("PGR", "candidates")
-    assert oracle.c_set == 12
+    assert (oracle.block_size, oracle.keep * 900 > 133, oracle.keep * 300 < 133) == (
+        133,
+        True,
+        True,
+    )
     values, counts = np.array([0, 2, 5, 17, 29]), np.array([3000, 4, 900, 300, 60])
     candidates = np.array([0, 1, 2, 29])
     draws = np.array(
