@@ -39,7 +39,8 @@ and in N(x) with r1 = κ* + (1-κ*)/h (the first two) or r3 = (1-κ*)/h.  So
 
     ĉ(x) = α I(x) + β N(x) + γ n,   α = 1/(p1 - p2),  β = -α c_int/c_set,  γ = -α p3 - β r3
 
-is unbiased (α p1 + β r1 + γ = 1, the other two rows 0).  With h = 1, N(x) = n and
+is unbiased (α p1 + β r1 + γ = 1, the other two rows 0); α and β are the authors' code's
+HPGR coefficients written with κ.  With h = 1, N(x) = n and
 ĉ(x) = (I(x) - n p2)/(p1 - p2): [PGR]'s estimator, a pure protocol with p* = p1, q* = p2.
 
 Exact variance (derived here).  A user's term Z = α 1[I] + β 1[N] + γ takes α+β+γ, β+γ or
