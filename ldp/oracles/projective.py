@@ -545,8 +545,9 @@ class ProjectiveResponse(FrequencyOracle):
             hist[distinct] = counts
             return self._from_histogram(hist, chosen)
         alpha, beta, gamma = self.coefficients()
-        through = self.through(chosen[:, None], distinct[None, :]).astype(np.int64) @ counts
+        dots = self.point_vectors(chosen) @ self.point_vectors(distinct).T % self.q
         same = self.block_of(chosen)[:, None] == self.block_of(distinct)[None, :]
+        through = ((dots == 0) & same).astype(np.int64) @ counts
         return alpha * through + beta * (same.astype(np.int64) @ counts) + gamma * counts.sum()
 
     # --- sampled engine ------------------------------------------------------------------
