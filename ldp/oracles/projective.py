@@ -129,10 +129,10 @@ def inverse_table(q: int) -> np.ndarray:
     wrong root or a composite q cannot pass silently.
     """
     g = primitive_root(q)
-    powers = np.empty(q - 1, dtype=np.int64)
-    powers[0] = 1
-    for i in range(1, q - 1):
-        powers[i] = powers[i - 1] * g % q
+    step = math.isqrt(q - 1) + 1  # g^(i step + j) = (g^step)^i g^j: O(√q) Python steps
+    low = np.array([pow(g, j, q) for j in range(step)], dtype=np.int64)
+    high = np.array([pow(g, i * step, q) for i in range(step)], dtype=np.int64)
+    powers = (high[:, None] * low[None, :] % q).ravel()[: q - 1]
     inv = np.zeros(q, dtype=np.int64)
     inv[powers] = powers[(-np.arange(q - 1)) % (q - 1)]
     if np.any((np.arange(1, q) * inv[1:]) % q != 1):
