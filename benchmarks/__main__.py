@@ -50,7 +50,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "sketches": sketches.bench,  # Apple's CMS/HCMS against pure-ldp's
     "new_oracles": new_oracles.bench,  # HR, HM, FLH, SS against pure-ldp / multi-freq-ldpy
     "subset": subset.bench,  # SS.perturb at d = 10^6, previous loop vs now, side by side
-    "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS variance at the anchor
+    "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS, PGR, HPGR at the anchor
     "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
     "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
 }
