@@ -167,25 +167,21 @@ def rounds_loss_categorical(p1: float, q1: float, p2: float, q2: float, k: int, 
     reports spread evenly over the k - 2 other values (w is convex in c).  The loss is the
     maximum over (c_v, c_{v'}) of that ratio's logarithm.
     """
-    best = -math.inf
-    log_ratio, log_q2 = math.log(p2) - math.log(q2), math.log(q2)
-    for c_v in range(tau + 1):
-        for c_w in range(tau + 1 - c_v):
-            rest = tau - c_v - c_w
-            if k == 2 and rest:
-                continue
-            a = c_v * log_ratio + tau * log_q2
-            b = c_w * log_ratio + tau * log_q2
-            terms_num = [math.log(p1) + a, math.log(q1) + b]
-            terms_den = [math.log(q1) + a, math.log(p1) + b]
-            if k > 2:
-                low, extra = divmod(rest, k - 2)
-                shares = [(k - 2 - extra, low), (extra, low + 1)]
-                for count, c in shares:
-                    if count:
-                        term = math.log(count) + math.log(q1) + c * log_ratio + tau * log_q2
-                        terms_num.append(term)
-                        terms_den.append(term)
-            loss = float(np.logaddexp.reduce(terms_num) - np.logaddexp.reduce(terms_den))
-            best = max(best, loss)
-    return best
+    c_v, c_w = np.meshgrid(np.arange(tau + 1), np.arange(tau + 1), indexing="ij")
+    rest = tau - c_v - c_w
+    possible = (rest >= 0) & ((rest == 0) | (k > 2))
+    rest = np.where(possible, rest, 0)
+    log_ratio, base = math.log(p2) - math.log(q2), tau * math.log(q2)
+    a, b = c_v * log_ratio + base, c_w * log_ratio + base
+    numerator = np.logaddexp(math.log(p1) + a, math.log(q1) + b)
+    denominator = np.logaddexp(math.log(q1) + a, math.log(p1) + b)
+    if k > 2:  # the others: k-2-extra values with `low` reports, `extra` with low + 1
+        low, extra = np.divmod(rest, k - 2)
+        with np.errstate(divide="ignore"):
+            share = np.logaddexp(
+                np.log(k - 2 - extra) + low * log_ratio, np.log(extra) + (low + 1) * log_ratio
+            )
+        share = math.log(q1) + base + share
+        numerator = np.logaddexp(numerator, share)
+        denominator = np.logaddexp(denominator, share)
+    return float(np.max(np.where(possible, numerator - denominator, -np.inf)))
