@@ -154,8 +154,13 @@ class Memoized(PureOracle):
         rng = check_generator(rng)
         self.check_report_size(n * max(tau, 1))
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
-        pairs, which = np.unique(np.stack([users, flat], axis=1), axis=0, return_inverse=True)
-        memos = self.permanent(pairs[:, 1], rng)
+        if n * self.domain_size < 2**62:  # one int64 key per (user, value): a fast 1-D unique
+            keys, which = np.unique(users * self.domain_size + flat, return_inverse=True)
+            memo_values = keys % self.domain_size
+        else:
+            pairs, which = np.unique(np.stack([users, flat], axis=1), axis=0, return_inverse=True)
+            memo_values = pairs[:, 1]
+        memos = self.permanent(memo_values, rng)
         which = which.reshape(n, tau)
         return [self.instantaneous(self.take(memos, which[:, t]), rng) for t in range(tau)]
 
