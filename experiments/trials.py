@@ -441,7 +441,7 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
     if not callable(getattr(oracle, "perturb_rounds", None)):
-        raise ValueError(f"protocol.kind: longitudinal needs a memoized protocol, not {oracle.name}")
+        raise ValueError(f"protocol.kind: longitudinal needs a memoized oracle, not {oracle.name}")
     tau = options.get("rounds") or 1
     values = np.repeat(np.arange(d, dtype=np.int64), counts)
     rounds = oracle.perturb_rounds(np.repeat(values[:, None], tau, axis=1), streams.mechanism)
