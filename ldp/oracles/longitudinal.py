@@ -224,7 +224,7 @@ class Rounds:
         return events
 
 
-@register(name="LGRR", label="L-GRR", color="#56b4e9", order=110)
+@register(name="LGRR", label="L-GRR", color="#08519c", order=110)
 @dataclass(frozen=True, kw_only=True)
 class LGRR(Memoized):
     """L-GRR: GRR at ε_∞ memoized, then GRR keeping the memo with p2
@@ -400,7 +400,7 @@ class _ChainedUnary(Memoized):
     support_counts = UnaryEncoding.support_counts
 
 
-@register(name="LOUE", label="L-OUE", color="#009e73", order=120)
+@register(name="LOUE", label="L-OUE", color="#006d2c", order=120)
 @dataclass(frozen=True, kw_only=True)
 class LOUE(_ChainedUnary):
     """L-OUE: OUE at ε_∞ memoized, then OUE-like IRR (p2 = 1/2, q2 of
@@ -428,7 +428,7 @@ class LOUE(_ChainedUnary):
         object.__setattr__(self, "_keep2", exact.threshold(0.5, 0.5, round_down=True, exact=True))
 
 
-@register(name="LOSUE", label="L-OSUE", color="#cc78bc", order=130)
+@register(name="LOSUE", label="L-OSUE", color="#6a3d9a", order=130)
 @dataclass(frozen=True, kw_only=True)
 class LOSUE(_ChainedUnary):
     """L-OSUE: OUE at ε_∞ memoized, then a symmetric (SUE-like) IRR, q2 = 1 - p2 of
