@@ -237,3 +237,15 @@ def test_parameters_are_checked(cls) -> None:
     with pytest.raises(ParameterError):
         Rounds(oracle, 0)
     assert oracle.perturb_rounds(np.zeros((3, 0), dtype=np.int64), rng_for("x")) == []
+
+
+def test_the_example_of_docs_longitudinal_runs() -> None:
+    """Every ```python block of docs/longitudinal.md runs (and its own asserts hold)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "longitudinal.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/longitudinal.md", "exec"), {})
