@@ -114,14 +114,17 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         right.plot(t, t * FOCUS, color="0.5", ls=":", lw=1.0, label="no memo: t ε₁ (composition)")
     left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
     left.set_title("(a) MSE against ε_∞ (d = 32, n = 10⁴, 20 rounds)")
-    left.legend(fontsize=8)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(fontsize=8)
     middle.set(yscale="log", xlabel="round t", ylabel="MSE of the frequencies")
     middle.set_title(f"(b) MSE per round, ε_∞ = {2 * FOCUS:g}")
-    middle.legend(fontsize=8)
+    if middle.get_legend_handles_labels()[0]:
+        middle.legend(fontsize=8)
     right.set(xlabel="reports t of one unchanged value", ylabel="privacy spent (nats)")
     right.set_ylim(0, 2.6 * FOCUS)
     right.set_title(f"(c) privacy spent, ε₁ = {FOCUS:g}, ε_∞ = {2 * FOCUS:g}")
-    right.legend(fontsize=8, loc="lower right")
+    if right.get_legend_handles_labels()[0]:
+        right.legend(fontsize=8, loc="lower right")
     figure.tight_layout()
     return figure
 

@@ -41,3 +41,42 @@ def test_the_sampled_engine_and_a_memoryless_protocol_are_refused(compose_config
     with pytest.raises((ConfigError, ValueError), match="protocol.kind"):
         config = make_setting(compose_config("protocol=grr", *TINY, *LONGITUDINAL)).config
         run_trial(config, 0)
+
+
+def test_the_figure_draws_and_checks_its_claims_from_trial_rows(compose_config):
+    """A tiny sweep (3 protocols x 2 ε_∞, 2 trials, 3 rounds) as the results table."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from experiments.figures.fig_longitudinal import FIGURE
+    from experiments.figures.spec import VERDICTS
+
+    rows = []
+    for protocol in ("lgrr", "loue", "losue"):
+        for epsilon in (0.5, 3.0):
+            overrides = (f"protocol={protocol}", f"epsilon={epsilon}", "dataset=zipf")
+            overrides += ("dataset.n=2000", "dataset.support=32", "options.domain_size=32")
+            config = make_setting(compose_config(*overrides, *LONGITUDINAL)).config
+            for trial in (0, 1):
+                result = run_trial(config, trial)
+                for m in result.measurements:
+                    rows.append(
+                        {
+                            "protocol.name": config["protocol"]["name"],
+                            "epsilon": epsilon,
+                            "metric": m.metric,
+                            "item": m.item,
+                            "value": m.value,
+                            "analytic": m.analytic,
+                            "n": result.n,
+                            "options.domain_size": 32,
+                            "options.rounds": 3,
+                        }
+                    )
+    table = pd.DataFrame(rows)
+    claims = FIGURE.claims(table)
+    assert len(claims) == 3 and all(c.verdict in VERDICTS for c in claims)
+    # the exact loss stays below ε_∞ and starts at ε₁ whatever the data (3 rounds here)
+    assert "every setting: True; ε₁ at t = 1: True" in claims[2].ours
+    plt.close(FIGURE.draw(table))
+    assert FIGURE.claims(table.iloc[0:0]) == []
