@@ -19,6 +19,8 @@ same report at every collection and spends ε in all (``rounds_epsilon``); a use
 c distinct values spends at most c ε (``memoized_epsilon``).
 
 Coins are drawn on the exact 53-bit grid (p rounded down, q up); p*, q* are realised.
+The section numbers are cited from memory of the paper (its text was not at hand); the
+variance is derived here and tested against the reports engine.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ g = e^ε₁ + 1 (OLH's optimum); the default ``g`` is the better of the two inte
 it.  The paper's optimal g (written in α = ε₁/ε_∞, "OLOLOHA") is derived with the authors'
 L-GRR instantaneous step, which realises a smaller single-report ε than ε₁ (see
 :func:`ldp.theory.longitudinal.l_grr_parameters`); it is not used here.
+Section numbers are cited from memory of the paper, whose text was not at hand; the client
+and estimator were compared with the authors' public code.
 """
 
 from __future__ import annotations
