@@ -32,9 +32,9 @@ ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
-TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode")
+TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode", "longitudinal")
 #: The trial kinds that run a frequency oracle.
-ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode")
+ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal")
 
 
 class ConfigError(ValueError):
@@ -225,6 +225,8 @@ class TrialOptions:
     postprocess: str | None = choice(None, POSTPROCESS_METHODS)
     #: oracle trials with engine=reports: also record the aggregator's seconds (server_seconds)
     time_server: bool = False
+    #: longitudinal trials: τ, the collections from the same users (None: 1)
+    rounds: int | None = ranged(None, ge=1, le=1000)
 
 
 @dataclass

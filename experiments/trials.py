@@ -422,12 +422,49 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     return TrialResult(rows, source, n)
 
 
+def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """τ collections from the same users by a memoized protocol ([ACBX22] Sec. 3, [RAPPOR]).
+
+    Every user keeps their value over ``options.rounds`` = τ rounds; the protocol's
+    ``perturb_rounds`` memoizes its permanent step per (user, value), so only the reports
+    engine is the real thing (the sampled engine would draw the rounds independently).
+    Per round t (``item`` = t): ``sq_error_f`` = mean over the d values of
+    (f̂_t(v) - f(v))², beside its exact expectation (mean of ``variance(n, c)``/n²), and
+    ``epsilon_spent`` = the exact privacy loss of t reports of one unchanged value
+    (``rounds_epsilon(t)``), beside the claimed bound (ε₁ for one report, else ε_∞).
+    Without ``item``: ``sq_error_f`` averaged over the τ rounds.
+    """
+    if config["engine"] != "reports":
+        raise ValueError("engine: longitudinal trials need engine=reports (the memo ties rounds)")
+    options = config["options"]
+    counts, source = population_counts(config["dataset"], options["domain_size"])
+    n, d = int(counts.sum()), counts.shape[0]
+    oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
+    if not callable(getattr(oracle, "perturb_rounds", None)):
+        raise ValueError(f"protocol.kind: longitudinal needs a memoized oracle, not {oracle.name}")
+    tau = options.get("rounds") or 1
+    values = np.repeat(np.arange(d, dtype=np.int64), counts)
+    rounds = oracle.perturb_rounds(np.repeat(values[:, None], tau, axis=1), streams.mechanism)
+    truth = counts / n
+    expected = float(np.mean(_variances(oracle, n, counts.astype(float)))) / n**2
+    rows, errors = [], []
+    for t, reports in enumerate(rounds, start=1):
+        error = float(np.mean((oracle.estimate(reports) / n - truth) ** 2))
+        errors.append(error)
+        rows.append(Measurement("sq_error_f", error, expected, t))
+        spent = oracle.rounds_epsilon(t)
+        rows.append(Measurement("epsilon_spent", spent, oracle.memoized_epsilon(t), t))
+    rows.append(Measurement("sq_error_f", float(np.mean(errors)), expected))
+    return TrialResult(rows, source, n)
+
+
 #: Trial function per ``protocol.kind``.
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
     "heavy_hitter": heavy_hitter_trial,
     "multiple_questions": multiple_questions_trial,
     "rappor_decode": rappor_decode_trial,
+    "longitudinal": longitudinal_trial,
 }
 
 

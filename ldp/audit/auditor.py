@@ -262,7 +262,9 @@ def lower_bound(
     trials = check_int(trials, "trials", minimum=2)
     alpha = check_level(alpha)
     rng = check_generator(rng)
-    max_trials = 16 * trials if max_trials is None else check_int(max_trials, "max_trials")
+    max_trials = (
+        16 * trials if max_trials is None else check_int(max_trials, "max_trials", minimum=2)
+    )
     if np.array_equal(np.asarray(v), np.asarray(v_prime)):
         raise ValueError("v and v_prime must differ")
     claim = getattr(mechanism, "epsilon", None)

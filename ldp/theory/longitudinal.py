@@ -1,0 +1,194 @@
+"""Longitudinal frequency estimation with memoization: closed forms.
+
+Citations:
+
+* [ACBX22] Arcolezi, Couchot, Al Bouna, Xiao, *Improving the utility of locally
+  differentially private protocols for longitudinal and multidimensional frequency
+  estimates*, Digital Communications and Networks 2022 (arXiv 2111.04636), Sec. 3: the
+  two-round ("chained") protocols L-GRR, L-OUE, L-OSUE (and L-SUE = basic RAPPOR,
+  L-SOUE), their instantaneous parameters and their variance.
+* [RAPPOR] Erlingsson, Pihur, Korolova, *RAPPOR: Randomized aggregatable
+  privacy-preserving ordinal response*, CCS 2014, Sec. 3 and 6: the permanent randomized
+  response (PRR) memoized per value bounds the privacy of any number of reports of one
+  value by ε_∞; the instantaneous randomized response (IRR) makes one report ε₁-LDP.
+
+Every chained protocol runs a permanent randomized response with probabilities (p1, q1)
+at ε_∞ and memoizes its output B per (user, value); each collection reports B through an
+instantaneous randomized response with (p2, q2).  A report supports the user's value v
+with probability p_s = q2 + p1 (p2 - q2) and a fixed other value with
+q_s = q2 + q1 (p2 - q2) (the same for d-ary randomized response, where p1 + (d-2) q1 =
+1 - q1, and for unary encodings, bit by bit): one report is a pure protocol with
+p* = p_s, q* = q_s, and (p_s - q_s) = (p1 - q1)(p2 - q2).  (p2, q2) is chosen so that
+one report is exactly ε₁-LDP.
+
+The papers' texts were not at hand while this was written: the section numbers cited are
+where these results sit to our knowledge, not checked line by line.  Every formula here is
+therefore derived afresh and tested (the exact ε₁ of one report, the exact loss over
+rounds against enumeration: ``tests/oracles/test_longitudinal.py``) and compared with the
+authors' public code (multi-freq-ldpy), which differs for L-GRR's p2 (see
+:func:`l_grr_parameters`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+
+def chained_pq(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
+    """(p_s, q_s) of one report of a chained protocol ([ACBX22] Sec. 3, the estimator's
+    denominator n (p1 - q1)(p2 - q2) and offset n q1 (p2 - q2) + n q2)."""
+    gap = p2 - q2
+    return q2 + p1 * gap, q2 + q1 * gap
+
+
+def l_grr_parameters(epsilon_inf: float, epsilon_1: float, k: int) -> tuple[float, ...]:
+    """(p1, q1, p2, 1 - p2) of L-GRR over k values ([ACBX22] Sec. 3, L-GRR).
+
+    PRR: GRR at ε_∞, p1 = e^{ε_∞}/(e^{ε_∞}+k-1), q1 = (1-p1)/(k-1).  IRR: GRR keeping the
+    memoized value with p2 (each other value with q2 = (1-p2)/(k-1)), chosen so that
+    p_s = e^{ε₁} q_s.  This equation is linear in p2; with e = e^{ε₁} its root is
+
+        p2 = B/(A + B),  1 - p2 = A/(A + B),
+        A = (k-1)(p1 - e q1),  B = e (1 - q1) - (1 - p1),
+
+    each side from its own closed form (derived here and checked to give ln(p_s/q_s) = ε₁
+    exactly; the expression of the authors' public implementation, p2 = (e p1 - q1)/...,
+    realises a smaller ε₁, 0.755 instead of 1 at ε_∞ = 2, k = 8).  Needs ε₁ < ε_∞.
+    Returns the complement of p2 rather than q2 so the keep coin can be realised from its
+    smaller side.
+    """
+    big, e = math.exp(epsilon_inf), math.exp(epsilon_1)
+    p1 = big / (big + k - 1)
+    q1 = 1.0 / (big + k - 1)
+    keep = e * (big + k - 2) * q1 - (k - 1) * q1  # e (1 - q1) - (1 - p1)
+    leave = (k - 1) * (p1 - e * q1)
+    return p1, q1, keep / (keep + leave), leave / (keep + leave)
+
+
+def l_osue_parameters(epsilon_inf: float, epsilon_1: float) -> tuple[float, float]:
+    """(p2, q2 = 1 - p2) of L-OSUE's symmetric IRR ([ACBX22] Sec. 3, L-OSUE).
+
+    PRR: OUE at ε_∞ (p1 = 1/2, q1 = 1/(e^{ε_∞}+1)); IRR: SUE-like, q2 = 1 - p2, with
+
+        p2 = (e^{ε₁+ε_∞} - 1)/Δ,  q2 = (e^{ε_∞} - e^{ε₁})/Δ,
+        Δ = e^{ε₁+ε_∞} + e^{ε_∞} - e^{ε₁} - 1,
+
+    the root of p_s (1 - q_s) = e^{ε₁} (1 - p_s) q_s in (1/2, 1).  Needs ε₁ < ε_∞.
+    """
+    big, e = math.exp(epsilon_inf), math.exp(epsilon_1)
+    keep, flip = big * e - 1.0, big - e
+    return keep / (keep + flip), flip / (keep + flip)
+
+
+def l_oue_q2(epsilon_inf: float, epsilon_1: float) -> float:
+    """q2 of L-OUE's IRR (OUE-like, p2 = 1/2) ([ACBX22] Sec. 3, L-OUE).
+
+    PRR: OUE at ε_∞; IRR keeps a 1 with p2 = 1/2 and turns a 0 into 1 with q2, the root
+    in (0, 1/2) of p_s (1 - q_s) = e^{ε₁} (1 - p_s) q_s (a quadratic; the paper writes its
+    root in closed form, here it is found by Brent's method to full precision, the ratio
+    being decreasing in q2).  A root exists only when the ratio at q2 = 0,
+    (2 e^{ε_∞} + 1)/3, reaches e^{ε₁}; returns NaN otherwise.
+    """
+    e = math.exp(epsilon_1)
+    q1 = 1.0 / (math.exp(epsilon_inf) + 1.0)
+
+    def excess(q2: float) -> float:
+        p_s, q_s = chained_pq(0.5, q1, 0.5, q2)
+        return math.log(p_s * (1 - q_s)) - math.log((1 - p_s) * q_s) - epsilon_1
+
+    if (2 * math.exp(epsilon_inf) + 1) / 3 <= e:
+        return math.nan
+    return float(optimize.brentq(excess, 1e-300, 0.5, xtol=1e-300, rtol=4 * np.finfo(float).eps))
+
+
+def l_oue_feasible(epsilon_inf: float, epsilon_1: float) -> bool:
+    """Whether L-OUE reaches ε₁ at ε_∞: e^{ε₁} < (2 e^{ε_∞} + 1)/3 (see :func:`l_oue_q2`)."""
+    return math.exp(epsilon_1) < (2 * math.exp(epsilon_inf) + 1) / 3
+
+
+def longitudinal_variance(
+    n: float, p1: float, q1: float, p2: float, q2: float, f: float = 0.0
+) -> float:
+    """Var of one round's estimated *frequency* f̂(v) ([ACBX22] Sec. 3, the variance of
+    the chained protocols): σ(1-σ)/(n (p1-q1)² (p2-q2)²), σ = q_s + f (p_s - q_s).
+
+    At f = 0 (the paper's approximate variance) it equals the pure framework's
+    n q*(1-q*)/(p*-q*)² divided by n²; with f > 0 it approximates the exact variance
+    (users of v and of other values pooled into one Bernoulli(σ)).
+    """
+    p_s, q_s = chained_pq(p1, q1, p2, q2)
+    sigma = q_s + f * (p_s - q_s)
+    return sigma * (1 - sigma) / (n * (p1 - q1) ** 2 * (p2 - q2) ** 2)
+
+
+def memoized_epsilon(epsilon_1: float, epsilon_inf: float, tau: int, distinct: int = 1) -> float:
+    """The privacy spent by τ reports of a user who held ``distinct`` distinct values.
+
+    [RAPPOR] Sec. 3 and 6: each distinct value's memoized PRR is ε_∞-LDP and every report
+    is post-processing of the memos, so the whole sequence is (distinct · ε_∞)-LDP
+    whatever τ; a single report (τ = 1) is ε₁-LDP.  A value that changes c times takes at
+    most c + 1 distinct values (returning to an earlier value reuses its memo and costs
+    nothing).  This is the bound the protocols claim; for an unchanged value the exact loss
+    after τ rounds is :func:`rounds_loss_categorical` / :func:`rounds_loss_bits`.
+    """
+    if tau < 1 or distinct < 1:
+        raise ValueError(f"tau and distinct must be >= 1, got {tau}, {distinct}")
+    if tau == 1:
+        return min(epsilon_1, epsilon_inf)
+    return min(distinct, tau) * epsilon_inf
+
+
+def _log_mix(log_a: np.ndarray, log_b: np.ndarray, weight_a: float, weight_b: float):
+    """ln(weight_a e^{log_a} + weight_b e^{log_b}), elementwise."""
+    return np.logaddexp(math.log(weight_a) + log_a, math.log(weight_b) + log_b)
+
+
+def rounds_loss_bits(p1: float, q1: float, p2: float, q2: float, tau: int) -> float:
+    """The exact privacy loss of τ reports of one unchanged value, chained unary encoding.
+
+    Bits are independent across positions and only positions v and v' differ in law.  At
+    position v the τ reported bits depend on the memo bit only through their number of
+    ones c: P(c | memo bit b) ∝ r_b^c (1 - r_b)^{τ-c} with r_1 = p2, r_0 = q2, and the
+    memo bit is 1 with p1 under v, q1 under v'.  The loss is the largest log-ratio at
+    position v plus the largest at v' (mirrored), each a maximum over c = 0..τ.  At τ = 1
+    it is ε₁, and it increases to ε_∞ = ln(p1(1-q1)/((1-p1)q1)) as τ grows.
+    """
+    c = np.arange(tau + 1, dtype=float)
+    log_one = c * math.log(p2) + (tau - c) * math.log1p(-p2)
+    log_zero = c * math.log(q2) + (tau - c) * math.log1p(-q2)
+    under_p = _log_mix(log_one, log_zero, p1, 1 - p1)
+    under_q = _log_mix(log_one, log_zero, q1, 1 - q1)
+    return float(np.max(under_p - under_q) + np.max(under_q - under_p))
+
+
+def rounds_loss_categorical(p1: float, q1: float, p2: float, q2: float, k: int, tau: int) -> float:
+    """The exact privacy loss of τ reports of one unchanged value, chained GRR over k values.
+
+    Given the memo B, τ reports with c_B copies of B have probability p2^{c_B} q2^{τ-c_B};
+    B is v with p1 under v and q1 under v' (and each other value with q1).  The likelihood
+    ratio of a sequence is (p1 w_v + q1 w_{v'} + S)/(q1 w_v + p1 w_{v'} + S), w_u =
+    (p2/q2)^{c_u} q2^τ, S the other values' share, which is smallest when the remaining
+    reports spread evenly over the k - 2 other values (w is convex in c).  The loss is the
+    maximum over (c_v, c_{v'}) of that ratio's logarithm.
+    """
+    c_v, c_w = np.meshgrid(np.arange(tau + 1), np.arange(tau + 1), indexing="ij")
+    rest = tau - c_v - c_w
+    possible = (rest >= 0) & ((rest == 0) | (k > 2))
+    rest = np.where(possible, rest, 0)
+    log_ratio, base = math.log(p2) - math.log(q2), tau * math.log(q2)
+    a, b = c_v * log_ratio + base, c_w * log_ratio + base
+    numerator = np.logaddexp(math.log(p1) + a, math.log(q1) + b)
+    denominator = np.logaddexp(math.log(q1) + a, math.log(p1) + b)
+    if k > 2:  # the others: k-2-extra values with `low` reports, `extra` with low + 1
+        low, extra = np.divmod(rest, k - 2)
+        with np.errstate(divide="ignore"):
+            share = np.logaddexp(
+                np.log(k - 2 - extra) + low * log_ratio, np.log(extra) + (low + 1) * log_ratio
+            )
+        share = math.log(q1) + base + share
+        numerator = np.logaddexp(numerator, share)
+        denominator = np.logaddexp(denominator, share)
+    return float(np.max(np.where(possible, numerator - denominator, -np.inf)))
