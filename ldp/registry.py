@@ -263,8 +263,8 @@ def parameters(cls: type) -> list[dataclasses.Field]:
     """The protocol's own parameters: its init fields minus what the caller supplies.
 
     ``epsilon`` and ``domain_size`` (oracles), ``epsilon``, ``k`` and ``m`` (heavy
-    hitters) or ``epsilon`` (means) are set by whoever runs the protocol; every other init field is a parameter,
-    with the type and default the class declares.
+    hitters) or ``epsilon`` (means) are set by whoever runs the protocol; every other init
+    field is a parameter, with the type and default the class declares.
     """
     kind = next((p.kind for p in _REGISTRY.values() if p.cls is cls), None)
     context = CONTEXT[kind] if kind else CONTEXT["oracle"] + CONTEXT["heavy_hitter"]

@@ -82,6 +82,8 @@ class MeanProtocol(ABC):
     capabilities: ClassVar[Capabilities] = Capabilities(engines=("reports",))
     #: Whether ε-LDP holds for the float64 bytes emitted (see the module docstring).
     exact_bytes: ClassVar[bool] = False
+    #: Whether every report lies in ``report_range()`` (False: unbounded noise).
+    bounded: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -110,6 +112,11 @@ class MeanProtocol(ABC):
         return int(np.shape(reports)[0])
 
     # ------------------------------------------------------------------ closed forms
+    @property
+    @abstractmethod
+    def bound(self) -> float:
+        """The largest |report| (for Laplace, a scale: its reports are unbounded)."""
+
     @property
     @abstractmethod
     def kappa(self) -> float:
@@ -145,6 +152,10 @@ class MeanProtocol(ABC):
         from ldp.audit.events import interval_events
 
         return interval_events(self.evidence_interval(v), self.evidence_interval(v_prime))
+
+    def report_range(self) -> tuple[float, float]:
+        """An interval holding every report (the bins of the audit split it)."""
+        return -self.bound, self.bound
 
     @abstractmethod
     def evidence_interval(self, v: float) -> tuple[float, float]:

@@ -38,11 +38,17 @@ class Laplace(MeanProtocol):
 
     name = "Laplace"
     capabilities: ClassVar[Capabilities] = Capabilities()
+    bounded: ClassVar[bool] = False
 
     @property
     def scale(self) -> float:
         """b = Δ/ε = 2/ε."""
         return 2.0 / self.epsilon
+
+    @property
+    def bound(self) -> float:
+        """Unbounded reports: 1 + 10b, beyond which a report has probability < e^-10/2."""
+        return 1.0 + 10 * self.scale
 
     @property
     def kappa(self) -> float:

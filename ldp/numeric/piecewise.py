@@ -128,8 +128,17 @@ class Hybrid(MeanProtocol):
         object.__setattr__(self, "_duchi", Duchi(epsilon=self.epsilon))
         alpha = theory.hm_alpha(self.epsilon)
         # the choice of mechanism does not affect privacy: each part is ε-LDP on its own
-        choose = 0 if alpha == 0 else exact.threshold(alpha, math.exp(-self.epsilon / 2), round_down=True)
+        choose = (
+            0
+            if alpha == 0
+            else exact.threshold(alpha, math.exp(-self.epsilon / 2), round_down=True)
+        )
         object.__setattr__(self, "_choose", choose)
+
+    @property
+    def bound(self) -> float:
+        """C: PM's reports and Duchi's ±B (B < C) lie in [-C, C]."""
+        return self._pm.bound
 
     @property
     def alpha(self) -> float:
