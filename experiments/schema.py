@@ -32,7 +32,7 @@ ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
-TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode")
+TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode", "mean")
 #: The trial kinds that run a frequency oracle.
 ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode")
 
@@ -67,7 +67,7 @@ def choice(default: Any, choices: Iterable[str]) -> Any:
 
 # --------------------------------------------------------------------------- protocols
 #: The trial kinds each protocol kind can run as (``protocol.kind``).
-KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",)}
+KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",), "mean": ("mean",)}
 
 
 def _config_type(annotation: Any) -> tuple[Any, dict[str, Any]]:

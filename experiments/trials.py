@@ -422,12 +422,41 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     return TrialResult(rows, source, n)
 
 
+def mean_values(counts: np.ndarray) -> np.ndarray:
+    """The users' values in [-1, 1] for a mean trial: rank r of d goes to -1 + 2r/(d-1)
+    (the most frequent value at -1; with one value, everyone holds 0)."""
+    d = counts.shape[0]
+    points = np.zeros(1) if d == 1 else np.linspace(-1.0, 1.0, d)
+    return np.repeat(points, counts)
+
+
+def mean_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """One run of a mean protocol (:mod:`ldp.numeric`): ``sq_error`` = (estimate - mean)²
+    beside its exact expectation ``variance(values)`` = Σ Var[t*|t_i]/n² ([W19] Sec. III),
+    and ``error`` = estimate - mean (expected 0)."""
+    counts, source = population_counts(config["dataset"], config["options"]["domain_size"])
+    values = mean_values(counts)
+    cls = registry.get(config["protocol"]["name"], "mean").cls
+    protocol = cls(epsilon=config["epsilon"], **protocol_arguments(config["protocol"]))
+    if config["engine"] == "sampled":
+        estimate = protocol.simulate(values, streams.mechanism)
+    else:
+        estimate = protocol.estimate(protocol.perturb(values, streams.mechanism))
+    error = estimate - float(values.mean())
+    rows = [
+        Measurement("sq_error", error**2, protocol.variance(values)),
+        Measurement("error", error, 0.0),
+    ]
+    return TrialResult(rows, source, int(values.shape[0]))
+
+
 #: Trial function per ``protocol.kind``.
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
     "heavy_hitter": heavy_hitter_trial,
     "multiple_questions": multiple_questions_trial,
     "rappor_decode": rappor_decode_trial,
+    "mean": mean_trial,
 }
 
 
@@ -508,6 +537,10 @@ def preflight(configs: list[dict[str, Any]]) -> None:
                 build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
             if protocol["kind"] in ORACLE_KINDS:
                 build_protocol(protocol, config["epsilon"], domain_size=d)
+            elif protocol["kind"] == "mean":
+                registry.get(protocol["name"], "mean").cls(
+                    epsilon=config["epsilon"], **protocol_arguments(protocol)
+                )
             else:
                 build_heavy_hitter(config, m, n)
         except (TypeError, ValueError) as error:
