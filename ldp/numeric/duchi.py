@@ -33,7 +33,7 @@ from ldp.theory import numeric as theory
 from ldp.validation import check_bounded, check_generator
 
 
-@register(kind="mean", color="#0173b2", order=3010)
+@register(kind="mean", order=3010)
 @dataclass(frozen=True, kw_only=True)
 class Duchi(MeanProtocol):
     """Duchi et al.'s mechanism: reports ±B, B = (e^ε+1)/(e^ε-1) ([W19] Algorithm 1)."""

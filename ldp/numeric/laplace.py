@@ -31,7 +31,7 @@ from ldp.theory import numeric as theory
 from ldp.validation import check_bounded, check_generator
 
 
-@register(kind="mean", color="#949494", order=3040)
+@register(kind="mean", order=3040)
 @dataclass(frozen=True, kw_only=True)
 class Laplace(MeanProtocol):
     """t* = t + Lap(2/ε): the continuous baseline (float64 bytes not private, see above)."""

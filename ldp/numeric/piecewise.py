@@ -41,7 +41,7 @@ from ldp.theory import numeric as theory
 _REPORTS_ONLY = Capabilities(engines=("reports",))
 
 
-@register(kind="mean", color="#de8f05", order=3020)
+@register(kind="mean", order=3020)
 @dataclass(frozen=True, kw_only=True)
 class PM(MeanProtocol):
     """The Piecewise Mechanism: reports in [-C, C], C = (e^{ε/2}+1)/(e^{ε/2}-1)."""
@@ -111,7 +111,7 @@ class PM(MeanProtocol):
         return p, (1 - p) * (c - 1) / (c + 1)
 
 
-@register(kind="mean", label="HM", color="#029e73", order=3030)
+@register(kind="mean", label="HM", order=3030)
 @dataclass(frozen=True, kw_only=True)
 class Hybrid(MeanProtocol):
     """The Hybrid Mechanism: PM with probability α = 1 - e^{-ε/2} (ε > ε*), else Duchi."""
