@@ -422,32 +422,35 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     return TrialResult(rows, source, n)
 
 
-def mean_values(counts: np.ndarray) -> np.ndarray:
-    """The users' values in [-1, 1] for a mean trial: rank r of d goes to -1 + 2r/(d-1)
-    (the most frequent value at -1; with one value, everyone holds 0)."""
-    d = counts.shape[0]
-    points = np.zeros(1) if d == 1 else np.linspace(-1.0, 1.0, d)
-    return np.repeat(points, counts)
-
-
 def mean_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
-    """One run of a mean protocol (:mod:`ldp.numeric`): ``sq_error`` = (estimate - mean)²
-    beside its exact expectation ``variance(values)`` = Σ Var[t*|t_i]/n² ([W19] Sec. III),
-    and ``error`` = estimate - mean (expected 0)."""
-    counts, source = population_counts(config["dataset"], config["options"]["domain_size"])
-    values = mean_values(counts)
+    """One run of a mean protocol (:mod:`ldp.numeric`) on the ``bounded`` data set.
+
+    Recorded: ``sq_error_n`` = n (estimate - mean)² beside n ``variance(values)`` = Σ
+    Var[t*|t_i]/n ([W19] Sec. III), ``error`` = estimate - mean (expected 0) and, with the
+    reports engine, ``report_variance`` = mean over users of (t*_i/κ - t_i)², whose
+    expectation is the same mean of Var[t*|t_i] (measured on n reports, not one mean).
+    """
+    from ldp.datasets.synthetic import bounded_values
+
+    dataset = config["dataset"]
+    values = bounded_values(int(dataset["n"]), dataset["law"])
+    n = values.shape[0]
     cls = registry.get(config["protocol"]["name"], "mean").cls
     protocol = cls(epsilon=config["epsilon"], **protocol_arguments(config["protocol"]))
+    average = float(protocol.conditional_variance(values).mean())
+    rows = []
     if config["engine"] == "sampled":
+        if "sampled" not in capabilities_of(protocol).engines:
+            raise ValueError(f"engine: {cls.__name__} has no sampled engine; use reports")
         estimate = protocol.simulate(values, streams.mechanism)
     else:
-        estimate = protocol.estimate(protocol.perturb(values, streams.mechanism))
+        reports = protocol.perturb(values, streams.mechanism)
+        estimate = protocol.estimate(reports)
+        spread = float(np.mean((reports / protocol.kappa - values) ** 2))
+        rows.append(Measurement("report_variance", spread, average))
     error = estimate - float(values.mean())
-    rows = [
-        Measurement("sq_error", error**2, protocol.variance(values)),
-        Measurement("error", error, 0.0),
-    ]
-    return TrialResult(rows, source, int(values.shape[0]))
+    rows += [Measurement("sq_error_n", n * error**2, average), Measurement("error", error, 0.0)]
+    return TrialResult(rows, "synthetic", n)
 
 
 #: Trial function per ``protocol.kind``.
@@ -476,6 +479,8 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
     dataset, domain_size = config["dataset"], config["options"]["domain_size"]
     if dataset["name"] == "point":
         return int(dataset["n"]), None, domain_size or 2
+    if dataset["name"] == "bounded":  # real values: no domain
+        return int(dataset["n"]), None, 0
     data = load_dataset(dataset)
     distinct = data.histogram()[0].shape[0]
     return data.n, data.m, domain_size or distinct
