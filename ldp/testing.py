@@ -563,14 +563,16 @@ def mean_checks(cls: type, settings: Settings | None = None, **params: Any) -> I
         return "float64 reports, float estimates, deterministic for one seed"
 
     def closed_form() -> str:
-        """conditional_variance (realised probabilities) = paper_variance within 1e-9, and
-        worst_case_variance = its maximum over a grid of t."""
+        """conditional_variance (the mechanism as drawn) = paper_variance within 1e-6
+        relative (the realised mechanisms round the paper's constants, e.g. PM's dyadic
+        C': ~1e-9 at ε = 1), and worst_case_variance = its maximum over a grid of t."""
         grid = np.linspace(-1, 1, 401)
         realised, paper = protocol.conditional_variance(grid), protocol.paper_variance(grid)
         gap = float(np.max(np.abs(realised / paper - 1)))
-        assert gap <= 1e-9, f"conditional_variance differs from the paper's by {gap:.3g}"
+        assert gap <= 1e-6, f"conditional_variance differs from the paper's by {gap:.3g}"
         worst = protocol.worst_case_variance()
-        assert abs(worst / realised.max() - 1) <= 1e-12, "worst case is not the maximum"
+        top = float(realised.max())
+        assert top * (1 - 1e-12) <= worst <= top * (1 + 1e-9), "worst case is not the maximum"
         return f"relative gap to the paper {gap:.2g}; worst case {worst:.4g}"
 
     def per_report_moments() -> str:

@@ -19,9 +19,9 @@ divides by it.  The one approximation is the user's value itself, which the coin
 the 53-bit grid ((1 + t)/2 rounded down to a multiple of 2^-53: a bias below 2^-52).
 
 Floating point.  ``exact_bytes`` says whether the ε-LDP guarantee holds for the float64
-reports as emitted (a finite set of report values, each drawn with exactly known
-probability), or only for the continuous law the floats approximate (PM's uniform draws,
-Laplace noise: the low bits of a float report can depend on t; see ``docs/numeric.md``).
+reports as emitted (a fixed finite set of report values, each drawn with exactly known
+probability: Duchi, PM, HM), or only for the continuous law the floats approximate
+(Laplace noise: the low bits of a float report depend on t; see ``docs/numeric.md``).
 """
 
 from __future__ import annotations
@@ -136,8 +136,15 @@ class MeanProtocol(ABC):
         return self.second_moment(t) / self.kappa**2 - np.square(t)
 
     def worst_case_variance(self) -> float:
-        """max over t in [-1, 1] of Var[t*|t] (at t = 0 or |t| = 1: each is affine in t²)."""
-        return float(max(self.conditional_variance(0.0), self.conditional_variance(1.0)))
+        """max over t in [-1, 1] of Var[t*|t].
+
+        The paper's variances are affine in t² (maximal at t = 0 or |t| = 1); PM's input
+        rounding adds a term that vanishes on its 2^-16 grid and peaks at the grid's
+        midpoints, so the midpoints next to 0 and 1 are evaluated too.
+        """
+        half_step = 2.0**-17
+        points = np.array([0.0, half_step, 1.0 - half_step, 1.0])
+        return float(self.conditional_variance(points).max())
 
     def variance(self, values: np.ndarray) -> float:
         """Var[estimate] = Σ_i Var[t*|t_i] / n² for the users' values."""

@@ -9,7 +9,7 @@ bits of a report carry the input: Mironov (CCS 2012) showed that fl(t + noise) t
 values a plain draw almost never does (with t = 1, a report in (-1/2, 1/2) is always a
 multiple of 2^-53).  The auditor's float events find this (``tests/numeric``); the
 guarantee here holds for the real-valued law only (``exact_bytes = False``).  Use Duchi's
-mechanism, whose reports are two fixed floats, where the bytes must be private.
+mechanism, PM or HM, whose reports are fixed floats, where the bytes must be private.
 
 Sampled engine.  The sum of n Laplace draws of scale b is b (G1 - G2) with G1, G2
 independent Gamma(n, 1): the estimated mean is mean(t) + b (G1 - G2)/n, the exact law of
