@@ -219,7 +219,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         )
         for _, row in errors.iterrows()
     )
-    fits, exact = smallest >= bound, paper_gap <= 1e-9
+    fits, exact = smallest >= bound, paper_gap <= 1e-6
     result.append(
         Claim(
             source="Wang et al., ICDE 2019, Eq. (2) (Duchi), Lemma 1 (PM), Lemma 3 (HM)",
@@ -232,10 +232,15 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             tolerance=(
                 f"two-sided p >= {bound:.2g} at every setting (overall false-alarm {LEVEL:g}, "
                 f"Bonferroni), R·mean(n·err²)/Var tested as χ²_R (the mean error normal by the "
-                f"CLT over n users), and the analytic values within 1e-9 of the paper's"
+                f"CLT over n users), and the analytic values (the variance of the mechanism "
+                f"as drawn: PM's dyadic grid, docs/numeric.md) within 1e-6 of the paper's"
             ),
             verdict=both("reproduced" if fits else "differs", "reproduced" if exact else "differs"),
-            reason="" if fits and exact else "a setting's MSE is off its closed form",
+            reason=""
+            if fits and exact
+            else "a setting's MSE is off its closed form"
+            if not fits
+            else "the recorded closed form is off the paper's",
         )
     )
     return result
