@@ -9,7 +9,7 @@ forms are in :mod:`ldp.theory.numeric`; ``docs/numeric.md`` compares them.
 >>> protocol = PM(epsilon=2.0)
 >>> values = np.linspace(-1, 1, 10_000)
 >>> reports = protocol.perturb(values, np.random.default_rng(0))
->>> abs(protocol.estimate(reports) - values.mean()) < 5 * protocol.variance(values) ** 0.5
+>>> bool(abs(protocol.estimate(reports) - values.mean()) < 5 * protocol.variance(values) ** 0.5)
 True
 """
 

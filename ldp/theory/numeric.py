@@ -9,8 +9,8 @@ Sec. III-C); the Laplace mechanism (sensitivity 2) is the baseline.
 Each function gives Var[t* | t], the variance of one user's unbiased report t* given the
 value t; the estimate of the mean of n values t_i has variance Σ_i Var[t* | t_i] / n².
 
->>> round(pm_variance(1.0, 0.0), 4), round(duchi_variance(1.0, 0.0), 4)
-(2.0637, 4.6717)
+>>> round(float(pm_variance(1.0, 0.0)), 4), round(float(duchi_variance(1.0, 0.0)), 4)
+(3.6821, 4.6827)
 >>> round(PM_BEATS_DUCHI, 3), round(HM_THRESHOLD, 3)
 (1.29, 0.609)
 """
