@@ -1,4 +1,4 @@
-"""The conformance suite: one battery of checks for every oracle and heavy hitter.
+"""The conformance suite: one battery of checks for every oracle, heavy hitter and mean protocol.
 
 Modelled on scikit-learn's ``check_estimator``: :func:`check_oracle` and
 :func:`check_heavy_hitter` run every check on a protocol class and raise
@@ -8,7 +8,8 @@ can parametrize over them.  What is checked follows the protocol's declared
 :class:`~ldp.contract.Capabilities` (:func:`~ldp.contract.capabilities_of`), never its
 class name.  A check that the declaration rules out is not silently dropped: it raises
 :class:`CheckSkipped` with the reason, recorded in :func:`check_oracle`'s results (and
-shown as a skip by pytest).
+shown as a skip by pytest).  Mean-estimation protocols (:mod:`ldp.numeric`) have their
+own battery, :func:`check_mean` / :func:`mean_checks`.
 
 >>> from ldp.oracles import GRR
 >>> from ldp.testing import check_oracle
