@@ -12,7 +12,11 @@ from pathlib import Path
 
 from ldp import registry
 
-TITLES = {"oracle": "Frequency oracles", "heavy_hitter": "Heavy-hitter protocols"}
+TITLES = {
+    "oracle": "Frequency oracles",
+    "heavy_hitter": "Heavy-hitter protocols",
+    "mean": "Mean protocols, values in [-1, 1]",
+}
 
 
 def _default(spec: dataclasses.Field) -> str:

@@ -26,13 +26,21 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ldp import registry
+from ldp.datasets.synthetic import BOUNDED_LAWS
 from ldp.postprocess import METHODS as POSTPROCESS_METHODS
 
 ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
-TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode", "longitudinal")
+TRIAL_KINDS = (
+    "oracle",
+    "heavy_hitter",
+    "multiple_questions",
+    "rappor_decode",
+    "longitudinal",
+    "mean",
+)
 #: The trial kinds that run a frequency oracle.
 ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal")
 
@@ -67,7 +75,7 @@ def choice(default: Any, choices: Iterable[str]) -> Any:
 
 # --------------------------------------------------------------------------- protocols
 #: The trial kinds each protocol kind can run as (``protocol.kind``).
-KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",)}
+KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",), "mean": ("mean",)}
 
 
 def _config_type(annotation: Any) -> tuple[Any, dict[str, Any]]:
@@ -200,10 +208,20 @@ class PointConfig(DatasetConfig):
     n: int | None = ranged(10_000, ge=1)
 
 
+@dataclass
+class BoundedConfig(DatasetConfig):
+    """Real values in [-1, 1] for mean trials (:func:`ldp.datasets.synthetic.bounded_values`)."""
+
+    name: str = "bounded"
+    n: int | None = ranged(2000, ge=1)
+    law: str = choice("uniform", BOUNDED_LAWS)  #: centre (all 0), ends (±1), uniform
+
+
 DATASET_SCHEMAS: dict[str, type[DatasetConfig]] = {
     "zipf": ZipfConfig,
     "exponential": ExponentialConfig,
     "point": PointConfig,
+    "bounded": BoundedConfig,
     "kosarak": KosarakConfig,
     "aol": AOLConfig,
     "url": URLConfig,
@@ -416,6 +434,11 @@ def _check_rules(config: dict) -> None:
         raise ConfigError(f"dataset.path: no such file: {dataset['path']}")
     if dataset["name"] == "point" and kind != "oracle":
         raise ConfigError("dataset.name: 'point' serves oracle trials only")
+    if (dataset["name"] == "bounded") != (kind == "mean"):
+        raise ConfigError(
+            "dataset.name: mean protocols run on 'bounded' (real values in [-1, 1]) and it "
+            "serves mean trials only"
+        )
     if config["format"] == "parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ConfigError("format: parquet needs pyarrow (pip install pyarrow); use csv.gz")
     if config["backend"] == "dask" and importlib.util.find_spec("distributed") is None:

@@ -458,6 +458,37 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     return TrialResult(rows, source, n)
 
 
+def mean_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """One run of a mean protocol (:mod:`ldp.numeric`) on the ``bounded`` data set.
+
+    Recorded: ``sq_error_n`` = n (estimate - mean)² beside n ``variance(values)`` = Σ
+    Var[t*|t_i]/n ([W19] Sec. III), ``error`` = estimate - mean (expected 0) and, with the
+    reports engine, ``report_variance`` = mean over users of (t*_i/κ - t_i)², whose
+    expectation is the same mean of Var[t*|t_i] (measured on n reports, not one mean).
+    """
+    from ldp.datasets.synthetic import bounded_values
+
+    dataset = config["dataset"]
+    values = bounded_values(int(dataset["n"]), dataset["law"])
+    n = values.shape[0]
+    cls = registry.get(config["protocol"]["name"], "mean").cls
+    protocol = cls(epsilon=config["epsilon"], **protocol_arguments(config["protocol"]))
+    average = float(protocol.conditional_variance(values).mean())
+    rows = []
+    if config["engine"] == "sampled":
+        if "sampled" not in capabilities_of(protocol).engines:
+            raise ValueError(f"engine: {cls.__name__} has no sampled engine; use reports")
+        estimate = protocol.simulate(values, streams.mechanism)
+    else:
+        reports = protocol.perturb(values, streams.mechanism)
+        estimate = protocol.estimate(reports)
+        spread = float(np.mean((reports / protocol.kappa - values) ** 2))
+        rows.append(Measurement("report_variance", spread, average))
+    error = estimate - float(values.mean())
+    rows += [Measurement("sq_error_n", n * error**2, average), Measurement("error", error, 0.0)]
+    return TrialResult(rows, "synthetic", n)
+
+
 #: Trial function per ``protocol.kind``.
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
@@ -465,6 +496,7 @@ TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = 
     "multiple_questions": multiple_questions_trial,
     "rappor_decode": rappor_decode_trial,
     "longitudinal": longitudinal_trial,
+    "mean": mean_trial,
 }
 
 
@@ -484,6 +516,8 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
     dataset, domain_size = config["dataset"], config["options"]["domain_size"]
     if dataset["name"] == "point":
         return int(dataset["n"]), None, domain_size or 2
+    if dataset["name"] == "bounded":  # real values: no domain
+        return int(dataset["n"]), None, 0
     data = load_dataset(dataset)
     distinct = data.histogram()[0].shape[0]
     return data.n, data.m, domain_size or distinct
@@ -545,6 +579,10 @@ def preflight(configs: list[dict[str, Any]]) -> None:
                 build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
             if protocol["kind"] in ORACLE_KINDS:
                 build_protocol(protocol, config["epsilon"], domain_size=d)
+            elif protocol["kind"] == "mean":
+                registry.get(protocol["name"], "mean").cls(
+                    epsilon=config["epsilon"], **protocol_arguments(protocol)
+                )
             else:
                 build_heavy_hitter(config, m, n)
         except (TypeError, ValueError) as error:

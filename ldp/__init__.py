@@ -1,8 +1,8 @@
 """ldp: reproduce, check and extend local differential privacy research.
 
 Frequency oracles (:mod:`ldp.oracles`), heavy-hitter protocols (:mod:`ldp.heavy_hitters`),
-data sets (:mod:`ldp.datasets`), metrics (:mod:`ldp.metrics`) and the papers' closed forms
-(:mod:`ldp.theory`).
+mean estimation of values in [-1, 1] (:mod:`ldp.numeric`), data sets (:mod:`ldp.datasets`),
+metrics (:mod:`ldp.metrics`) and the papers' closed forms (:mod:`ldp.theory`).
 """
 
 from importlib.metadata import PackageNotFoundError, version

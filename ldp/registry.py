@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-Kind = Literal["oracle", "heavy_hitter"]
-KINDS: tuple[str, ...] = ("oracle", "heavy_hitter")
+Kind = Literal["oracle", "heavy_hitter", "mean"]
+KINDS: tuple[str, ...] = ("oracle", "heavy_hitter", "mean")
 #: The entry-point group through which other packages add protocols.
 ENTRY_POINT_GROUP = "ldp.protocols"
 #: The parameters every protocol of a kind receives from its caller (the harness sets
@@ -41,9 +41,10 @@ ENTRY_POINT_GROUP = "ldp.protocols"
 CONTEXT: dict[str, tuple[str, ...]] = {
     "oracle": ("epsilon", "domain_size"),
     "heavy_hitter": ("epsilon", "k", "m"),
+    "mean": ("epsilon",),
 }
 #: The packages whose modules are imported (so that they register) before any lookup.
-BUILT_IN_PACKAGES = ("ldp.oracles", "ldp.heavy_hitters")
+BUILT_IN_PACKAGES = ("ldp.oracles", "ldp.heavy_hitters", "ldp.numeric")
 
 T = TypeVar("T", bound=type)
 
@@ -56,9 +57,10 @@ class Protocol:
     ----------
     name : str
         The name used in configs, result tables and legends (the paper's acronym).
-    kind : {"oracle", "heavy_hitter"}
-        A frequency oracle (built with ``epsilon``, ``domain_size``) or a heavy-hitter
-        protocol (built with ``epsilon``, ``k``, ``m``).
+    kind : {"oracle", "heavy_hitter", "mean"}
+        A frequency oracle (built with ``epsilon``, ``domain_size``), a heavy-hitter
+        protocol (built with ``epsilon``, ``k``, ``m``) or a mean-estimation protocol for
+        values in [-1, 1] (built with ``epsilon``; :mod:`ldp.numeric`).
     cls : type
         The class; its dataclass fields are the protocol's parameters.
     label : str
@@ -105,7 +107,7 @@ def register(
         The protocol class (a dataclass).
     name : str, optional
         The registry name; default the class's ``name`` attribute, else its ``__name__``.
-    kind : {"oracle", "heavy_hitter"}, optional
+    kind : {"oracle", "heavy_hitter", "mean"}, optional
         Default: ``"heavy_hitter"`` if the class has a ``run`` method, else ``"oracle"``.
     label, color, order :
         Display defaults (legend text, hex colour, legend position).
@@ -260,9 +262,9 @@ def resolve(value: object, kind: str) -> type:
 def parameters(cls: type) -> list[dataclasses.Field]:
     """The protocol's own parameters: its init fields minus what the caller supplies.
 
-    ``epsilon`` and ``domain_size`` (oracles) or ``epsilon``, ``k`` and ``m`` (heavy
-    hitters) are set by whoever runs the protocol; every other init field is a parameter,
-    with the type and default the class declares.
+    ``epsilon`` and ``domain_size`` (oracles), ``epsilon``, ``k`` and ``m`` (heavy
+    hitters) or ``epsilon`` (means) are set by whoever runs the protocol; every other init
+    field is a parameter, with the type and default the class declares.
     """
     kind = next((p.kind for p in _REGISTRY.values() if p.cls is cls), None)
     context = CONTEXT[kind] if kind else CONTEXT["oracle"] + CONTEXT["heavy_hitter"]

@@ -1,4 +1,4 @@
-"""The conformance suite: one battery of checks for every oracle and heavy hitter.
+"""The conformance suite: one battery of checks for every oracle, heavy hitter and mean protocol.
 
 Modelled on scikit-learn's ``check_estimator``: :func:`check_oracle` and
 :func:`check_heavy_hitter` run every check on a protocol class and raise
@@ -8,7 +8,8 @@ can parametrize over them.  What is checked follows the protocol's declared
 :class:`~ldp.contract.Capabilities` (:func:`~ldp.contract.capabilities_of`), never its
 class name.  A check that the declaration rules out is not silently dropped: it raises
 :class:`CheckSkipped` with the reason, recorded in :func:`check_oracle`'s results (and
-shown as a skip by pytest).
+shown as a skip by pytest).  Mean-estimation protocols (:mod:`ldp.numeric`) have their
+own battery, :func:`check_mean` / :func:`mean_checks`.
 
 >>> from ldp.oracles import GRR
 >>> from ldp.testing import check_oracle
@@ -460,6 +461,232 @@ def check_oracle(cls: type, settings: Settings | None = None, **params: Any) -> 
     return _run_all(oracle_checks(cls, settings, **params))
 
 
+# ------------------------------------------------------------------------ mean protocols
+#: The values whose per-report moments are tested: both ends, the centre and two others.
+MEAN_TEST_VALUES = (-1.0, -0.3, 0.0, 0.5, 1.0)
+#: Bins of the report range in the binned audit (plus the two open tails).
+MEAN_AUDIT_BINS = 16
+
+
+def mean_population(n: int) -> np.ndarray:
+    """n values in [-1, 1]: evenly spaced, both ends included (mean 0 by symmetry)."""
+    return np.linspace(-1.0, 1.0, n)
+
+
+def _moment_z(sample: np.ndarray, expected: float) -> float:
+    """z of the sample mean of ``sample`` against ``expected`` (CLT; s from the sample).
+
+    A constant sample (Duchi's squared reports) is compared to 1e-12 relative instead.
+    """
+    if sample.std() <= 1e-12 * abs(sample.mean()):
+        return 0.0 if math.isclose(sample.mean(), expected, rel_tol=1e-12) else math.inf
+    return _mean_t(sample, expected)
+
+
+def mean_checks(cls: type, settings: Settings | None = None, **params: Any) -> Iterator[Check]:
+    """The checks of a mean-estimation class (:mod:`ldp.numeric`) built as ``cls(**params)``.
+
+    ``params`` must include ``epsilon``.  Per-report moments are tested at
+    :data:`MEAN_TEST_VALUES`: E[t*/κ | t] = t and E[(t*/κ - t)²] = ``conditional_variance(t)``
+    (two-sided z-tests at level ALPHA each, ``audit_trials`` reports per value), and
+    ``conditional_variance`` must equal the paper's ``paper_variance`` to 1e-9 relative.
+    """
+    settings = settings or Settings()
+    capabilities = capabilities_of(cls)
+    protocol = cls(**params)
+    values = mean_population(settings.n_users)
+    truth = float(values.mean())
+    cache: dict[str, np.ndarray] = {}
+
+    def reports_sample() -> np.ndarray:
+        if "reports" not in cache:
+            rng = _rng(settings, "mean reports")
+            cache["reports"] = np.array(
+                [
+                    protocol.estimate(protocol.perturb(values, rng))
+                    for _ in range(settings.repetitions)
+                ]
+            )
+        return cache["reports"]
+
+    def constructor_validation() -> str:
+        """Bad ε: ParameterError(name="epsilon"); bad values: ValueError / TypeError."""
+        note = _check_epsilon_refused(lambda **bad: cls(**(params | bad)))
+        rng = _rng(settings, "validation")
+        for bad in ([1.5], [-1.0001], [float("nan")], [[0.0, 0.5]]):
+            try:
+                protocol.perturb(np.array(bad), rng)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"perturb({bad}) was accepted")
+        try:
+            protocol.perturb(np.array(["a"]), rng)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("perturb of strings did not raise TypeError")
+        return note + "; values outside [-1, 1], NaN, 2-D -> ValueError; strings -> TypeError"
+
+    def keyword_only() -> str:
+        return _check_keyword_only(cls, params)
+
+    def representation() -> str:
+        return _check_repr(protocol, params)
+
+    def pickling() -> str:
+        note = _check_pickle(protocol)
+        reports = protocol.perturb(values, _rng(settings, "pickle"))
+        copy = pickle.loads(pickle.dumps(protocol))
+        assert copy.estimate(reports) == protocol.estimate(reports), "estimates differ"
+        return note + "; same estimate"
+
+    def shapes() -> str:
+        """Reports float64 (n,), finite within ±report_range; estimates finite floats;
+        no users: no reports and a NaN estimate; the same seed: the same reports."""
+        rng = _rng(settings, "shapes")
+        reports = protocol.perturb(values, rng)
+        assert isinstance(reports, np.ndarray) and reports.dtype == np.float64, "not float64"
+        assert reports.shape == values.shape, f"reports shape {reports.shape}"
+        assert np.isfinite(reports).all(), "reports not finite"
+        if getattr(cls, "bounded", True):
+            low, high = protocol.report_range()
+            assert reports.min() >= low and reports.max() <= high, "reports outside the range"
+        assert isinstance(protocol.estimate(reports), float)
+        assert protocol.n_reports(reports) == values.shape[0]
+        empty = protocol.perturb(np.zeros(0), rng)
+        assert empty.shape == (0,) and math.isnan(protocol.estimate(empty))
+        again = [protocol.perturb(values, np.random.default_rng(1)) for _ in range(2)]
+        assert np.array_equal(again[0], again[1]), "the same seed gave different reports"
+        if "sampled" in capabilities.engines:
+            got = protocol.simulate(values, rng)
+            assert isinstance(got, float) and math.isfinite(got), "simulate not a finite float"
+        return "float64 reports, float estimates, deterministic for one seed"
+
+    def closed_form() -> str:
+        """conditional_variance (the mechanism as drawn) = paper_variance within 1e-6
+        relative (the realised mechanisms round the paper's constants, e.g. PM's dyadic
+        C': ~1e-9 at ε = 1), and worst_case_variance = its maximum over a grid of t."""
+        grid = np.linspace(-1, 1, 401)
+        realised, paper = protocol.conditional_variance(grid), protocol.paper_variance(grid)
+        gap = float(np.max(np.abs(realised / paper - 1)))
+        assert gap <= 1e-6, f"conditional_variance differs from the paper's by {gap:.3g}"
+        worst = protocol.worst_case_variance()
+        top = float(realised.max())
+        assert top * (1 - 1e-12) <= worst <= top * (1 + 1e-9), "worst case is not the maximum"
+        return f"relative gap to the paper {gap:.2g}; worst case {worst:.4g}"
+
+    def per_report_moments() -> str:
+        """At each t of MEAN_TEST_VALUES, ``audit_trials`` reports: z-tests that the mean of
+        t*/κ is t and the mean of (t*/κ - t)² is Var[t*|t] (level ALPHA each)."""
+        rng = _rng(settings, "moments")
+        notes = []
+        for t in MEAN_TEST_VALUES:
+            scaled = protocol.perturb(np.full(settings.audit_trials, t), rng) / protocol.kappa
+            z_mean = _moment_z(scaled, t)
+            z_var = _moment_z((scaled - t) ** 2, float(protocol.conditional_variance(t)))
+            assert abs(z_mean) <= Z, f"E[t*|t={t}] off: z = {z_mean:.2f}"
+            assert abs(z_var) <= Z, f"Var[t*|t={t}] off the closed form: z = {z_var:.2f}"
+            notes.append(f"t={t:+g}: z {z_mean:+.2f}/{z_var:+.2f}")
+        return "; ".join(notes)
+
+    def unbiased_variance() -> str:
+        """Reports engine, ``repetitions`` runs on :func:`mean_population`: a t-test that
+        the estimate's mean is the true mean, and the pooled test of E[(est - μ)²] =
+        variance(values) (:func:`_variance_z`), each at level ALPHA."""
+        sample = reports_sample()
+        limit = float(stats.t.isf(ALPHA / 2, sample.shape[0] - 1))
+        t = _mean_t(sample, truth)
+        assert abs(t) <= limit, f"E[estimate] = {sample.mean():.4g} vs {truth}: t = {t:.2f}"
+        z = _variance_z(sample[:, None], np.array([truth]), np.array([protocol.variance(values)]))
+        assert abs(z) <= Z, f"variance of the estimate off variance(values): z = {z:.2f}"
+        return f"t = {t:+.2f}, variance z = {z:+.2f}"
+
+    def engines_agree() -> str:
+        """Sampled engine: its mean and variance against the reports engine's (two-sample
+        z, level ALPHA each) and its variance against variance(values) (level ALPHA)."""
+        if "sampled" not in capabilities.engines:
+            raise CheckSkipped("declares no sampled engine (no exact law of the mean)")
+        rng = _rng(settings, "mean sampled")
+        sampled = np.array(
+            [protocol.simulate(values, rng) for _ in range(settings.sampled_repetitions)]
+        )
+        first = reports_sample()
+        notes = []
+        for statistic in ("mean", "variance"):
+            z = _two_sample_z(first, sampled, statistic)
+            assert abs(z) <= Z, f"engines differ in the {statistic}: z = {z:.2f}"
+            notes.append(f"{statistic} z = {z:+.2f}")
+        z = _variance_z(sampled[:, None], np.array([truth]), np.array([protocol.variance(values)]))
+        assert abs(z) <= Z, f"sampled engine's variance off variance(values): z = {z:.2f}"
+        return ", ".join(notes) + f", sampled variance z = {z:+.2f}"
+
+    def privacy_audit() -> str:
+        """``ldp.audit.lower_bound`` between t = 1 and t = -1 on the protocol's own
+        likelihood-ratio events and MEAN_AUDIT_BINS equal bins of ``report_range`` (plus
+        the open tails), level ALPHA: the bound must not exceed ε.  This audits the law at
+        the bins' resolution, whatever the float bytes (see ``bytes_audit``)."""
+        from ldp import audit
+        from ldp.audit.events import bin_events
+
+        low, high = protocol.report_range()
+        edges = np.concatenate([[-np.inf], np.linspace(low, high, MEAN_AUDIT_BINS + 1), [np.inf]])
+        events = protocol.audit_events(1.0, -1.0) + bin_events(edges)
+        result = audit.lower_bound(
+            protocol,
+            1.0,
+            -1.0,
+            rng=_rng(settings, "mean audit"),
+            trials=settings.audit_trials,
+            alpha=ALPHA,
+            events=events,
+        )
+        assert result.epsilon <= protocol.epsilon * (1 + 1e-12), f"audit: {result}"
+        return f"lower bound {result.epsilon:.3f} <= epsilon {protocol.epsilon:g}"
+
+    def bytes_audit() -> str:
+        """The auditor's default events (float grid, every bit, the search) on the float64
+        reports of t = 0 and t = 1, level ALPHA.  A protocol declaring ``exact_bytes`` must
+        pass; one that does not is reported as a skip stating the bound found."""
+        from ldp import audit
+
+        result = audit.lower_bound(
+            protocol,
+            0.0,
+            1.0,
+            rng=_rng(settings, "bytes audit"),
+            trials=settings.audit_trials,
+            alpha=ALPHA,
+        )
+        if not getattr(cls, "exact_bytes", False):
+            raise CheckSkipped(
+                f"declares exact_bytes = False (private as a real-valued law only); the "
+                f"auditor on its float64 reports found {result}"
+            )
+        assert result.epsilon <= protocol.epsilon * (1 + 1e-12), f"audit: {result}"
+        return f"lower bound {result.epsilon:.3f} <= epsilon {protocol.epsilon:g}"
+
+    for check in (
+        constructor_validation,
+        keyword_only,
+        representation,
+        pickling,
+        shapes,
+        closed_form,
+        per_report_moments,
+        unbiased_variance,
+        engines_agree,
+        privacy_audit,
+        bytes_audit,
+    ):
+        yield Check(check.__name__, check)
+
+
+def check_mean(cls: type, settings: Settings | None = None, **params: Any) -> list[CheckResult]:
+    """Run every check of :func:`mean_checks`; ``AssertionError`` on the first failure."""
+    return _run_all(mean_checks(cls, settings, **params))
+
+
 # ------------------------------------------------------------------------ heavy hitters
 def zipf_dataset(n: int, m: int, rng: np.random.Generator, support: int = 256, s: float = 1.5):
     """n users over ``support`` random distinct m-bit values with Zipf(s) frequencies."""
@@ -597,8 +824,11 @@ __all__ = [
     "CheckSkipped",
     "Settings",
     "check_heavy_hitter",
+    "check_mean",
     "check_oracle",
     "heavy_hitter_checks",
+    "mean_checks",
+    "mean_population",
     "oracle_checks",
     "oracle_population",
     "zipf_dataset",

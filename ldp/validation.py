@@ -245,3 +245,28 @@ def check_total(counts: np.ndarray, name: str = "true_counts") -> int:
     if total > MAX_USERS:
         raise ValueError(f"{name} sum to {total} users, more than 2^63 - 1 (int64)")
     return total
+
+
+def check_bounded(
+    values: object, low: float = -1.0, high: float = 1.0, name: str = "values"
+) -> np.ndarray:
+    """Check a 1-D array of real values in [low, high] and return it as float64.
+
+    Integers are accepted (and converted); NaN and infinities are refused like any value
+    outside the interval.
+
+    >>> check_bounded([0, 0.5, -1.0]).dtype
+    dtype('float64')
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    array = array.astype(np.float64, copy=False)
+    if array.size:
+        outside = ~((array >= low) & (array <= high))  # NaN is outside too
+        if outside.any():
+            bad = array[np.argmax(outside)]
+            raise ValueError(f"{name} must lie in [{low:g}, {high:g}], found {bad}")
+    return array

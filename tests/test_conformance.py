@@ -12,10 +12,11 @@ from __future__ import annotations
 import pytest
 
 from ldp import registry
-from ldp.testing import CheckSkipped, heavy_hitter_checks, oracle_checks
+from ldp.testing import CheckSkipped, heavy_hitter_checks, mean_checks, oracle_checks
 
 ORACLE_CONTEXT = {"epsilon": 1.0, "domain_size": 8}
 HEAVY_HITTER_CONTEXT = {"epsilon": 2.0, "k": 4, "m": 16}
+MEAN_CONTEXT = {"epsilon": 1.0}
 #: Smaller-than-default parameters for protocols whose default sizes make the battery slow
 #: (as scikit-learn's per-estimator check parameters): the sketches' k x m tables.
 QUICK_PARAMETERS = {"CMS": {"k": 16, "m": 64}, "HCMS": {"k": 16, "m": 64}}
@@ -25,6 +26,8 @@ def _items():
     for name, entry in registry.protocols().items():
         if entry.kind == "oracle":
             checks = oracle_checks(entry.cls, **ORACLE_CONTEXT, **QUICK_PARAMETERS.get(name, {}))
+        elif entry.kind == "mean":
+            checks = mean_checks(entry.cls, **MEAN_CONTEXT, **QUICK_PARAMETERS.get(name, {}))
         else:
             checks = heavy_hitter_checks(
                 entry.cls, **HEAVY_HITTER_CONTEXT, **QUICK_PARAMETERS.get(name, {})

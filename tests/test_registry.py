@@ -8,6 +8,7 @@ import pytest
 
 from ldp import registry
 from ldp.heavy_hitters import PEM
+from ldp.numeric import MeanProtocol
 from ldp.oracles import OLH, ORACLES, FrequencyOracle
 
 
@@ -27,6 +28,8 @@ def test_every_built_in_protocol_is_registered_with_its_kind():
         assert entry.kind in registry.KINDS
         if entry.kind == "oracle":
             assert issubclass(entry.cls, FrequencyOracle)
+        elif entry.kind == "mean":
+            assert issubclass(entry.cls, MeanProtocol)
         else:
             assert callable(entry.cls.run)
 

@@ -118,17 +118,19 @@ class AuditResult:
 
 
 def _inputs(value: Any, n: int, dtype: type = np.int64) -> np.ndarray:
-    """n copies of one input: an integer, or a row of uint64 words for wide domains."""
+    """n copies of one input: an integer, a real (float64), or a row of uint64 words."""
     array = np.asarray(value)
     if array.ndim == 0:
-        return np.full(n, int(array), dtype=dtype)
+        return np.full(n, float(array) if dtype is np.float64 else int(array), dtype=dtype)
     return np.repeat(array[None, :], n, axis=0)
 
 
 def _mixed(v: Any, v_prime: Any, n: int, n_other: int) -> np.ndarray:
-    """n copies of v then n_other of v' (uint64 for both when either needs it)."""
-    big = any(np.ndim(x) == 0 and int(x) >= 2**63 for x in (v, v_prime))
-    dtype = np.uint64 if big else np.int64
+    """n copies of v then n_other of v' (uint64 for both when either needs it; float64
+    when either is a float: the real inputs of a mean protocol, :mod:`ldp.numeric`)."""
+    real = any(np.ndim(x) == 0 and np.asarray(x).dtype.kind == "f" for x in (v, v_prime))
+    big = not real and any(np.ndim(x) == 0 and int(x) >= 2**63 for x in (v, v_prime))
+    dtype = np.float64 if real else np.uint64 if big else np.int64
     return np.concatenate([_inputs(v, n, dtype), _inputs(v_prime, n_other, dtype)])
 
 
@@ -227,7 +229,8 @@ def lower_bound(
         ``oracle_input(value)`` (:func:`ldp.audit.events.default_events`), ``epsilon`` (the
         claim the adaptive stage aims past) and ``capabilities`` (:mod:`ldp.contract`).
     v, v_prime :
-        The two inputs (integers, or rows of uint64 words for domains beyond 2^64).
+        The two inputs (integers, rows of uint64 words for domains beyond 2^64, or floats
+        for a mechanism on real values).
     rng : numpy.random.Generator
         Drives ``perturb``.
     trials : int, default TRIALS (200_000)

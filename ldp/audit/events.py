@@ -294,6 +294,37 @@ def histogram_events(v: int, v_prime: int, high: int, low: int = 0) -> list[Even
     return events
 
 
+def interval_events(interval: tuple[float, float], other: tuple[float, float]) -> list[Event]:
+    """report in [a, b] (evidence for v) and report in [a', b'] (for v'): a real report's
+    likelihood-ratio events (:mod:`ldp.numeric`)."""
+    return [
+        Event(f"report in [{lo:.6g}, {hi:.6g}]", lambda r, lo=lo, hi=hi: _within(r, lo, hi), f)
+        for (lo, hi), f in ((interval, +1), (other, -1))
+    ]
+
+
+def bin_events(edges: Sequence[float]) -> list[Event]:
+    """report in [e_j, e_{j+1}) for each bin of the edges, both directions.
+
+    A real report's privacy at the resolution of the bins: if the densities of the two
+    inputs are within e^ε everywhere, so are the probabilities of every bin, so an honest
+    mechanism passes at any binning, and a bin where a broken one exceeds e^ε is found.
+    """
+    edges = np.asarray(edges, dtype=float)
+    return [
+        Event(
+            f"report in [{lo:.4g}, {hi:.4g})",
+            lambda r, lo=lo, hi=hi: (np.asarray(r) >= lo) & (np.asarray(r) < hi),
+        )
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+    ]
+
+
+def _within(reports: Any, low: float, high: float) -> np.ndarray:
+    x = np.asarray(reports)
+    return (x >= low) & (x <= high)
+
+
 def off_grid(x: np.ndarray, bits: int = 53) -> np.ndarray:
     """|x| < 1/2 and x not a multiple of 2^-bits: impossible for fl(1 + noise) (Mironov)."""
     x = np.asarray(x, dtype=float)

@@ -90,3 +90,29 @@ def distinct_random_values(k: int, m: int, rng: np.random.Generator) -> np.ndarr
         values[repeated] = rng.integers(
             0, high, size=int(repeated.sum()), dtype=np.uint64, endpoint=True
         )
+
+
+#: The laws of :func:`bounded_values`.
+BOUNDED_LAWS = ("centre", "ends", "uniform")
+
+
+def bounded_values(n: int, law: str) -> np.ndarray:
+    """n real values in [-1, 1] for mean estimation (:mod:`ldp.numeric`), deterministic.
+
+    ``centre``: every user holds 0 (Duchi's worst case, PM's best); ``ends``: the first
+    half holds -1, the rest +1 (PM's worst case, Duchi's best); ``uniform``: n evenly
+    spaced values from -1 to 1.  Each mechanism's Var[t*|t] is affine in t², so its worst
+    case over [-1, 1] is met on ``centre`` or on ``ends``.
+
+    >>> bounded_values(4, "ends").tolist()
+    [-1.0, -1.0, 1.0, 1.0]
+    """
+    from ldp.validation import check_choice, check_int
+
+    n = check_int(n, "n", minimum=1)
+    check_choice(law, "law", BOUNDED_LAWS)
+    if law == "centre":
+        return np.zeros(n)
+    if law == "ends":
+        return np.where(np.arange(n) < n // 2, -1.0, 1.0)
+    return np.linspace(-1.0, 1.0, n)

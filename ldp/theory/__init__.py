@@ -9,6 +9,9 @@
   between prefixes.
 * :mod:`ldp.theory.mcm`: the same paper's MCM (Sec. III-D): the ceiling its per-bit
   majority votes put on F1.
+* :mod:`ldp.theory.numeric`: Wang et al., *Collecting and Analyzing Multidimensional Data
+  with Local Differential Privacy* (ICDE 2019), Sec. III: Var[t*|t] of Duchi et al.'s
+  mechanism, PM, HM and Laplace for mean estimation in [-1, 1].
 * :mod:`ldp.theory.shuffle`: privacy amplification by shuffling, the central (ε, δ) of n
   shuffled ε0-LDP reports by Erlingsson et al. (SODA 2019), Feldman, McMillan, Talwar
   (FOCS 2021), Balle, Bell, Gascón, Nissim (CRYPTO 2019) and Wang et al. (VLDB 2024).

@@ -68,7 +68,9 @@ def test_the_groups_list_choices_only(compose_config):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_every_protocol_composes(compose_config, protocol):
-    config = check_config(compose_config(f"protocol={protocol}", "dataset=exponential"))
+    means = {name.lower() for name in registry.protocols("mean")}
+    data = "bounded" if protocol in means else "exponential"  # mean protocols: real values
+    config = check_config(compose_config(f"protocol={protocol}", f"dataset={data}"))
     entry = registry.get(config["protocol"]["name"])
     assert config["protocol"]["kind"] == entry.kind
     assert config["protocol"]["label"]
@@ -79,7 +81,8 @@ def test_every_protocol_composes(compose_config, protocol):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_every_dataset_composes(compose_config, dataset):
-    config = check_config(compose_config(f"dataset={dataset}", "protocol=grr"))
+    protocol = "duchi" if dataset == "bounded" else "grr"  # real values: a mean protocol
+    config = check_config(compose_config(f"dataset={dataset}", f"protocol={protocol}"))
     assert config["dataset"]["name"] == {"zipf20": "zipf"}.get(dataset, dataset)
     if dataset in ("kosarak", "aol", "url"):
         assert config["dataset"]["path"] is None  # the surrogate unless a file is given

@@ -90,3 +90,26 @@ def test_a_real_pem_trial_runs(compose_config):
     values = {m.metric: m.value for m in run_trial(config, 0).measurements}
     assert 0 <= values["f1"] <= 1 and 0 <= values["ncr"] <= 1
     assert values["n_true"] == 4
+
+
+def test_a_mean_trial_records_error_and_its_closed_forms(compose_config):
+    """A mean protocol on the bounded data: n·err² and the per-report variance beside
+    Σ Var[t*|t_i]/n; the same seed gives the same rows; sampled needs a sampled engine."""
+    from ldp.numeric import PM
+
+    overrides = ("protocol=pm", "dataset=bounded", "dataset.n=300", "dataset.law=ends")
+    config = make_setting(compose_config(*overrides, "epsilon=2", "engine=reports")).config
+    result = run_trial(config, 0)
+    metrics = {m.metric: m for m in result.measurements}
+    assert set(metrics) == {"sq_error_n", "error", "report_variance"}
+    assert metrics["sq_error_n"].analytic == pytest.approx(
+        float(PM(epsilon=2.0).paper_variance(1.0))
+    )
+    assert result.n == 300 and result.data_source == "synthetic"
+    again = run_trial(config, 0)
+    assert [m.value for m in again.measurements] == [m.value for m in result.measurements]
+    sampled = make_setting(compose_config(*overrides, "engine=sampled")).config
+    with pytest.raises(ValueError, match="no sampled engine"):
+        run_trial(sampled, 0)
+    duchi = make_setting(compose_config("protocol=duchi", *overrides[1:], "engine=sampled")).config
+    assert {m.metric for m in run_trial(duchi, 0).measurements} == {"sq_error_n", "error"}

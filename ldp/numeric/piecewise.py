@@ -1,0 +1,249 @@
+"""The Piecewise Mechanism (PM) and the Hybrid Mechanism (HM) of [W19] Sec. III-B, III-C.
+
+PM ([W19] Algorithm 2).  With C = (e^{ε/2} + 1)/(e^{ε/2} - 1), l(t) = (C+1)/2 · t -
+(C-1)/2 and r(t) = l(t) + C - 1, a user with t reports t* uniform on [l(t), r(t)] with
+probability e^{ε/2}/(e^{ε/2} + 1), else uniform on [-C, l(t)) ∪ (r(t), C].  The density is
+p = (e^ε - e^{ε/2})/(2e^{ε/2} + 2) on the centre piece and p/e^ε elsewhere, so any two
+inputs' densities are within e^ε; E[t*] = t and Var[t*|t] = t²/(e^{ε/2}-1) +
+(e^{ε/2}+3)/(3(e^{ε/2}-1)²) ([W19] Lemma 1).
+
+HM ([W19] Sec. III-C).  Each user runs PM with probability α = 1 - e^{-ε/2} (when ε >
+ε* ≈ 0.61; else α = 0) and Duchi's mechanism otherwise; its variance does not depend on t
+above ε* and is below both PM's and Duchi's worst cases ([W19] Lemma 3).
+
+Exactness: PM on a dyadic grid, ε-LDP as float64 bytes.  Three changes, none of which
+touches the guarantee or the mean, make every report one of a fixed finite set of floats
+drawn with exactly known probability:
+
+* C is rounded *up* to C' = m/2^s (s chosen so every report fits 53 bits) and the centre
+  probability becomes P_h = (C'+1)/(2C'), which keeps E[t*|t] = t exactly and gives the
+  density ratio ((C'+1)/(C'-1))² <= e^ε (checked with exact rationals at construction,
+  given exp() within 2^-50 relative); C' exceeds C by at most 2^-s, a relative change of
+  ~2^-30 in the variance;
+* the value t is first rounded to a multiple of 2^-a (a = 20) up or down with the
+  probabilities that keep its mean (randomised rounding: a mixture over the two grid
+  inputs, so the ratio bound holds for every t); this adds (C'+1)/2 (t-t_lo)(t_hi-t)
+  <= (C'+1) 2^-43 to the variance;
+* with the grid input, l and r are multiples of h = 2^-(s+a+1), and the report is the
+  midpoint of a cell of width h drawn uniformly (``rng.integers``, exact) among the cells
+  of the centre piece or of the outer pieces: the cells' probabilities are those of the
+  continuous PM's density, the midpoints have the same mean, and the second moment loses
+  h²/12.
+
+``conditional_variance`` includes all three; it equals Lemma 1's to ~1e-9 relative.
+
+No sampled engine: the sum of n PM reports is a sum of uniforms on t-dependent pieces
+with no exact law cheaper than drawing them, so only the reports engine is offered.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import ClassVar
+
+import numpy as np
+
+from ldp.contract import Capabilities
+from ldp.numeric.base import MeanProtocol
+from ldp.numeric.duchi import Duchi
+from ldp.oracles import exact
+from ldp.registry import register
+from ldp.theory import numeric as theory
+from ldp.validation import ParameterError
+
+_REPORTS_ONLY = Capabilities(engines=("reports",))
+#: a: the user's value is rounded (unbiasedly) to a multiple of 2^-a.
+INPUT_BITS = 16
+#: Reports are odd multiples of h/2 below 2^OUTPUT_BITS · h/2 in magnitude: exact floats.
+OUTPUT_BITS = 51
+#: Below this ε, C' would need more than OUTPUT_BITS bits (C ≈ 4/ε > 2^33).
+MIN_PM_EPSILON = 1e-9
+#: Above this ε, C' - 1 ≈ 2e^{-ε/2} is too short for the grid: the realised variance
+#: would leave Lemma 1's by more than 1e-6 relative.
+MAX_PM_EPSILON = 16.0
+
+
+@register(kind="mean", order=3020)
+@dataclass(frozen=True, kw_only=True)
+class PM(MeanProtocol):
+    """The Piecewise Mechanism on a dyadic grid: reports in [-C', C'], C' >= C.
+
+    C = (e^{ε/2}+1)/(e^{ε/2}-1) is rounded up to C' = m/2^s (see the module docstring).
+    """
+
+    name = "PM"
+    capabilities: ClassVar[Capabilities] = _REPORTS_ONLY
+    exact_bytes: ClassVar[bool] = True
+    _m: int = field(init=False, repr=False, compare=False)
+    _s: int = field(init=False, repr=False, compare=False)
+    _centre: tuple[int, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.epsilon > MAX_PM_EPSILON:
+            raise ParameterError(
+                "epsilon", self.epsilon, f"<= {MAX_PM_EPSILON:g} for PM", "its dyadic grid"
+            )
+        ideal = theory.pm_bound(self.epsilon)
+        shift = OUTPUT_BITS - INPUT_BITS - math.ceil(math.log2(ideal)) - 1
+        if shift < 1:
+            raise ParameterError("epsilon", self.epsilon, f">= {MIN_PM_EPSILON:g} for PM")
+        m = math.ceil(ideal * 2.0**shift)
+        limit = Fraction(math.exp(self.epsilon)) * (1 - Fraction(1, 2**50))
+        while Fraction((m + 2**shift) ** 2, (m - 2**shift) ** 2) > limit:
+            m += 1  # ((C'+1)/(C'-1))² <= e^ε exactly (exp within 2^-50 relative)
+        object.__setattr__(self, "_m", m)
+        object.__setattr__(self, "_s", shift)
+        object.__setattr__(self, "_centre", (m + 2**shift, 2 * m))  # P_h = (C'+1)/(2C')
+
+    @property
+    def bound(self) -> float:
+        """C' = m/2^s, the smallest such C' >= (e^{ε/2}+1)/(e^{ε/2}-1) passing the check."""
+        return self._m / 2.0**self._s
+
+    @property
+    def realised_epsilon(self) -> float:
+        """2 ln((C'+1)/(C'-1)) <= ε: the density ratio the reports really have."""
+        one = 2**self._s
+        return 2 * math.log(float(Fraction(self._m + one, self._m - one)))
+
+    @property
+    def p_centre(self) -> float:
+        """P_h = (C'+1)/(2C'), drawn exactly (it is e^{ε/2}/(e^{ε/2}+1) at C' = C)."""
+        return (self._m + 2**self._s) / (2 * self._m)
+
+    @property
+    def kappa(self) -> float:
+        """E[t*|t] = t exactly: P_h C' - (C'-1)/2 = 1."""
+        return 1.0
+
+    @property
+    def cell(self) -> float:
+        """h = 2^-(s + a + 1), the width of an output cell; reports are cell midpoints."""
+        return 2.0 ** -(self._s + INPUT_BITS + 1)
+
+    def pieces(self, t: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """l(t) and r(t), the ends of the centre piece ([W19] Algorithm 2, with C')."""
+        c = self.bound
+        left = (c + 1) / 2 * np.asarray(t, dtype=float) - (c - 1) / 2
+        return left, left + (c - 1)
+
+    def _perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        n, m, one = values.shape[0], self._m, 2**self._s
+        grid = 2**INPUT_BITS
+        k = input_grid(values, rng)  # t rounded to k/2^a, unbiased
+        half = m * 2 * grid  # C'/h cells on each side of 0
+        centre_cells, outer_cells = (m - one) * 2 * grid, (m + one) * 2 * grid
+        left = (m + one) * k - (m - one) * grid  # l(k/2^a)/h, an integer
+        inside_count, total = self._centre
+        centre = rng.integers(0, total, size=n) < inside_count  # P_h, exactly
+        inside = left + rng.integers(0, centre_cells, size=n)
+        v = rng.integers(0, outer_cells, size=n)
+        below = left + half  # cells in [-C', l)
+        outside = np.where(v < below, v - half, left + centre_cells + (v - below))
+        cells = np.where(centre, inside, outside)
+        return (2 * cells + 1).astype(np.float64) * (self.cell / 2)  # exact: |2j+1| < 2^53
+
+    def second_moment(self, t: np.ndarray | float) -> np.ndarray:
+        """E[t*²|t]: the continuous PM's (with C') at t, plus (C'+1)/2 times the variance of
+        the input rounding, (t - t_lo)(t_hi - t), minus h²/12 (a cell's midpoint for a
+        uniform point of the cell)."""
+        t = np.asarray(t, dtype=float)
+        c, p = self.bound, self.p_centre
+        left, right = self.pieces(t)
+        centre = (left**2 + left * right + right**2) / 3
+        outer = (left**3 + 2 * c**3 - right**3) / (3 * (c + 1))
+        scaled = t * 2.0**INPUT_BITS
+        low = np.floor(scaled)
+        rounding = (scaled - low) * (low + 1 - scaled) / 4.0**INPUT_BITS
+        return p * centre + (1 - p) * outer + (c + 1) / 2 * rounding - self.cell**2 / 12
+
+    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
+        return np.asarray(theory.pm_variance(self.epsilon, np.asarray(t, dtype=float)))
+
+    def evidence_interval(self, v: float) -> tuple[float, float]:
+        """The centre piece [l(v), r(v)]."""
+        left, right = self.pieces(v)
+        return float(left), float(right)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """P(t* in [1, C'] | 1) = P_h; given -1 the outer cells there: (1-P_h)(C'-1)/(C'+1)."""
+        p, c = self.p_centre, self.bound
+        return p, (1 - p) * (c - 1) / (c + 1)
+
+
+def input_grid(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """k with k/2^a = t rounded up or down, P(up) = frac(t 2^a) on the 53-bit grid (int64)."""
+    scaled = values * 2.0**INPUT_BITS  # exact
+    low = np.floor(scaled)
+    up = exact.uniform(rng, values.shape[0]) < np.floor((scaled - low) * exact.GRID)
+    return low.astype(np.int64) + up
+
+
+@register(kind="mean", label="HM", order=3030)
+@dataclass(frozen=True, kw_only=True)
+class Hybrid(MeanProtocol):
+    """The Hybrid Mechanism: PM with probability α = 1 - e^{-ε/2} (ε > ε*), else Duchi."""
+
+    name = "Hybrid"
+    capabilities: ClassVar[Capabilities] = _REPORTS_ONLY
+    exact_bytes: ClassVar[bool] = True  # both parts emit fixed floats with exact probabilities
+    _pm: PM = field(init=False, repr=False, compare=False)
+    _duchi: Duchi = field(init=False, repr=False, compare=False)
+    _choose: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "_pm", PM(epsilon=self.epsilon))
+        object.__setattr__(self, "_duchi", Duchi(epsilon=self.epsilon))
+        alpha = theory.hm_alpha(self.epsilon)
+        # the choice of mechanism does not affect privacy: each part is ε-LDP on its own
+        choose = (
+            0
+            if alpha == 0
+            else exact.threshold(alpha, math.exp(-self.epsilon / 2), round_down=True)
+        )
+        object.__setattr__(self, "_choose", choose)
+
+    @property
+    def bound(self) -> float:
+        """C: PM's reports and Duchi's ±B (B < C) lie in [-C, C]."""
+        return self._pm.bound
+
+    @property
+    def alpha(self) -> float:
+        """The realised probability of running PM (0 at ε <= ε*)."""
+        return exact.realised(self._choose)
+
+    @property
+    def kappa(self) -> float:
+        a = self.alpha
+        return a * self._pm.kappa + (1 - a) * self._duchi.kappa
+
+    def _perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        use_pm = exact.bernoulli(rng, self._choose, values.shape[0])
+        reports = self._duchi._perturb(values, rng)
+        if use_pm.any():
+            reports[use_pm] = self._pm._perturb(values[use_pm], rng)
+        return reports
+
+    def second_moment(self, t: np.ndarray | float) -> np.ndarray:
+        a = self.alpha
+        return a * self._pm.second_moment(t) + (1 - a) * self._duchi.second_moment(t)
+
+    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
+        return np.asarray(theory.hm_variance(self.epsilon, np.asarray(t, dtype=float)))
+
+    def evidence_interval(self, v: float) -> tuple[float, float]:
+        """PM's centre piece widened to hold Duchi's report of v's sign (B < C)."""
+        low, high = self._pm.evidence_interval(v)
+        side = self._duchi.evidence_interval(v)[0]
+        return min(low, side), max(high, side)
+
+    def audit_event_probabilities(self) -> tuple[float, float]:
+        """[1, C] holds +B (1 < B < C): each part has ratio e^ε there, so the mixture has."""
+        a = self.alpha
+        pm, duchi = self._pm.audit_event_probabilities(), self._duchi.audit_event_probabilities()
+        return a * pm[0] + (1 - a) * duchi[0], a * pm[1] + (1 - a) * duchi[1]
