@@ -231,12 +231,12 @@ if HAVE_NUMBA:
             row = h * width
             for r in range(first.shape[0]):
                 base = second[r, h]
-                for l in range(width):
-                    s = base + first[r, l]
+                for low_half in range(width):
+                    s = base + first[r, low_half]
                     if s >= q:
                         s -= q
                     if s < tops:
-                        transposed[(row + l) * tops + s] += 1
+                        transposed[(row + low_half) * tops + s] += 1
 
 
 @register(label="PI-RAPPOR", color="#8c564b", order=86)
