@@ -239,7 +239,7 @@ if HAVE_NUMBA:
                         transposed[(row + low_half) * tops + s] += 1
 
 
-@register(label="PI-RAPPOR", color="#8c564b", order=86)
+@register(label="PI-RAPPOR", color="#b15928", order=86)
 @dataclass(frozen=True, kw_only=True)
 class PIRAPPOR(PureOracle):
     """PI-RAPPOR ([FT21] Sec. 4): a seed of h_{a,b}(v) = <a, v> + b over F_q, q ≈ e^ε + 1.
@@ -360,8 +360,7 @@ class PIRAPPOR(PureOracle):
         q^-t (1 - p*)/(q - 1) on the others."""
         value = self.check_value(value)
         q, t = self.q, self.dimension
-        seeds = np.arange(self.seeds, dtype=np.int64)
-        inside = self.supports(seeds, value)
+        inside = self.supports(np.arange(self.seeds, dtype=np.int64), value)
         return np.where(inside, self.p_star, (1.0 - self.p_star) / (q - 1)) / q**t
 
     def audit_events(self, v: int, v_prime: int) -> list:
