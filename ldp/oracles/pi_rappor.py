@@ -38,7 +38,7 @@ its exact variance are the framework's:
 
 which at q = e^ε + 1 is OUE's n 4e^ε/(e^ε - 1)² + n_x exactly ([FT21] Sec. 4: PI-RAPPOR
 has asymmetric RAPPOR's variance; with the prime nearest e^ε + 1 the first term is within
-a factor (e^ε + q - 1)²/(4 e^ε (q - 1)) of it, 1.0003 at ε = 5 with q = 149).
+a factor (e^ε + q - 1)²/(4 e^ε (q - 1)) of it, 1.000002 at ε = 5 with q = 149).
 
 Decoding.  A report supports x when (b + Σ_i a_i v_i(x)) mod q = 0: an affine condition on
 v(x).  For all of the domain at once, each report's hyperplane is enumerated: with a_j the
@@ -398,8 +398,16 @@ class PIRAPPOR(PureOracle):
         reports = self._check_reports(reports)
         a, b = self.split(reports)
         q, t = self.q, self.dimension
-        m = candidates.shape[0]
-        if m * t <= 2 * q ** (t - 1):
+        n, m = reports.shape[0], candidates.shape[0]
+        direct = m * t <= 2 * q ** (t - 1)
+        budget.check_operations(
+            "candidates",
+            f"{m} candidates",
+            "fewer (or fewer reports per estimate)",
+            float(n) * (m * t if direct else q ** (t - 1)),
+            f"PI-RAPPOR's support of {m} candidates in {n} reports",
+        )
+        if direct:
             points = self.point_of(candidates)
             counts = np.zeros(m, dtype=np.int64)
             rows = max(1, DECODE_CHUNK // max(m, 1))

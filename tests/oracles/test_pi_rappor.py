@@ -29,7 +29,7 @@ from oracle_testing import (
 )
 from scipy import stats
 
-from ldp import audit
+from ldp import audit, budget
 from ldp.oracles import OUE, PIRAPPOR
 from ldp.oracles.pi_rappor import default_prime, digits, hyperplane_counts, is_prime
 from ldp.privacy import max_privacy_loss
@@ -255,3 +255,14 @@ def test_bad_parameters_and_reports_are_refused() -> None:
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         oracle.perturb(np.array([1]), 0)
     assert N == int(COUNTS.sum())
+
+
+def test_a_decode_over_the_time_budget_is_refused_before_it_runs() -> None:
+    """n q^(t-1) points (or n |candidates| t tests) over the budget: ParameterError."""
+    oracle = PIRAPPOR(epsilon=5.0, domain_size=3_307_948)
+    reports = oracle.perturb(np.zeros(1000, dtype=np.int64), np.random.default_rng(0))
+    with budget.limits(operations=10**7), pytest.raises(ParameterError) as error:
+        oracle.estimate(reports)  # 1000 x 22,201 points
+    assert error.value.name == "candidates"
+    with budget.limits(operations=10**7):
+        assert oracle.estimate(reports, np.array([0, 1])).shape == (2,)
