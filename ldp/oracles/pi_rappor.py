@@ -360,6 +360,13 @@ class PIRAPPOR(PureOracle):
         q^-t (1 - p*)/(q - 1) on the others."""
         value = self.check_value(value)
         q, t = self.q, self.dimension
+        budget.check_memory(
+            "q",
+            q,
+            "smaller (or a smaller domain_size) to enumerate every seed",
+            8 * self.seeds * (t + 4),
+            f"report_probabilities over the q^(t+1) = {self.seeds} seeds",
+        )
         inside = self.supports(np.arange(self.seeds, dtype=np.int64), value)
         return np.where(inside, self.p_star, (1.0 - self.p_star) / (q - 1)) / q**t
 

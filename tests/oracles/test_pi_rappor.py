@@ -266,3 +266,6 @@ def test_a_decode_over_the_time_budget_is_refused_before_it_runs() -> None:
     assert error.value.name == "candidates"
     with budget.limits(operations=10**7):
         assert oracle.estimate(reports, np.array([0, 1])).shape == (2,)
+    with pytest.raises(ParameterError) as error:  # 22,027^2 seeds: ~16 GB to enumerate
+        PIRAPPOR(epsilon=10.0, domain_size=8).report_probabilities(0)
+    assert error.value.name == "q"
