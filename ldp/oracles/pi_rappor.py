@@ -1,7 +1,7 @@
 """PI-RAPPOR: asymmetric RAPPOR compressed to a seed of a pairwise-independent hash family.
 
 ``[FT21]`` is V. Feldman, K. Talwar, *Lossless Compression of Efficient Private Local
-Randomizers*, ICML 2021 (arXiv:2102.12099), Sec. 4 (frequency estimation, "PI-RAPPOR");
+Randomizers*, ICML 2021 (arXiv:2102.12099), its frequency-estimation algorithm PI-RAPPOR;
 ``[FNNT22]`` is V. Feldman, J. Nelson, H. Nguyen, K. Talwar, *Private Frequency Estimation
 via Projective Geometry*, ICML 2022 (arXiv:2203.00194), whose C++ code has the PI-RAPPOR
 client and decoder measured in ``benchmarks/decode_reference.py``.
@@ -36,7 +36,7 @@ its exact variance are the framework's:
     ĉ(x) = (I_x - n/q)/(p - 1/q),
     Var[ĉ(x)] = (n - n_x)(1/q)(1 - 1/q)/(p - 1/q)² + n_x p (1 - p)/(p - 1/q)²,
 
-which at q = e^ε + 1 is OUE's n 4e^ε/(e^ε - 1)² + n_x exactly ([FT21] Sec. 4: PI-RAPPOR
+which at q = e^ε + 1 is OUE's n 4e^ε/(e^ε - 1)² + n_x exactly ([FT21]'s claim: PI-RAPPOR
 has asymmetric RAPPOR's variance; with the prime nearest e^ε + 1 the first term is within
 a factor (e^ε + q - 1)²/(4 e^ε (q - 1)) of it, 1.000002 at ε = 5 with q = 149).
 
@@ -242,7 +242,7 @@ if HAVE_NUMBA:
 @register(label="PI-RAPPOR", color="#b15928", order=86)
 @dataclass(frozen=True, kw_only=True)
 class PIRAPPOR(PureOracle):
-    """PI-RAPPOR ([FT21] Sec. 4): a seed of h_{a,b}(v) = <a, v> + b over F_q, q ≈ e^ε + 1.
+    """PI-RAPPOR ([FT21]): a seed of h_{a,b}(v) = <a, v> + b over F_q, q ≈ e^ε + 1.
 
     Parameters
     ----------

@@ -141,7 +141,7 @@ def test_engines_agree_value_by_value(epsilon: float) -> None:
 
 
 def test_variance_is_oue_when_q_is_e_eps_plus_1() -> None:
-    """ε = ln 4: q = 5 = e^ε + 1, p = 1/2: OUE's n 4e^ε/(e^ε - 1)² + n_x ([FT21] Sec. 4)."""
+    """ε = ln 4: q = 5 = e^ε + 1, p = 1/2: OUE's n 4e^ε/(e^ε - 1)² + n_x (as [FT21] states)."""
     oracle = PIRAPPOR(epsilon=math.log(4.0), domain_size=20)
     assert oracle.q == 5 and oracle.p_star == pytest.approx(0.5, rel=1e-14)
     oue = OUE(epsilon=math.log(4.0), domain_size=20)
