@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from benchmarks import (
     blas_threads,
+    decode_reference,
     hadamard_anchor,
     harness,
     heavy_hitters,
@@ -53,6 +54,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS, PGR, HPGR at the anchor
     "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
     "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
+    "decode_reference": decode_reference.bench,  # decode at k = 3,307,948 vs the C++ reference
 }
 
 

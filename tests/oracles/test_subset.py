@@ -33,6 +33,7 @@ from scipy import stats
 
 from ldp.oracles import SS, UnaryReports, subset
 from ldp.oracles.subset import default_omega
+from ldp.oracles.unary import column_sums
 from ldp.privacy import max_privacy_loss
 
 #: ε = 4 and the per-user shortcut run with the slow tests; ε = 0.5 checks every property fast
@@ -284,3 +285,29 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         oracle.perturb(np.array([5]), np.random.default_rng(0))
     with pytest.raises(ValueError, match="too many to enumerate"):
         SS(epsilon=0.1, domain_size=60).report_probabilities(0)
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "density"),
+    [(0, 9, 0.5), (1, 8, 0.5), (300, 13, 0.9), (600, 1001, 0.02), (257, 64, 1.0)],
+)
+def test_column_sums_equal_the_unpacked_counts(n: int, d: int, density: float) -> None:
+    """The lane-wise count of the packed bytes is exactly the count of the unpacked bits
+    (more than 255 rows, widths not a multiple of 8 bytes, d not a multiple of 8)."""
+    rng = seed_for("column sums", n, d)
+    bits = rng.random((n, d)) < density
+    packed = np.packbits(bits, axis=1)
+    expected = bits.sum(axis=0, dtype=np.int64)
+    got = column_sums(packed, d)
+    assert got.dtype == np.int64 and np.array_equal(got, expected)
+
+
+def test_decode_equals_the_unpacked_count_of_the_members() -> None:
+    """SS's estimate at n = 1,000, d = 22,000, ε = 4 is (I_v - n q*)/(p* - q*) with I_v the
+    count of v over the users' unpacked subsets, to the last bit."""
+    oracle = SS(epsilon=4.0, domain_size=22_000)
+    rng = seed_for("decode", 22_000)
+    reports = oracle.perturb(rng.integers(0, 22_000, 1000), rng)
+    support = np.unpackbits(reports.bits, axis=1, count=22_000).sum(axis=0, dtype=np.int64)
+    expected = (support - 1000 * oracle.q_star) / (oracle.p_star - oracle.q_star)
+    assert np.array_equal(oracle.estimate(reports), expected)
