@@ -1,0 +1,253 @@
+"""The Bayesian adversary: how often one report gives away a user's value.
+
+A user's value v is drawn from a prior π over the domain (the population's distribution of
+values), the user sends one report y of a frequency oracle, and the adversary, who knows
+π and the protocol, guesses the value of maximum posterior, argmax_v π_v Pr[y | v].  Its
+success rate is
+
+    S(π) = E_v E_y 1[guess(y) = v] = Σ_y max_v π_v Pr[y | v]
+
+(the Bayes risk of 0-1 loss; ties do not change it).  This is the "attacker accuracy" of
+re-identification studies of LDP (Gursoy, Tamersoy, Truex, Wei, Liu, *Secure and
+Utility-Aware Data Collection with Condensed Local Differential Privacy*, IEEE TDSC 2021;
+Arcolezi, Couchot, Gambs, Palamidessi, Zolfaghari, *Multi-Freq-LDPy*, 2022, and the
+"attackability" of ldp-toolbox's frequency oracles), computed here exactly where the
+report distribution allows, and estimated otherwise.
+
+Bounds.  ε-LDP gives Pr[v | y] <= π_v e^ε / (π_v e^ε + 1 - π_v) for every report, so
+
+    S(π) <= π_max e^ε / (π_max (e^ε - 1) + 1)          (:func:`ldp_bound`)
+
+and, for the uniform prior, S <= e^ε/(e^ε + d - 1), which GRR attains exactly.  The
+blind guess of the most frequent value already succeeds with π_max (:func:`baseline`).
+
+Where the value comes from (nothing here knows a protocol by name):
+
+* **exact**: the protocol's own ``adversary_success(prior)`` (a closed form), else, for a
+  ``"categorical"`` report model, the sum above over the enumerated reports of
+  ``report_probabilities`` (:func:`enumerated_success`) when it costs at most
+  :data:`MAX_ENUMERATION` products;
+* **empirical**: users drawn from π, reported through the real ``perturb``, and guessed
+  with the protocol's per-report likelihood ``log_likelihoods(reports)`` (an (n, d)
+  array of ln Pr[y_i | v] up to a constant per report); the mean hit rate with its
+  standard error (:func:`empirical_success`).
+
+:func:`adversary_method` says which applies to a protocol.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ldp.contract import capabilities_of
+from ldp.validation import check_generator, check_int
+
+Method = Literal["exact", "empirical"]
+
+#: The generic enumeration of a categorical report model stops at this many (value,
+#: report) products (~1 s in float64).
+MAX_ENUMERATION = 1 << 26
+#: Reports drawn by default for an empirical estimate (standard error <= 1/(2√n) ≈ 0.005).
+EMPIRICAL_SAMPLES = 10_000
+#: Users whose likelihoods are held at once by the empirical estimate (n x d floats).
+CHUNK_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class AdversarySuccess:
+    """The adversary's success rate and how it was obtained.
+
+    Attributes
+    ----------
+    value : float
+        S(π), the probability that the maximum-posterior guess is the user's value.
+    standard_error : float
+        0 for an exact value, the binomial standard error of an empirical one.
+    method : {"exact", "empirical"}
+    """
+
+    value: float
+    standard_error: float
+    method: Method
+
+
+def check_prior(prior: object, domain_size: int) -> np.ndarray:
+    """A prior over the domain as probabilities: d non-negative finite weights, not all 0.
+
+    Counts are accepted and normalised.
+    """
+    weights = np.asarray(prior, dtype=float)
+    if weights.ndim != 1 or weights.shape[0] != domain_size:
+        raise ValueError(
+            f"prior must hold one weight per domain value ({domain_size}), got shape "
+            f"{weights.shape}"
+        )
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("prior weights must be finite and non-negative")
+    total = weights.sum()
+    if not total > 0:
+        raise ValueError("prior weights must not all be 0")
+    return weights / total
+
+
+def baseline(prior: np.ndarray) -> float:
+    """π_max: the success of guessing the most frequent value without any report."""
+    return float(np.max(prior))
+
+
+def ldp_bound(epsilon: float, prior: np.ndarray) -> float:
+    """The most any adversary can reach against an ε-LDP report: π_max e^ε/(π_max(e^ε-1)+1).
+
+    Pr[v | y] = π_v Pr[y|v] / Σ_u π_u Pr[y|u] <= π_v e^ε / (π_v e^ε + 1 - π_v), since
+    every Pr[y|u] >= e^{-ε} Pr[y|v]; the right side grows with π_v.  Uniform prior:
+    e^ε/(e^ε + d - 1).
+    """
+    top = baseline(prior)
+    grow = math.expm1(epsilon)
+    return top * (grow + 1) / (top * grow + 1)
+
+
+def support_success(prior: np.ndarray, p: float, q: float) -> float:
+    """S(π) when a report's likelihood depends only on which values it *supports*.
+
+    The report supports each value independently with probability q, except the user's
+    own, supported with probability p >= q; Pr[y | v] = P(S) a if v is in the support set S
+    of y, P(S) b if not, with P(S) the probability of S when every value is supported
+    with probability q, a = p/q and b = (1-p)/(1-q).  Unary encodings are this exactly
+    (S = the bits set); local hashing with an ideal hash is too, with q = 1/g (S = the
+    values hashed to the reported cell).  Then S(π) = E_S max(a max_S π, b max_{S^c} π).
+    Sort π decreasingly: if the top value is in S the term is a π_1 (probability q: p π_1
+    in all), else the first supported value is i >= 2 (probability q (1-q)^{i-1}; the
+    term max(a π_i, b π_1)) or there is none (probability (1-q)^d; the term b π_1):
+
+        S(π) = p π_1 + Σ_{i=2}^{d} (1-q)^{i-2} max(p (1-q) π_i, q (1-p) π_1)
+               + (1-p) (1-q)^{d-1} π_1.
+
+    Uniform π: (p + p(1-q)(1-(1-q)^{d-1})/q + (1-p)(1-q)^{d-1}) / d.
+    """
+    if not 0 < q <= p <= 1 or q >= 1:
+        raise ValueError(f"need 0 < q <= p <= 1 and q < 1, got p = {p}, q = {q}")
+    ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
+    d, top = ranked.shape[0], ranked[0]
+    decay = np.power(1.0 - q, np.arange(d - 1, dtype=float))  # (1-q)^{i-2}, i = 2..d
+    terms = np.maximum(p * (1.0 - q) * ranked[1:], q * (1.0 - p) * top)
+    return float(p * top + np.dot(decay, terms) + (1.0 - p) * (1.0 - q) ** (d - 1) * top)
+
+
+def table_success(prior: np.ndarray, probabilities: np.ndarray) -> float:
+    """Σ_y max_v π_v P[v, y] for a table of report probabilities (one row per value)."""
+    table = np.asarray(probabilities, dtype=float)
+    return float(np.max(np.asarray(prior, dtype=float)[:, None] * table, axis=0).sum())
+
+
+def enumerated_success(oracle: Any, prior: np.ndarray) -> float:
+    """S(π) from a categorical ``report_probabilities(v)``, summed over every report.
+
+    Only the values the prior holds can be guessed, so the cost is (values held) x
+    (reports); a running maximum over values keeps the memory at one row.
+    """
+    held = np.flatnonzero(prior)
+    best = None
+    for value in held:
+        row = prior[value] * np.asarray(oracle.report_probabilities(int(value)), dtype=float)
+        best = row if best is None else np.maximum(best, row)
+    return float(best.sum())
+
+
+def _report_count(oracle: Any) -> int | None:
+    """How many reports a categorical protocol has (the length of its probability vector)."""
+    count = getattr(oracle, "report_count", None)
+    if callable(count):
+        return int(count())
+    try:
+        return int(np.shape(oracle.report_probabilities(0))[0])
+    except (ValueError, TypeError, MemoryError):  # too large to enumerate
+        return None
+
+
+def adversary_method(oracle: Any, prior: np.ndarray | None = None) -> Method | None:
+    """How :func:`adversary_success` obtains S(π) for this protocol, or None if it cannot.
+
+    "exact" with a closed form (``adversary_success``) or a categorical report model small
+    enough to enumerate (values held x reports <= :data:`MAX_ENUMERATION`), "empirical"
+    with a per-report likelihood (``log_likelihoods``).
+    """
+    if callable(getattr(oracle, "adversary_success", None)):
+        return "exact"
+    if capabilities_of(oracle).report_model == "categorical":
+        held = oracle.domain_size if prior is None else int(np.count_nonzero(prior))
+        reports = _report_count(oracle)
+        if reports is not None and held * reports <= MAX_ENUMERATION:
+            return "exact"
+    if callable(getattr(oracle, "log_likelihoods", None)):
+        return "empirical"
+    return None
+
+
+def empirical_success(
+    oracle: Any, prior: np.ndarray, rng: np.random.Generator, n_samples: int = EMPIRICAL_SAMPLES
+) -> AdversarySuccess:
+    """S(π) estimated: ``n_samples`` users drawn from π, their real reports, MAP guesses.
+
+    The guess is argmax_v ln π_v + ``log_likelihoods(reports)``[i, v]; the estimate is the
+    share of right guesses, with its binomial standard error √(s(1-s)/n).
+    """
+    rng = check_generator(rng)
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    d = oracle.domain_size
+    values = rng.choice(d, size=n_samples, p=prior).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(prior)
+    hits = 0
+    step = max(1, CHUNK_CELLS // d)
+    for start in range(0, n_samples, step):
+        chunk = values[start : start + step]
+        loglik = np.asarray(oracle.log_likelihoods(oracle.perturb(chunk, rng)), dtype=float)
+        hits += int(np.sum(np.argmax(loglik + log_prior, axis=1) == chunk))
+    rate = hits / n_samples
+    return AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical")
+
+
+def adversary_success(
+    oracle: Any,
+    prior: object,
+    rng: np.random.Generator | None = None,
+    n_samples: int = EMPIRICAL_SAMPLES,
+) -> AdversarySuccess:
+    """The Bayesian adversary's success rate against one report of ``oracle``.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The protocol (its exact formula, enumeration or per-report likelihood is used,
+        see :func:`adversary_method`).
+    prior : array_like
+        Weights (or counts) of the d values: the population's distribution.
+    rng : numpy.random.Generator, optional
+        Needed for an empirical estimate only.
+    n_samples : int
+        Reports drawn for an empirical estimate.
+
+    Raises
+    ------
+    TypeError
+        If the protocol has neither an exact form nor a per-report likelihood.
+    """
+    prior = check_prior(prior, oracle.domain_size)
+    method = adversary_method(oracle, prior)
+    if method == "exact":
+        own = getattr(oracle, "adversary_success", None)
+        value = own(prior) if callable(own) else enumerated_success(oracle, prior)
+        return AdversarySuccess(float(value), 0.0, "exact")
+    if method == "empirical":
+        if rng is None:
+            raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
+        return empirical_success(oracle, prior, rng, n_samples)
+    raise TypeError(
+        f"{type(oracle).__name__} has no exact adversary_success, no enumerable categorical "
+        "report model and no log_likelihoods: its adversary cannot be computed"
+    )
