@@ -76,7 +76,7 @@ class GRR(PureOracle):
         return probabilities
 
     def adversary_success(self, prior: np.ndarray) -> float:
-        """The Bayesian adversary's success Σ_y max(π_y p*, q* max_{v≠y} π_v) (:mod:`ldp.adversary`).
+        """The Bayesian adversary's success Σ_y max(π_y p*, q* max_{v≠y} π_v) (ldp.adversary).
 
         The guess is y itself unless some other value is more than p*/q* times as likely a
         priori; the most likely value π_1 is the competitor of every y but itself (π_2).
