@@ -42,6 +42,7 @@ import functools
 import json
 import time
 import typing
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,6 +162,7 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
         Measurement("shuffle_epsilon", _shuffle_epsilon(oracle, n), oracle.epsilon),
     ]
+    rows += adversary_rows(oracle, counts)
     if options["track"] == "all" and config["k"] < d:  # the k most frequent values alone
         top = slice(0, config["k"])
         rows.append(Measurement("sq_error_top_n", float(np.mean(errors[top] ** 2)) / n, NAN))
@@ -267,6 +269,7 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
         Measurement("sq_error_f.split", float(split_sq), float(np.mean(split_expected))),
         Measurement("sq_error_f.partition", float(part_sq), float(np.mean(part_expected))),
     ]
+    rows += adversary_rows(split, counts, ".split") + adversary_rows(full, counts, ".partition")
     return TrialResult(rows, source, n)
 
 
@@ -420,6 +423,30 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
                 Measurement("detected", float(result.detected[value]), item=item),
             ]
     return TrialResult(rows, source, n)
+
+
+def adversary_rows(oracle, counts: np.ndarray, suffix: str = "") -> list[Measurement]:
+    """``adversary_success``: the Bayesian adversary's rate of guessing a user's value from
+    one report, the population's distribution as prior (:mod:`ldp.adversary`); beside the
+    exact value as ``analytic`` where there is one (NaN for an empirical estimate).  None
+    when the protocol offers neither (no row)."""
+    value, exact = _adversary_success(oracle, np.asarray(counts, dtype=np.int64).tobytes())
+    return [] if np.isnan(value) else [Measurement(f"adversary_success{suffix}", value, exact)]
+
+
+@functools.lru_cache(maxsize=256)
+def _adversary_success(oracle, counts: bytes) -> tuple[float, float]:
+    """(value, exact or NaN), once per (protocol, ε, d, prior); an empirical estimate is
+    seeded by the prior and the protocol, so every trial of a setting records the same."""
+    from ldp import adversary
+
+    prior = np.frombuffer(counts, dtype=np.int64).astype(float)
+    key = zlib.crc32(counts + repr(oracle).encode())
+    try:
+        found = adversary.adversary_success(oracle, prior, rng=np.random.default_rng(key))
+    except TypeError:  # no exact form and no per-report likelihood
+        return NAN, NAN
+    return found.value, found.value if found.method == "exact" else NAN
 
 
 #: Trial function per ``protocol.kind``.

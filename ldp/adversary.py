@@ -238,6 +238,8 @@ def adversary_success(
         If the protocol has neither an exact form nor a per-report likelihood.
     """
     prior = check_prior(prior, oracle.domain_size)
+    if baseline(prior) == 1.0:  # everybody holds one value: no report can mislead
+        return AdversarySuccess(1.0, 0.0, "exact")
     method = adversary_method(oracle, prior)
     if method == "exact":
         own = getattr(oracle, "adversary_success", None)
