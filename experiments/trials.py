@@ -428,25 +428,40 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
 def adversary_rows(oracle, counts: np.ndarray, suffix: str = "") -> list[Measurement]:
     """``adversary_success``: the Bayesian adversary's rate of guessing a user's value from
     one report, the population's distribution as prior (:mod:`ldp.adversary`); beside the
-    exact value as ``analytic`` where there is one (NaN for an empirical estimate).  None
-    when the protocol offers neither (no row)."""
-    value, exact = _adversary_success(oracle, np.asarray(counts, dtype=np.int64).tobytes())
-    return [] if np.isnan(value) else [Measurement(f"adversary_success{suffix}", value, exact)]
+    exact value as ``analytic`` where there is one.  An empirical estimate has NaN there
+    and a second row ``adversary_success_se`` (its standard error); a protocol with neither
+    gets no row."""
+    counts = np.asarray(counts, dtype=np.int64)
+    key = (oracle, zlib.crc32(counts.tobytes()), counts.shape[0])
+    if key not in _ADVERSARY:
+        if len(_ADVERSARY) >= 1024:
+            _ADVERSARY.clear()
+        _ADVERSARY[key] = _adversary_success(oracle, counts)
+    value, exact, error = _ADVERSARY[key]
+    if np.isnan(value):
+        return []
+    rows = [Measurement(f"adversary_success{suffix}", value, exact)]
+    if np.isnan(exact):
+        rows.append(Measurement(f"adversary_success_se{suffix}", error))
+    return rows
 
 
-@functools.lru_cache(maxsize=256)
-def _adversary_success(oracle, counts: bytes) -> tuple[float, float]:
-    """(value, exact or NaN), once per (protocol, ε, d, prior); an empirical estimate is
-    seeded by the prior and the protocol, so every trial of a setting records the same."""
+#: (protocol, CRC of the counts, d) -> (value, exact or NaN, standard error), per worker.
+_ADVERSARY: dict[tuple, tuple[float, float, float]] = {}
+
+
+def _adversary_success(oracle, counts: np.ndarray) -> tuple[float, float, float]:
+    """(value, exact or NaN, standard error), once per (protocol, ε, d, prior); an empirical
+    estimate is seeded by the prior and the protocol: every trial of a setting records it."""
     from ldp import adversary
 
-    prior = np.frombuffer(counts, dtype=np.int64).astype(float)
-    key = zlib.crc32(counts + repr(oracle).encode())
+    seed = zlib.crc32(counts.tobytes() + repr(oracle).encode())
     try:
-        found = adversary.adversary_success(oracle, prior, rng=np.random.default_rng(key))
+        found = adversary.adversary_success(oracle, counts, rng=np.random.default_rng(seed))
     except TypeError:  # no exact form and no per-report likelihood
-        return NAN, NAN
-    return found.value, found.value if found.method == "exact" else NAN
+        return NAN, NAN, NAN
+    exact = found.value if found.method == "exact" else NAN
+    return found.value, exact, found.standard_error
 
 
 #: Trial function per ``protocol.kind``.

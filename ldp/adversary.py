@@ -51,8 +51,12 @@ Method = Literal["exact", "empirical"]
 #: The generic enumeration of a categorical report model stops at this many (value,
 #: report) products (~1 s in float64).
 MAX_ENUMERATION = 1 << 26
-#: Reports drawn by default for an empirical estimate (standard error <= 1/(2√n) ≈ 0.005).
+#: Reports drawn by default for an empirical estimate (standard error <= 1/(2√n) ≈ 0.005),
+#: fewer on a large domain: at most EMPIRICAL_CELLS likelihoods (reports x values), and
+#: at least MIN_EMPIRICAL_SAMPLES reports.
 EMPIRICAL_SAMPLES = 10_000
+EMPIRICAL_CELLS = 1 << 24
+MIN_EMPIRICAL_SAMPLES = 200
 #: Users whose likelihoods are held at once by the empirical estimate (n x d floats).
 CHUNK_CELLS = 1 << 22
 
@@ -188,8 +192,14 @@ def adversary_method(oracle: Any, prior: np.ndarray | None = None) -> Method | N
     return None
 
 
+def default_samples(domain_size: int) -> int:
+    """Reports drawn by default: EMPIRICAL_SAMPLES, or fewer so as to hold at most
+    EMPIRICAL_CELLS likelihoods, never below MIN_EMPIRICAL_SAMPLES."""
+    return max(MIN_EMPIRICAL_SAMPLES, min(EMPIRICAL_SAMPLES, EMPIRICAL_CELLS // domain_size))
+
+
 def empirical_success(
-    oracle: Any, prior: np.ndarray, rng: np.random.Generator, n_samples: int = EMPIRICAL_SAMPLES
+    oracle: Any, prior: np.ndarray, rng: np.random.Generator, n_samples: int | None = None
 ) -> AdversarySuccess:
     """S(π) estimated: ``n_samples`` users drawn from π, their real reports, MAP guesses.
 
@@ -197,8 +207,9 @@ def empirical_success(
     share of right guesses, with its binomial standard error √(s(1-s)/n).
     """
     rng = check_generator(rng)
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
     d = oracle.domain_size
+    n_samples = default_samples(d) if n_samples is None else n_samples
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
     values = rng.choice(d, size=n_samples, p=prior).astype(np.int64)
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
@@ -216,7 +227,7 @@ def adversary_success(
     oracle: Any,
     prior: object,
     rng: np.random.Generator | None = None,
-    n_samples: int = EMPIRICAL_SAMPLES,
+    n_samples: int | None = None,
 ) -> AdversarySuccess:
     """The Bayesian adversary's success rate against one report of ``oracle``.
 
@@ -229,8 +240,8 @@ def adversary_success(
         Weights (or counts) of the d values: the population's distribution.
     rng : numpy.random.Generator, optional
         Needed for an empirical estimate only.
-    n_samples : int
-        Reports drawn for an empirical estimate.
+    n_samples : int, optional
+        Reports drawn for an empirical estimate (default :func:`default_samples`).
 
     Raises
     ------
