@@ -10,8 +10,8 @@ import pytest
 from experiments.settings import make_setting
 from experiments.trials import adversary_rows, run_trial
 from ldp.adversary import adversary_success
-from ldp.oracles import ORACLES
 from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.oracles import ORACLES
 from ldp.theory.shuffle import shuffle_epsilon
 
 from .conftest import TINY
