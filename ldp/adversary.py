@@ -7,18 +7,19 @@ success rate is
 
     S(π) = E_v E_y 1[guess(y) = v] = Σ_y max_v π_v Pr[y | v]
 
-(the Bayes risk of 0-1 loss; ties do not change it).  This is the "attacker accuracy" of
-re-identification studies of LDP (Gursoy, Tamersoy, Truex, Wei, Liu, *Secure and
-Utility-Aware Data Collection with Condensed Local Differential Privacy*, IEEE TDSC 2021;
-Arcolezi, Couchot, Gambs, Palamidessi, Zolfaghari, *Multi-Freq-LDPy*, 2022, and the
-"attackability" of ldp-toolbox's frequency oracles), computed here exactly where the
-report distribution allows, and estimated otherwise.
+(one minus the Bayes risk of 0-1 loss; ties do not change it).  It is the Bayes-optimal version of
+the "attacker success rate" of re-identification studies of LDP (Arcolezi, Gambs,
+Couchot, Palamidessi, *On the Risks of Collecting Multidimensional Data Under Local
+Differential Privacy*, PVLDB 16(5), 2023; the attackability of the ``ldp-toolbox``
+package), whose attackers guess from the report alone (the reported value, or a value
+the report supports at random): it is at least their rate.  See ``docs/adversary.md``.
 
 Bounds.  ε-LDP gives Pr[v | y] <= π_v e^ε / (π_v e^ε + 1 - π_v) for every report, so
 
     S(π) <= π_max e^ε / (π_max (e^ε - 1) + 1)          (:func:`ldp_bound`)
 
-and, for the uniform prior, S <= e^ε/(e^ε + d - 1), which GRR attains exactly.  The
+and, for the uniform prior, S <= e^ε/(e^ε + d - 1), which d-ary randomized response
+attains exactly.  The
 blind guess of the most frequent value already succeeds with π_max (:func:`baseline`).
 
 Where the value comes from (nothing here knows a protocol by name):
