@@ -246,3 +246,65 @@ def test_enumeration_stops_at_its_cost(monkeypatch):
     assert adversary_method(oracle) == "exact"
     monkeypatch.setattr(adversary, "MAX_ENUMERATION", 5)
     assert adversary_method(oracle) in (None, "empirical")
+
+
+# ------------------------------------------------------------------ per-report likelihoods
+def declared_loglik(oracle, reports) -> np.ndarray | None:
+    """ln Pr[report_i | v] from the protocol's declared ``report_probabilities``."""
+    d, name = oracle.domain_size, oracle.name
+    if name == "RAPPOR":
+        ones = np.unpackbits(reports.bits, axis=1, count=oracle.k, bitorder="little")
+        law = [oracle.report_probabilities(v, reports.cohorts) for v in range(d)]
+    elif name == "CMS":
+        ones = np.unpackbits(reports.bits, axis=1, count=oracle.m)
+        law = [oracle.report_probabilities(v, reports.seeds) for v in range(d)]
+    elif name == "HCMS":
+        index = np.arange(len(reports.seeds))
+        return np.stack(
+            [
+                np.log(oracle.report_probabilities(v, reports.seeds))[
+                    index, reports.coefficients, reports.bits.astype(np.int64)
+                ]
+                for v in range(d)
+            ],
+            axis=1,
+        )
+    elif name == "SHE":
+        ones = None
+        law = None
+    elif name == "GRR":
+        return np.stack([np.log(oracle.report_probabilities(v))[reports] for v in range(d)], 1)
+    elif capabilities_of(oracle).report_model == "hashed":  # BLH, OLH, FLH: (seed, cell)
+        index = np.arange(len(reports.values))
+        law = [oracle.report_probabilities(v, reports.seeds) for v in range(d)]
+        return np.stack([np.log(p)[index, reports.values] for p in law], axis=1)
+    elif capabilities_of(oracle).report_model == "bits":  # unary encodings
+        ones = np.unpackbits(reports.bits, axis=1, count=d)
+        law = [np.broadcast_to(oracle.report_probabilities(v), ones.shape) for v in range(d)]
+    else:
+        return None
+    if law is None:  # SHE: independent integer coordinates, one pmf table per coordinate
+        offset = oracle.noise.support
+        return np.stack(
+            [
+                np.log(oracle.report_probabilities(v))[np.arange(d), reports + offset].sum(axis=1)
+                for v in range(d)
+            ],
+            axis=1,
+        )
+    return np.stack([np.where(ones == 1, np.log(p), np.log1p(-p)).sum(axis=1) for p in law], axis=1)
+
+
+@pytest.mark.parametrize("name", [n for n in ORACLES if hasattr(ORACLES[n], "log_likelihoods")])
+def test_log_likelihoods_are_the_declared_law_up_to_a_constant(name):
+    d = 6
+    oracle = build(name, 1.5, d)
+    rng = np.random.default_rng(len(name))
+    values = rng.integers(0, d, size=300)
+    reports = oracle.perturb(values, rng)
+    mine = oracle.log_likelihoods(reports)
+    assert mine.shape == (300, d)
+    declared = declared_loglik(oracle, reports)
+    assert declared is not None, f"{name}: add its declared law to declared_loglik"
+    shift = declared - mine  # a constant per report
+    np.testing.assert_allclose(shift - shift[:, :1], 0.0, atol=1e-9)

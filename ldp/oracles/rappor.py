@@ -686,6 +686,24 @@ class RAPPOR(FrequencyOracle):
         probabilities[rows, self._domain_positions[cohorts, value]] = self.q_star
         return probabilities
 
+    def log_likelihoods(self, reports: RapporReports) -> np.ndarray:
+        """ln Pr[report_i | v] for each report (rows) and value (columns), up to a constant
+        per report: over the distinct Bloom positions of v in the report's cohort, ln(q*/p*)
+        for a bit set and ln((1-q*)/(1-p*)) for a bit unset (every other bit has p*
+        whatever v is), from :meth:`report_probabilities`' law (for :mod:`ldp.adversary`).
+        """
+        cohorts, bits, _ = self._check_reports(reports)
+        table = self._domain_positions[cohorts]  # (n, d, h)
+        ones = unpack(bits, self.k)
+        hit = np.take_along_axis(ones[:, None, :], table.reshape(len(cohorts), -1)[:, None, :], 2)
+        hit = hit.reshape(table.shape)
+        repeated = np.zeros(table.shape, dtype=bool)  # a position already counted for v
+        for i in range(1, table.shape[2]):
+            repeated[:, :, i] = (table[:, :, :i] == table[:, :, i : i + 1]).any(axis=2)
+        p, q = self.p_star, self.q_star
+        set_, unset = math.log(q / p), math.log1p(-q) - math.log1p(-p)
+        return np.where(repeated, 0.0, np.where(hit, set_, unset)).sum(axis=2)
+
     def public_draws(self) -> np.ndarray:
         """Every cohort: the public randomness :mod:`ldp.privacy` enumerates."""
         return np.arange(self.m)
