@@ -26,7 +26,8 @@ Where the value comes from (nothing here knows a protocol by name):
 
 * **exact**: the protocol's own ``adversary_success(prior)`` (a closed form), else, for a
   ``"categorical"`` report model, the sum above over the enumerated reports of
-  ``report_probabilities`` (:func:`enumerated_success`) when it costs at most
+  ``report_probabilities`` (:func:`enumerated_success`), over the only values that can be
+  guessed (π_v e^ε >= π_max: :func:`contenders`), when it costs at most
   :data:`MAX_ENUMERATION` products;
 * **empirical**: users drawn from π, reported through the real ``perturb``, and guessed
   with the protocol's per-report likelihood ``log_likelihoods(reports)`` (an (n, d)
@@ -149,15 +150,25 @@ def table_success(prior: np.ndarray, probabilities: np.ndarray) -> float:
     return float(np.max(np.asarray(prior, dtype=float)[:, None] * table, axis=0).sum())
 
 
+def contenders(prior: np.ndarray, epsilon: float) -> np.ndarray:
+    """The values that can be a maximum-posterior guess: π_v e^ε >= π_max.
+
+    Under ε-LDP, Pr[y | v] <= e^ε Pr[y | v_1] for the most likely value v_1, so a value
+    with π_v e^ε < π_1 never beats v_1 on any report.
+    """
+    with np.errstate(divide="ignore"):
+        logs = np.log(prior)
+    return np.flatnonzero(logs + epsilon >= logs.max())
+
+
 def enumerated_success(oracle: Any, prior: np.ndarray) -> float:
     """S(π) from a categorical ``report_probabilities(v)``, summed over every report.
 
-    Only the values the prior holds can be guessed, so the cost is (values held) x
-    (reports); a running maximum over values keeps the memory at one row.
+    Only the values that can be guessed count (:func:`contenders`), so the cost is
+    (contenders) x (reports); a running maximum over values keeps the memory at one row.
     """
-    held = np.flatnonzero(prior)
     best = None
-    for value in held:
+    for value in contenders(prior, oracle.epsilon):
         row = prior[value] * np.asarray(oracle.report_probabilities(int(value)), dtype=float)
         best = row if best is None else np.maximum(best, row)
     return float(best.sum())
@@ -178,15 +189,15 @@ def adversary_method(oracle: Any, prior: np.ndarray | None = None) -> Method | N
     """How :func:`adversary_success` obtains S(π) for this protocol, or None if it cannot.
 
     "exact" with a closed form (``adversary_success``) or a categorical report model small
-    enough to enumerate (values held x reports <= :data:`MAX_ENUMERATION`), "empirical"
-    with a per-report likelihood (``log_likelihoods``).
+    enough to enumerate (:func:`contenders` x reports <= :data:`MAX_ENUMERATION`),
+    "empirical" with a per-report likelihood (``log_likelihoods``).
     """
     if callable(getattr(oracle, "adversary_success", None)):
         return "exact"
     if capabilities_of(oracle).report_model == "categorical":
-        held = oracle.domain_size if prior is None else int(np.count_nonzero(prior))
+        rows = oracle.domain_size if prior is None else contenders(prior, oracle.epsilon).size
         reports = _report_count(oracle)
-        if reports is not None and held * reports <= MAX_ENUMERATION:
+        if reports is not None and rows * reports <= MAX_ENUMERATION:
             return "exact"
     if callable(getattr(oracle, "log_likelihoods", None)):
         return "empirical"

@@ -28,6 +28,7 @@ from ldp.adversary import (
     adversary_success,
     baseline,
     check_prior,
+    contenders,
     empirical_success,
     enumerated_success,
     ldp_bound,
@@ -130,18 +131,27 @@ def test_own_formula_against_brute_force(name, epsilon):
             pytest.fail(f"{name}: no brute force for the {model!r} model")
 
 
-def test_categorical_enumeration_is_the_table_sum():
-    """enumerated_success (values held only, running maximum) = the full table's sum."""
+@pytest.mark.parametrize("epsilon", [0.3, 1.5, 4.0])
+def test_categorical_enumeration_is_the_table_sum(epsilon):
+    """enumerated_success (contenders only, running maximum) = the full table's sum."""
     d = 7
+    zipf = 1.0 / np.arange(1, d + 1) ** 1.5
     for name in ORACLES:
-        oracle = build(name, 1.5, d)
+        oracle = build(name, epsilon, d)
         if capabilities_of(oracle).report_model != "categorical":
             continue
         table = np.stack([oracle.report_probabilities(v) for v in range(d)])
         np.testing.assert_allclose(table.sum(axis=1), 1.0, rtol=1e-12)
-        for prior in priors(d, 3):
+        for prior in [*priors(d, 3), zipf / zipf.sum()]:
             expected = table_success(prior, table)
             assert enumerated_success(oracle, prior) == pytest.approx(expected, rel=RTOL)
+
+
+def test_contenders_are_the_values_within_e_epsilon_of_the_top():
+    prior = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    assert contenders(prior, 0.1).tolist() == [0]
+    assert contenders(prior, math.log(0.5 / 0.15) + 1e-9).tolist() == [0, 1, 2]
+    assert contenders(prior, 50.0).tolist() == [0, 1, 2, 3]  # never a value nobody holds
 
 
 # ------------------------------------------------------------------ 2. the ε-LDP caps
