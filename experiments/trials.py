@@ -413,6 +413,7 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
             float(np.mean(np.abs(z) <= 2)) if z.size else NAN,
             float(1 - 2 * stats.norm.sf(2)),
         ),
+        *adversary_rows(oracle, counts),
     ]
     if options["per_value"]:
         for value in tracked_values(counts, options["track"], config["k"]):

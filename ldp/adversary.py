@@ -57,7 +57,7 @@ MAX_ENUMERATION = 1 << 26
 #: fewer on a large domain: at most EMPIRICAL_CELLS likelihoods (reports x values), and
 #: at least MIN_EMPIRICAL_SAMPLES reports.
 EMPIRICAL_SAMPLES = 10_000
-EMPIRICAL_CELLS = 1 << 24
+EMPIRICAL_CELLS = 1 << 22
 MIN_EMPIRICAL_SAMPLES = 200
 #: Users whose likelihoods are held at once by the empirical estimate (n x d floats).
 CHUNK_CELLS = 1 << 22

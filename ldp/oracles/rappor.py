@@ -693,16 +693,18 @@ class RAPPOR(FrequencyOracle):
         whatever v is), from :meth:`report_probabilities`' law (for :mod:`ldp.adversary`).
         """
         cohorts, bits, _ = self._check_reports(reports)
-        table = self._domain_positions[cohorts]  # (n, d, h)
-        ones = unpack(bits, self.k)
-        hit = np.take_along_axis(ones[:, None, :], table.reshape(len(cohorts), -1)[:, None, :], 2)
-        hit = hit.reshape(table.shape)
-        repeated = np.zeros(table.shape, dtype=bool)  # a position already counted for v
-        for i in range(1, table.shape[2]):
-            repeated[:, :, i] = (table[:, :, :i] == table[:, :, i : i + 1]).any(axis=2)
+        table = self._domain_positions  # (cohorts, d, h)
+        filters = np.zeros((table.shape[0], table.shape[1], self.k))  # distinct positions
+        np.put_along_axis(filters, table, 1.0, axis=2)
+        ones = unpack(bits, self.k).astype(float)
         p, q = self.p_star, self.q_star
         set_, unset = math.log(q / p), math.log1p(-q) - math.log1p(-p)
-        return np.where(repeated, 0.0, np.where(hit, set_, unset)).sum(axis=2)
+        out = np.empty((cohorts.shape[0], self.domain_size))
+        for cohort in np.unique(cohorts):  # per cohort: bits set among v's Bloom positions
+            mine = cohorts == cohort
+            hits = ones[mine] @ filters[cohort].T
+            out[mine] = (set_ - unset) * hits + unset * filters[cohort].sum(axis=1)
+        return out
 
     def public_draws(self) -> np.ndarray:
         """Every cohort: the public randomness :mod:`ldp.privacy` enumerates."""
