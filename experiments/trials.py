@@ -459,7 +459,7 @@ def _adversary_success(oracle, counts: np.ndarray) -> tuple[float, float, float]
     seed = zlib.crc32(counts.tobytes() + repr(oracle).encode())
     try:
         found = adversary.adversary_success(oracle, counts, rng=np.random.default_rng(seed))
-    except TypeError:  # no exact form and no per-report likelihood
+    except adversary.NoAdversary:  # no exact form and no per-report likelihood
         return NAN, NAN, NAN
     exact = found.value if found.method == "exact" else NAN
     return found.value, exact, found.standard_error

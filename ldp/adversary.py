@@ -63,6 +63,10 @@ MIN_EMPIRICAL_SAMPLES = 200
 CHUNK_CELLS = 1 << 22
 
 
+class NoAdversary(TypeError):
+    """The protocol has neither an exact form nor a per-report likelihood."""
+
+
 @dataclass(frozen=True)
 class AdversarySuccess:
     """The adversary's success rate and how it was obtained.
@@ -257,8 +261,9 @@ def adversary_success(
 
     Raises
     ------
-    TypeError
-        If the protocol has neither an exact form nor a per-report likelihood.
+    NoAdversary
+        (a TypeError) If the protocol has neither an exact form nor a per-report
+        likelihood; TypeError if an empirical estimate is needed and ``rng`` is None.
     """
     prior = check_prior(prior, oracle.domain_size)
     if baseline(prior) == 1.0:  # everybody holds one value: no report can mislead
@@ -272,7 +277,7 @@ def adversary_success(
         if rng is None:
             raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
         return empirical_success(oracle, prior, rng, n_samples)
-    raise TypeError(
+    raise NoAdversary(
         f"{type(oracle).__name__} has no exact adversary_success, no enumerable categorical "
         "report model and no log_likelihoods: its adversary cannot be computed"
     )

@@ -234,7 +234,7 @@ def test_dispatch_without_a_method_or_rng():
     class Opaque:
         epsilon, domain_size = 1.0, 4
 
-    with pytest.raises(TypeError, match="cannot be computed"):
+    with pytest.raises(adversary.NoAdversary, match="cannot be computed"):
         adversary_success(Opaque(), np.ones(4))
     empirical_only = next(
         (n for n in ORACLES if adversary_method(build(n, 1.0, 6)) == "empirical"), None
