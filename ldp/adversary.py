@@ -24,7 +24,8 @@ blind guess of the most frequent value already succeeds with π_max (:func:`base
 
 Where the value comes from (nothing here knows a protocol by name):
 
-* **exact**: the protocol's own ``adversary_success(prior)`` (a closed form), else, for a
+* **exact**: the protocol's own ``adversary_success(prior)`` (a closed form; it may return
+  None for a prior too costly, then the empirical estimate is used), else, for a
   ``"categorical"`` report model, the sum above over the enumerated reports of
   ``report_probabilities`` (:func:`enumerated_success`), over the only values that can be
   guessed (π_v e^ε >= π_max: :func:`contenders`), when it costs at most
@@ -146,6 +147,50 @@ def support_success(prior: np.ndarray, p: float, q: float) -> float:
     decay = np.power(1.0 - q, np.arange(d - 1, dtype=float))  # (1-q)^{i-2}, i = 2..d
     terms = np.maximum(p * (1.0 - q) * ranked[1:], q * (1.0 - p) * top)
     return float(p * top + np.dot(decay, terms) + (1.0 - p) * (1.0 - q) ** (d - 1) * top)
+
+
+#: :func:`own_coordinate_success` gives up (returns None) above this many evaluations.
+MAX_OWN_COORDINATE = 1 << 26
+
+
+def own_coordinate_success(
+    prior: np.ndarray, ratios: np.ndarray, weights: np.ndarray
+) -> float | None:
+    """S(π) for a report of d independent coordinates where only the user's own differs.
+
+    Coordinate j of the report has the pmf "other" unless j is the user's value, whose
+    coordinate has "own"; then Pr[r | v] = Π_j other(r_j) · L(r_v), L = own/other, and
+    S(π) = E[max_v π_v L_v] with L_1..L_d independent, each distributed as L(R) for R drawn
+    from "other": ``ratios`` are the values of L (one per cell of the pmf), ``weights``
+    their probabilities under "other".  With M = max_v π_v L_v,
+
+        E[M] = Σ_i t_i (F_M(t_i) - F_M(t_{i-1})),   F_M(t) = Π_v P(L <= t / π_v),
+
+    over the points t_i = π_v L_k in increasing order.  Only the values with
+    π_v max L >= π_1 min L can reach the maximum, and equal π_v share a factor, so the
+    cost is (distinct π of those)² x (cells).  Unary encodings are the two-cell case
+    (:func:`support_success`).  None when that exceeds :data:`MAX_OWN_COORDINATE`.
+    """
+    ratios, weights = np.asarray(ratios, dtype=float), np.asarray(weights, dtype=float)
+    order = np.argsort(ratios, kind="stable")
+    levels, cumulative = ratios[order], np.cumsum(weights[order])
+    cumulative /= cumulative[-1]
+    top = float(np.max(prior))
+    held = prior[prior * levels[-1] >= top * levels[0]]
+    groups, sizes = np.unique(held, return_counts=True)
+    if groups.size**2 * levels.size > MAX_OWN_COORDINATE:
+        return None
+    points = np.unique(np.outer(groups, levels).ravel())
+    log_cdf = np.zeros(points.size)
+    with np.errstate(divide="ignore"):
+        for value, size in zip(groups, sizes, strict=True):
+            # t / π_v with a relative margin of 1e-12: a point π_v L_k must count L_k
+            # itself (a rounded quotient just below it would move its mass up a level)
+            index = np.searchsorted(levels, points / value * (1 + 1e-12), side="right")
+            below = np.where(index > 0, cumulative[np.maximum(index - 1, 0)], 0.0)
+            log_cdf += size * np.log(np.minimum(below, 1.0))
+    cdf = np.exp(log_cdf)
+    return float(np.dot(points, np.diff(cdf, prepend=0.0)))
 
 
 def table_success(prior: np.ndarray, probabilities: np.ndarray) -> float:
@@ -272,7 +317,9 @@ def adversary_success(
     if method == "exact":
         own = getattr(oracle, "adversary_success", None)
         value = own(prior) if callable(own) else enumerated_success(oracle, prior)
-        return AdversarySuccess(float(value), 0.0, "exact")
+        if value is not None:  # a closed form may decline a too costly prior
+            return AdversarySuccess(float(value), 0.0, "exact")
+        method = "empirical" if callable(getattr(oracle, "log_likelihoods", None)) else None
     if method == "empirical":
         if rng is None:
             raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")

@@ -32,6 +32,7 @@ from ldp.adversary import (
     empirical_success,
     enumerated_success,
     ldp_bound,
+    own_coordinate_success,
     support_success,
     table_success,
 )
@@ -127,8 +128,56 @@ def test_own_formula_against_brute_force(name, epsilon):
             per_seed = np.max(prior[:, None, None] * tables, axis=0).sum(axis=1)
             error = per_seed.std(ddof=1) / math.sqrt(per_seed.size)
             assert abs(per_seed.mean() - exact) <= Z * error + 1e-12
+        elif model == "product":  # d (2T+1)-valued coordinates: brute force at d = 2 below
+            assert 0 < exact <= 1
         else:
             pytest.fail(f"{name}: no brute force for the {model!r} model")
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_own_formula_of_a_product_report_at_two_values(epsilon):
+    """A product report over d = 2: Σ_{r0, r1} max(π_0 P(r0|0) P(r1|0), π_1 P(r0|1) P(r1|1))
+    over every pair of coordinates (each of the 2T+1 values)."""
+    for name in own_formula(2):
+        oracle = build(name, epsilon, 2)
+        if capabilities_of(oracle).report_model != "product":
+            continue
+        law = [np.asarray(oracle.report_probabilities(v)) for v in (0, 1)]  # (2, cells) each
+        for prior in priors(2, 13):
+            joint = [prior[v] * np.outer(law[v][0], law[v][1]) for v in (0, 1)]
+            expected = np.maximum(*joint).sum()
+            assert oracle.adversary_success(prior) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize(("d", "cells"), [(2, 2), (3, 3), (4, 2), (3, 5)])
+def test_own_coordinate_success_is_the_sum_over_every_report(d, cells):
+    rng = np.random.default_rng(d * 10 + cells)
+    own, other = rng.dirichlet(np.ones(cells)), rng.dirichlet(np.ones(cells))
+    every = np.array(list(itertools.product(range(cells), repeat=d)))
+    for prior in priors(d, cells):
+        own_cells, other_cells = own[every], other[every]  # (reports, d)
+        rows = [
+            prior[v] * np.prod(np.where(np.arange(d) == v, own_cells, other_cells), axis=1)
+            for v in range(d)
+        ]
+        expected = np.max(np.stack(rows), axis=0).sum()
+        got = own_coordinate_success(prior, own / other, other)
+        assert got == pytest.approx(expected, rel=RTOL)
+
+
+@pytest.mark.parametrize(("p", "q"), [(0.6, 0.2), (0.9, 0.3), (0.5, 0.01)])
+def test_two_cells_are_the_support_formula(p, q):
+    for d in (2, 9, 40):
+        for prior in priors(d, d):
+            two = own_coordinate_success(prior, [(1 - p) / (1 - q), p / q], [1 - q, q])
+            assert two == pytest.approx(support_success(prior, p, q), rel=RTOL)
+
+
+def test_own_coordinate_success_declines_a_costly_prior(monkeypatch):
+    monkeypatch.setattr(adversary, "MAX_OWN_COORDINATE", 10)
+    assert own_coordinate_success(np.full(4, 0.25), [0.5, 2.0], [2 / 3, 1 / 3]) is not None
+    spread = np.linspace(1.0, 1.2, 8)
+    assert own_coordinate_success(spread / spread.sum(), [0.5, 2.0], [2 / 3, 1 / 3]) is None
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.5, 4.0])

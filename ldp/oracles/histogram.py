@@ -96,6 +96,21 @@ class SHE(FrequencyOracle):
         out[value] = np.array(self.noise.own.masses, dtype=float) / 2.0**128
         return out
 
+    def adversary_success(self, prior: np.ndarray) -> float | None:
+        """The Bayesian adversary's success, exactly from the integer noise tables.
+
+        The coordinates are independent and only the user's own has the "own" table, so
+        this is :func:`ldp.adversary.own_coordinate_success` with L = own/other over the
+        2T + 1 cells (None, hence an empirical estimate, when too many distinct prior
+        weights compete).
+        """
+        from ldp.adversary import own_coordinate_success
+
+        own, other = (
+            np.array(t.masses, dtype=float) / 2.0**128 for t in (self.noise.own, self.noise.other)
+        )
+        return own_coordinate_success(prior, own / other, other)
+
     def log_likelihoods(self, reports: np.ndarray) -> np.ndarray:
         """ln Pr[r_i | v] up to a constant per report: ln own(r_i[v]) - ln other(r_i[v]).
 
