@@ -114,3 +114,18 @@ def test_adversary_rows_exact_empirical_or_none():
             assert 0 < rows["adversary_success_se.x"].value < 0.05, name
         else:
             assert found.value == found.analytic == adversary_success(oracle, counts).value
+
+
+def test_multiple_questions_record_each_approach_adversary(compose_config):
+    """On Zipf data: the split's report (ε/2) gives less away than the partition's (ε)."""
+    skewed = ("dataset=zipf", "dataset.n=2000", "dataset.support=8", "options.domain_size=8")
+    config = make_setting(
+        compose_config(
+            "protocol=olh", "protocol.kind=multiple_questions", "epsilon=4", *skewed,
+            "options.track=top", "progress=false",
+        )
+    ).config  # fmt: skip
+    metrics = {m.metric: m for m in run_trial(config, 0).measurements}
+    split, partition = metrics["adversary_success.split"], metrics["adversary_success.partition"]
+    assert split.value == split.analytic and partition.value == partition.analytic
+    assert split.value < partition.value < 1
