@@ -47,7 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ldp.contract import capabilities_of
-from ldp.validation import check_generator, check_int
+from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
 
 Method = Literal["exact", "empirical"]
 
@@ -89,19 +89,20 @@ class AdversarySuccess:
 def check_prior(prior: object, domain_size: int) -> np.ndarray:
     """A prior over the domain as probabilities: d non-negative finite weights, not all 0.
 
-    Counts are accepted and normalised.
+    Counts are accepted and normalised.  ParameterError (a ValueError) names ``prior``.
     """
-    weights = np.asarray(prior, dtype=float)
+    try:
+        weights = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"prior must be an array of numbers, got {type(prior).__name__}") from None
     if weights.ndim != 1 or weights.shape[0] != domain_size:
-        raise ValueError(
-            f"prior must hold one weight per domain value ({domain_size}), got shape "
-            f"{weights.shape}"
-        )
+        allowed = f"one weight per domain value ({domain_size})"
+        raise ParameterError("prior", f"shape {weights.shape}", allowed)
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("prior weights must be finite and non-negative")
+        raise ParameterError("prior", "a negative or non-finite weight", "finite and non-negative")
     total = weights.sum()
     if not total > 0:
-        raise ValueError("prior weights must not all be 0")
+        raise ParameterError("prior", "all zeros", "not all zero")
     return weights / total
 
 
@@ -118,7 +119,7 @@ def ldp_bound(epsilon: float, prior: np.ndarray) -> float:
     e^ε/(e^ε + d - 1).
     """
     top = baseline(prior)
-    grow = math.expm1(epsilon)
+    grow = math.expm1(check_epsilon(epsilon))
     return top * (grow + 1) / (top * grow + 1)
 
 

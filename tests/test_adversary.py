@@ -39,6 +39,7 @@ from ldp.adversary import (
 from ldp.contract import capabilities_of
 from ldp.oracles import ORACLES
 from ldp.privacy import DEFAULT_SEEDS
+from ldp.validation import ParameterError
 
 ALPHA = 1e-4
 Z = float(stats.norm.isf(ALPHA / 2))
@@ -269,8 +270,10 @@ def test_check_prior_refuses_bad_weights():
         check_prior([0.5, 0.5], 3)
     with pytest.raises(ValueError, match="non-negative"):
         check_prior([1.0, -0.5, 0.5], 3)
-    with pytest.raises(ValueError, match="not all be 0"):
+    with pytest.raises(ParameterError, match="prior must be not all zero"):
         check_prior([0, 0, 0], 3)
+    with pytest.raises(TypeError, match="array of numbers"):
+        check_prior(["a", "b", "c"], 3)
     np.testing.assert_allclose(check_prior([2, 1, 1], 3), [0.5, 0.25, 0.25])
 
 
