@@ -102,7 +102,9 @@ def check_prior(prior: object, domain_size: int) -> np.ndarray:
         raise ParameterError("prior", "a negative or non-finite weight", "finite and non-negative")
     total = weights.sum()
     if not total > 0:
-        raise ParameterError("prior", "all zeros", "not all zero")
+        raise ParameterError(
+            "prior", "all zeros", "not all zero", message="prior weights must not all be 0"
+        )
     return weights / total
 
 

@@ -270,7 +270,7 @@ def test_check_prior_refuses_bad_weights():
         check_prior([0.5, 0.5], 3)
     with pytest.raises(ValueError, match="non-negative"):
         check_prior([1.0, -0.5, 0.5], 3)
-    with pytest.raises(ParameterError, match="prior must be not all zero"):
+    with pytest.raises(ParameterError, match="prior weights must not all be 0"):
         check_prior([0, 0, 0], 3)
     with pytest.raises(TypeError, match="array of numbers"):
         check_prior(["a", "b", "c"], 3)
