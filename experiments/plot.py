@@ -53,6 +53,8 @@ from experiments.select import (
 from experiments.summarize import number
 
 ErrorBar = Literal["se", "ci95"]
+#: The panel column that holds the metric when several are drawn side by side.
+METRIC = "metric"
 #: An axis whose positive values span more than this ratio is drawn on a log scale.
 LOG_SPAN = 100.0
 #: Points of an analytical curve drawn on a fine grid.
@@ -254,7 +256,9 @@ def plot(
     x, hue, col, row : str
         Columns (table names or short ones: ``protocol``, ``eps``, ``d``, ``domain_size``).
     y : str
-        A recorded metric (``sq_error_n``, ``f1``, ...; ``mse`` is ``sq_error_n``).
+        A recorded metric (``sq_error_n``, ``f1``, ...; ``mse`` is ``sq_error_n``), or
+        several separated by commas (``mse,adversary_success``): one panel column each,
+        side by side, each with its own y axis (``col`` must then be empty).
     where : sequence of str
         Filters, e.g. ``("protocol=OLH,MyPlugin", "epsilon>=1")``.
     errorbar : {"se", "ci95"}
@@ -273,9 +277,28 @@ def plot(
     if table.empty:
         raise SelectionError(f"no rows pass the filters {', '.join(map(str, where))}")
     x, hue, col, row = (resolve(table, c) if c else None for c in (x, hue, col, row))
-    y = resolve_metric(table, y)
-    stats_table = points(table, x=x, y=y, hue=hue, col=col, row=row, errorbar=errorbar)
-    rows_of = table[(table["metric"].astype(str) == y) & table["item"].isna()]
+    metrics = [resolve_metric(table, name.strip()) for name in y.split(",")]
+    y = ",".join(metrics)
+    if len(metrics) > 1:  # one panel column per metric
+        if col is not None:
+            raise SelectionError("several metrics fill the panel columns: drop --col")
+        col = METRIC
+    stats_table = pd.concat(
+        [
+            points(
+                table,
+                x=x,
+                y=m,
+                hue=hue,
+                col=None if col == METRIC else col,
+                row=row,
+                errorbar=errorbar,
+            ).assign(**{METRIC: m})
+            for m in metrics
+        ],
+        ignore_index=True,
+    )
+    rows_of = table[table["metric"].astype(str).isin(metrics) & table["item"].isna()]
     return _draw(rows_of, stats_table, x, y, hue, col, row, errorbar, logx, logy, out)
 
 
@@ -283,6 +306,8 @@ def _levels(frame: pd.DataFrame, column: str | None) -> list[Any]:
     if column is None:
         return [None]
     values = frame[column].drop_duplicates().tolist()
+    if column == METRIC:  # the order the metrics were asked in
+        return values
     if column == "protocol.name":
         from experiments.figures import style
 
@@ -330,7 +355,7 @@ def _draw(
         figsize=(4.6 * len(col_levels) + 1.8, 3.8 * len(row_levels)),
         squeeze=False,
         sharex=True,
-        sharey="row",
+        sharey=False if col == METRIC else "row",
     )
     drawn_curve = False
     for i, row_value in enumerate(row_levels):
@@ -338,6 +363,7 @@ def _draw(
             ax = axes[i][j]
             panel = _select(_select(stats_table, row, row_value), col, col_value)
             panel_rows = _select(_select(rows, row, row_value), col, col_value)
+            metric = col_value if col == METRIC else y
             for hue_value in hue_levels:
                 series = _select(panel, hue, hue_value).sort_values(x)
                 if series.empty:
@@ -362,7 +388,7 @@ def _draw(
                 )
                 if categorical:
                     continue
-                line = analytic_line(_select(panel_rows, hue, hue_value), series, x, y)
+                line = analytic_line(_select(panel_rows, hue, hue_value), series, x, metric)
                 if line is not None:
                     ax.plot(*line, color=colour, lw=1.0, alpha=0.85)
                     drawn_curve = True
@@ -377,12 +403,13 @@ def _draw(
                 ax.set_xticks(range(len(categories)), [number(c) for c in categories])
             if i == len(row_levels) - 1:
                 ax.set_xlabel(style.EPSILON_LABEL if x == "epsilon" else x)
-            if j == 0:
-                ax.set_ylabel(y)
-    means = stats_table["mean"].to_numpy(dtype=float)
-    if logy if logy is not None else auto_log(means):
-        for ax in axes.ravel():
-            ax.set_yscale("log")
+            if j == 0 or col == METRIC:
+                ax.set_ylabel(metric)
+    for j, col_value in enumerate(col_levels):  # one scale per metric, else one for all
+        means = _select(stats_table, col, col_value) if col == METRIC else stats_table
+        if logy if logy is not None else auto_log(means["mean"].to_numpy(dtype=float)):
+            for ax in axes[:, j]:
+                ax.set_yscale("log")
     if not categorical and (logx if logx is not None else auto_log(stats_table[x])):
         for ax in axes.ravel():
             ax.set_xscale("log")
@@ -450,7 +477,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("results_dir", help="an experiment's results directory, or a results root")
     p.add_argument("--x", required=True, help="column on the x axis, e.g. epsilon")
-    p.add_argument("--y", required=True, help="metric, e.g. sq_error_n (alias: mse), f1")
+    p.add_argument(
+        "--y",
+        required=True,
+        help="metric, e.g. sq_error_n (alias: mse), f1; side by side: mse,adversary_success",
+    )
     p.add_argument("--hue", help="column whose values are coloured series, e.g. protocol")
     p.add_argument("--col", help="column whose values are panel columns")
     p.add_argument("--row", help="column whose values are panel rows")
@@ -473,7 +504,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit code (2: a usage or selection error)."""
     args = parser().parse_args(argv)
-    out = Path(args.out) if args.out else Path(f"{args.y}-vs-{args.x}.png")
+    out = Path(args.out) if args.out else Path(f"{args.y.replace(',', '+')}-vs-{args.x}.png")
     try:
         figure = plot(
             args.results_dir,

@@ -42,6 +42,7 @@ import functools
 import json
 import time
 import typing
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,6 +162,7 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         Measurement("error_n", float(np.mean(errors)) / n, 0.0),
         Measurement("shuffle_epsilon", _shuffle_epsilon(oracle, n), oracle.epsilon),
     ]
+    rows += adversary_rows(oracle, counts)
     if options["track"] == "all" and config["k"] < d:  # the k most frequent values alone
         top = slice(0, config["k"])
         rows.append(Measurement("sq_error_top_n", float(np.mean(errors[top] ** 2)) / n, NAN))
@@ -267,6 +269,7 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
         Measurement("sq_error_f.split", float(split_sq), float(np.mean(split_expected))),
         Measurement("sq_error_f.partition", float(part_sq), float(np.mean(part_expected))),
     ]
+    rows += adversary_rows(split, counts, ".split") + adversary_rows(full, counts, ".partition")
     return TrialResult(rows, source, n)
 
 
@@ -410,6 +413,7 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
             float(np.mean(np.abs(z) <= 2)) if z.size else NAN,
             float(1 - 2 * stats.norm.sf(2)),
         ),
+        *adversary_rows(oracle, counts),
     ]
     if options["per_value"]:
         for value in tracked_values(counts, options["track"], config["k"]):
@@ -487,6 +491,45 @@ def mean_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     error = estimate - float(values.mean())
     rows += [Measurement("sq_error_n", n * error**2, average), Measurement("error", error, 0.0)]
     return TrialResult(rows, "synthetic", n)
+
+
+def adversary_rows(oracle, counts: np.ndarray, suffix: str = "") -> list[Measurement]:
+    """``adversary_success``: the Bayesian adversary's rate of guessing a user's value from
+    one report, the population's distribution as prior (:mod:`ldp.adversary`); beside the
+    exact value as ``analytic`` where there is one.  An empirical estimate has NaN there
+    and a second row ``adversary_success_se`` (its standard error); a protocol with neither
+    gets no row."""
+    counts = np.asarray(counts, dtype=np.int64)
+    key = (oracle, zlib.crc32(counts.tobytes()), counts.shape[0])
+    if key not in _ADVERSARY:
+        if len(_ADVERSARY) >= 1024:
+            _ADVERSARY.clear()
+        _ADVERSARY[key] = _adversary_success(oracle, counts)
+    value, exact, error = _ADVERSARY[key]
+    if np.isnan(value):
+        return []
+    rows = [Measurement(f"adversary_success{suffix}", value, exact)]
+    if np.isnan(exact):
+        rows.append(Measurement(f"adversary_success_se{suffix}", error))
+    return rows
+
+
+#: (protocol, CRC of the counts, d) -> (value, exact or NaN, standard error), per worker.
+_ADVERSARY: dict[tuple, tuple[float, float, float]] = {}
+
+
+def _adversary_success(oracle, counts: np.ndarray) -> tuple[float, float, float]:
+    """(value, exact or NaN, standard error), once per (protocol, ε, d, prior); an empirical
+    estimate is seeded by the prior and the protocol: every trial of a setting records it."""
+    from ldp import adversary
+
+    seed = zlib.crc32(counts.tobytes() + repr(oracle).encode())
+    try:
+        found = adversary.adversary_success(oracle, counts, rng=np.random.default_rng(seed))
+    except adversary.NoAdversary:  # no exact form and no per-report likelihood
+        return NAN, NAN, NAN
+    exact = found.value if found.method == "exact" else NAN
+    return found.value, exact, found.standard_error
 
 
 #: Trial function per ``protocol.kind``.

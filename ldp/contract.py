@@ -7,7 +7,11 @@ its sampled engine is exact, its report model for the likelihood audit, which pa
 report are public randomness, whether a closed-form variance exists) are declared once, as
 a class attribute ``capabilities`` holding a :class:`Capabilities`, and read by the
 harness, the auditor (:mod:`ldp.audit`), the figures and the conformance suite
-(:mod:`ldp.testing`), never guessed from class names.
+(:mod:`ldp.testing`), never guessed from class names.  Optional hooks are read the same
+way: the likelihood of ``report_model``, the auditor's ``audit_*`` methods, and the
+adversary's ``adversary_success(prior)`` (exact) or ``log_likelihoods(reports)``
+(empirical), from which :func:`ldp.adversary.adversary_method` derives how a protocol's
+adversary is computed.
 
 >>> from ldp.contract import Capabilities, capabilities_of
 >>> class Toy:

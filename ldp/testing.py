@@ -437,6 +437,36 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         assert result.epsilon <= oracle.epsilon * (1 + 1e-12), f"audit: {result}"
         return f"lower bound {result.epsilon:.3f} <= epsilon {oracle.epsilon:g}"
 
+    def adversary() -> str:
+        """:mod:`ldp.adversary` with a uniform and a Zipf prior: the success lies between the
+        blind guess π_max and the ε-LDP bound; with both an exact form and a per-report
+        likelihood, the empirical estimate (real ``perturb``) agrees with the exact value."""
+        from ldp import adversary as bayes
+
+        if bayes.adversary_method(oracle) is None:
+            raise CheckSkipped("no adversary_success, log_likelihoods or categorical model")
+        d, notes = oracle.domain_size, []
+        for label, weights in (("uniform", np.ones(d)), ("zipf", 1 / np.arange(1, d + 1) ** 1.5)):
+            prior = bayes.check_prior(weights, d)
+            rng = _rng(settings, "adversary", label)
+            found = bayes.adversary_success(oracle, prior, rng=rng)
+            slack = Z * found.standard_error + 1e-12
+            bound, blind = bayes.ldp_bound(oracle.epsilon, prior), bayes.baseline(prior)
+            assert blind - slack <= found.value <= bound + slack, (
+                f"{label} prior: success {found.value:.6f} outside [π_max = {blind:.6f}, "
+                f"ε-LDP bound {bound:.6f}] ({found.method})"
+            )
+            note = f"{label}: {found.value:.4f} ({found.method})"
+            if found.method == "exact" and callable(getattr(oracle, "log_likelihoods", None)):
+                n = settings.n_users
+                estimate = bayes.empirical_success(oracle, prior, rng, n)
+                error = math.sqrt(max(found.value * (1 - found.value), 1e-12) / n)
+                z = (estimate.value - found.value) / error
+                assert abs(z) <= Z, f"{label}: empirical {estimate.value:.4f}, z = {z:.2f}"
+                note += f", empirical z = {z:+.2f}"
+            notes.append(note)
+        return "; ".join(notes)
+
     for check in (
         constructor_validation,
         keyword_only,
@@ -449,6 +479,7 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         sampled_moments,
         engines_agree,
         privacy_audit,
+        adversary,
     ):
         yield Check(check.__name__, check)
 

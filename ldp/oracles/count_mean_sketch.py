@@ -156,6 +156,20 @@ def _agrees(reports, value, m: int) -> np.ndarray:
     return signed * hadamard_sign(np.asarray(reports.coefficients), cell)
 
 
+def _value_cells(seeds: np.ndarray, domain_size: int, m: int) -> np.ndarray:
+    """h_{seed_i}(v) for each report's row seed (rows) and every value v (columns), int64."""
+    n = seeds.shape[0]
+    budget.check_memory(
+        "reports",
+        f"{n} reports",
+        "fewer reports at a time",
+        24.0 * n * domain_size,
+        "a hash per report and value",
+    )
+    keys = np.tile(np.arange(domain_size, dtype=np.uint64), n)
+    return hashing.hash_values(keys, np.repeat(seeds, domain_size), m).reshape(n, domain_size)
+
+
 def walsh_hadamard(matrix: np.ndarray) -> np.ndarray:
     """x H_m for each row x (Sylvester H_m, entries ±1, symmetric), m a power of 2.
 
@@ -492,6 +506,17 @@ class CMS(_CountMeanSketch):
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p
         return probabilities
 
+    def log_likelihoods(self, reports) -> np.ndarray:
+        """ln Pr[signs_i | v, row seed_i] for each report (rows) and value (columns), up to a
+        constant per report: ±ln(p/(1-p)) as the sign at h_j(v) is +1 or -1 (every other
+        cell reads +1 with 1-p whatever v is); for :mod:`ldp.adversary`."""
+        _, seeds, bits = self._check_reports(reports)
+        signs = np.unpackbits(bits, axis=1, count=self.m).astype(bool)
+        at = _value_cells(seeds, self.domain_size, self.m)
+        plus = np.take_along_axis(signs, at, axis=1)
+        ratio = math.log(self.p) - math.log1p(-self.p)
+        return np.where(plus, ratio, -ratio)
+
     def audit_events(self, v, v_prime) -> list:
         """Sign +1 at h_j(v) and -1 at h_j(v') of the report's row j, and mirrored.
 
@@ -669,6 +694,16 @@ class HCMS(_CountMeanSketch):
         keep, frame = self.p, 1.0 / (seeds.shape[0] * self.m)
         plus = np.where(sign > 0, keep, 1 - keep) * frame
         return np.stack([frame - plus, plus], axis=-1)
+
+    def log_likelihoods(self, reports) -> np.ndarray:
+        """ln Pr[(l, s)_i | v, row seed_i] for each report (rows) and value (columns), up to
+        a constant per report: ln p when s H[l, h_j(v)] = +1, else ln(1-p); for
+        :mod:`ldp.adversary`."""
+        _, seeds, coefficients, bits = self._check_reports(reports)
+        at = _value_cells(seeds, self.domain_size, self.m)
+        signed = (2 * bits.astype(np.int64) - 1)[:, None]
+        agree = signed * hadamard_sign(coefficients[:, None], at) > 0
+        return np.where(agree, math.log(self.p), math.log1p(-self.p))
 
     def audit_events(self, v, v_prime) -> list:
         """s H[l, h_j(v)] = +1 and s H[l, h_j(v')] = -1, and mirrored.

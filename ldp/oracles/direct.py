@@ -75,6 +75,31 @@ class GRR(PureOracle):
         probabilities[value] = self.p_star
         return probabilities
 
+    def adversary_success(self, prior: np.ndarray) -> float:
+        """The Bayesian adversary's success Σ_y max(π_y p*, q* max_{v≠y} π_v) (ldp.adversary).
+
+        The guess is y itself unless some other value is more than p*/q* times as likely a
+        priori; the most likely value π_1 is the competitor of every y but itself (π_2).
+        Uniform prior: p* = e^ε/(e^ε+d-1), the ε-LDP bound.
+        """
+        ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
+        rest = np.maximum(self.p_star * ranked[1:], self.q_star * ranked[0])
+        return float(self.p_star * ranked[0] + rest.sum())
+
+    def log_likelihoods(self, reports: np.ndarray) -> np.ndarray:
+        """ln Pr[y_i | v] for each report (rows) and value (columns): ln p* or ln q*."""
+        reports = check_values(reports, self.domain_size, name="reports")
+        budget.check_memory(
+            "reports",
+            f"{reports.shape[0]} reports",
+            "fewer reports at a time",
+            8.0 * reports.shape[0] * self.domain_size,
+            "a likelihood per report and value",
+        )
+        out = np.full((reports.shape[0], self.domain_size), math.log(self.q_star))
+        out[np.arange(reports.shape[0]), reports] = math.log(self.p_star)
+        return out
+
     def audit_events(self, v: int, v_prime: int) -> list:
         """report == v (evidence for v) and report == v' (for v'): ratio p*/q* = e^ε."""
         from ldp.audit.events import categorical_events

@@ -152,6 +152,9 @@ class FLH(PureOracle):
     audit_events = _LocalHashing.audit_events
     audit_features = _LocalHashing.audit_features
     audit_event_probabilities = _LocalHashing.audit_event_probabilities
+    # The adversary of a report: OLH's, over the draw of the pool (an ideal hash family).
+    adversary_success = _LocalHashing.adversary_success
+    log_likelihoods = _LocalHashing.log_likelihoods
 
     def perturb(
         self, values: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None

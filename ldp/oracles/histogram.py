@@ -96,6 +96,34 @@ class SHE(FrequencyOracle):
         out[value] = np.array(self.noise.own.masses, dtype=float) / 2.0**128
         return out
 
+    def adversary_success(self, prior: np.ndarray) -> float | None:
+        """The Bayesian adversary's success, exactly from the integer noise tables.
+
+        The coordinates are independent and only the user's own has the "own" table, so
+        this is :func:`ldp.adversary.own_coordinate_success` with L = own/other over the
+        2T + 1 cells (None, hence an empirical estimate, when too many distinct prior
+        weights compete).
+        """
+        from ldp.adversary import own_coordinate_success
+
+        own, other = (
+            np.array(t.masses, dtype=float) / 2.0**128 for t in (self.noise.own, self.noise.other)
+        )
+        return own_coordinate_success(prior, own / other, other)
+
+    def log_likelihoods(self, reports: np.ndarray) -> np.ndarray:
+        """ln Pr[r_i | v] up to a constant per report: ln own(r_i[v]) - ln other(r_i[v]).
+
+        The coordinates are independent, each with the "other" table except v's own, so
+        the factors of the other coordinates cancel from every comparison of values (the
+        empirical adversary of :mod:`ldp.adversary` reads this).
+        """
+        reports = self._check_reports(reports)
+        own, other = (
+            np.log(np.array(t.masses, dtype=float)) for t in (self.noise.own, self.noise.other)
+        )
+        return (own - other)[reports.astype(np.int64) + self.noise.support]
+
     def audit_events(self, v: int, v_prime: int) -> list:
         """r[v] >= s and r[v'] <= 0; mirrored (ratio α^{-2s} = e^ε, from the tables)."""
         from ldp.audit.events import histogram_events

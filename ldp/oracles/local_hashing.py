@@ -86,6 +86,34 @@ class _LocalHashing(PureOracle):
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
         return probabilities
 
+    def adversary_success(self, prior: np.ndarray) -> float:
+        """The Bayesian adversary's success over the draw of the hash (an ideal hash family).
+
+        Given H, Pr[y | v, H] is p* if H(v) = y, else (1-p*)/(g-1); over a random H each
+        value lands in the reported cell independently with probability 1/g, so this is
+        :func:`ldp.adversary.support_success` with (p*, 1/g) (derived in
+        ``docs/adversary.md``).  A real seeded family is within its deviation from ideal.
+        """
+        from ldp.adversary import support_success
+
+        return support_success(prior, self.p_star, 1.0 / self.g)
+
+    def log_likelihoods(self, reports) -> np.ndarray:
+        """ln Pr[y_i | v, seed_i] for each report (rows) and value (columns)."""
+        seeds, cells = np.asarray(reports.seeds), np.asarray(reports.values)
+        d = self.domain_size
+        budget.check_memory(
+            "reports",
+            f"{seeds.shape[0]} reports",
+            "fewer reports at a time",
+            24.0 * seeds.shape[0] * d,
+            "a likelihood per report and value",
+        )
+        keys = np.tile(np.arange(d, dtype=np.uint64), seeds.shape[0])
+        hashed = hashing.hash_values(keys, np.repeat(seeds, d), self.g).reshape(-1, d)
+        hit = hashed == cells[:, None]
+        return np.where(hit, math.log(self.p_star), math.log((1 - self.p_star) / (self.g - 1)))
+
     def audit_events(self, v, v_prime) -> list:
         """H_seed(v) = y != H_seed(v'), and mirrored: ratio p*(g-1)/(1-p*) = e^ε."""
         from ldp.audit.events import hashed_events

@@ -686,6 +686,26 @@ class RAPPOR(FrequencyOracle):
         probabilities[rows, self._domain_positions[cohorts, value]] = self.q_star
         return probabilities
 
+    def log_likelihoods(self, reports: RapporReports) -> np.ndarray:
+        """ln Pr[report_i | v] for each report (rows) and value (columns), up to a constant
+        per report: over the distinct Bloom positions of v in the report's cohort, ln(q*/p*)
+        for a bit set and ln((1-q*)/(1-p*)) for a bit unset (every other bit has p*
+        whatever v is), from :meth:`report_probabilities`' law (for :mod:`ldp.adversary`).
+        """
+        cohorts, bits, _ = self._check_reports(reports)
+        table = self._domain_positions  # (cohorts, d, h)
+        filters = np.zeros((table.shape[0], table.shape[1], self.k))  # distinct positions
+        np.put_along_axis(filters, table, 1.0, axis=2)
+        ones = unpack(bits, self.k).astype(float)
+        p, q = self.p_star, self.q_star
+        set_, unset = math.log(q / p), math.log1p(-q) - math.log1p(-p)
+        out = np.empty((cohorts.shape[0], self.domain_size))
+        for cohort in np.unique(cohorts):  # per cohort: bits set among v's Bloom positions
+            mine = cohorts == cohort
+            hits = ones[mine] @ filters[cohort].T
+            out[mine] = (set_ - unset) * hits + unset * filters[cohort].sum(axis=1)
+        return out
+
     def public_draws(self) -> np.ndarray:
         """Every cohort: the public randomness :mod:`ldp.privacy` enumerates."""
         return np.arange(self.m)

@@ -223,6 +223,31 @@ class SS(PureOracle):
         outside = (1.0 - self.p_star) / math.comb(d - 1, w)
         return np.where(holds, inside, outside)
 
+    def adversary_success(self, prior: np.ndarray) -> float:
+        """The Bayesian adversary's success Σ_S max_v π_v Pr[S | v] (:mod:`ldp.adversary`).
+
+        Pr[S | v] is a = p*/C(d-1, ω-1) when S holds v, else b = (1-p*)/C(d-1, ω).  Sort π
+        decreasingly: the C(d-1, ω-1) subsets holding the top value give p* π_1; a subset
+        whose best-ranked member is i >= 2 (C(d-i, ω-1) of them) gives max(a π_i, b π_1):
+
+            S(π) = p* π_1 + Σ_{i=2}^{d-ω+1} C(d-i, ω-1) max(a π_i, b π_1),
+
+        the binomial ratios taken in logarithms (no subset is enumerated).
+        """
+        from scipy.special import gammaln
+
+        def log_comb(n: np.ndarray | int, k: int) -> np.ndarray:
+            n = np.asarray(n, dtype=float)
+            return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+        ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
+        d, w, p = self.domain_size, self.omega, self.p_star
+        rank = np.arange(2, d - w + 2)
+        share = log_comb(d - rank, w - 1)  # ln C(d-i, ω-1)
+        inside = p * np.exp(share - log_comb(d - 1, w - 1)) * ranked[rank - 1]
+        outside = (1.0 - p) * np.exp(share - log_comb(d - 1, w)) * ranked[0]
+        return float(p * ranked[0] + np.maximum(inside, outside).sum())
+
     def audit_events(self, v: int, v_prime: int) -> list:
         """v in S and v' not in S, and the parts; mirrored (as for the unary encodings)."""
         from ldp.audit.events import unary_events

@@ -137,6 +137,24 @@ class UnaryEncoding(PureOracle):
         probabilities[value] = self.p_star
         return probabilities
 
+    def adversary_success(self, prior: np.ndarray) -> float:
+        """The Bayesian adversary's success: bits set independently, p* own, q* others.
+
+        Exactly :func:`ldp.adversary.support_success` with (p*, q*) (the support set of a
+        report is its set bits).
+        """
+        from ldp.adversary import support_success
+
+        return support_success(prior, self.p_star, self.q_star)
+
+    def log_likelihoods(self, reports: UnaryReports) -> np.ndarray:
+        """ln Pr[y_i | v] up to a constant per report: ln(p*/q*) if bit v is set, else
+        ln((1-p*)/(1-q*)) (the other bits' factors do not depend on v)."""
+        bits = np.unpackbits(self._check_reports(reports), axis=1, count=self.domain_size)
+        p, q = self.p_star, self.q_star
+        set_, unset = math.log(p / q), math.log1p(-p) - math.log1p(-q)
+        return np.where(bits.astype(bool), set_, unset)
+
     def audit_events(self, v: int, v_prime: int) -> list:
         """Bit v set, bit v' unset, and both; mirrored (the last: ratio e^ε)."""
         from ldp.audit.events import unary_events

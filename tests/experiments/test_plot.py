@@ -192,3 +192,21 @@ def test_results_of_another_seeding_scheme_are_never_pooled_or_merged(sweep):
     assert "streams" in summary.columns and len(summary) == 4
     with pytest.raises(SelectionError, match="differ in streams"):
         plotting.points(both, x="epsilon", y="sq_error_n")
+
+
+def test_several_metrics_side_by_side(sweep):
+    """``--y mse,adversary_success``: one panel column per metric, each its own axis."""
+    figure = plotting.plot(sweep, x="epsilon", y="mse,adversary_success", hue="protocol")
+    left, right = figure.axes
+    assert (left.get_ylabel(), right.get_ylabel()) == ("sq_error_n", "adversary_success")
+    table = load_results(sweep)
+    rows = table[(table["metric"] == "adversary_success") & (table["protocol.name"] == "GRR")]
+    assert rows["value"].between(0, 1).all() and np.isfinite(rows["analytic"]).all()
+    drawn = np.concatenate(
+        [line.get_ydata() for line in right.get_lines() if len(line.get_xdata()) == 2]
+    )
+    for value in rows.groupby("epsilon")["value"].mean():
+        assert np.isclose(drawn, value).any()  # GRR's exact value is a point of the right panel
+    assert right.get_yscale() == "linear"
+    with pytest.raises(SelectionError, match="drop --col"):
+        plotting.plot(sweep, x="epsilon", y="mse,adversary_success", col="protocol")

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from experiments.settings import make_setting
-from experiments.trials import run_trial
+from experiments.trials import adversary_rows, run_trial
+from ldp.adversary import adversary_success
 from ldp.heavy_hitters.base import HeavyHitterResult
+from ldp.oracles import ORACLES
 from ldp.theory.shuffle import shuffle_epsilon
 
 from .conftest import TINY
@@ -19,7 +21,9 @@ def test_an_oracle_trial_records_error_and_analytical_variance(compose_config):
     config = make_setting(compose_config("protocol=grr", "epsilon=1", *TINY)).config
     result = run_trial(config, 0)
     metrics = {m.metric: m for m in result.measurements}
-    assert set(metrics) == {"sq_error_n", "error_n", "shuffle_epsilon"}
+    assert set(metrics) == {"sq_error_n", "error_n", "shuffle_epsilon", "adversary_success"}
+    # every user holds value 0 (dataset point): the prior alone names it, exactly
+    assert metrics["adversary_success"].value == metrics["adversary_success"].analytic == 1.0
     shuffled = metrics["shuffle_epsilon"]  # central ε of the 400 reports after a shuffle
     assert shuffled.analytic == 1.0
     assert shuffled.value == shuffle_epsilon(
@@ -113,3 +117,38 @@ def test_a_mean_trial_records_error_and_its_closed_forms(compose_config):
         run_trial(sampled, 0)
     duchi = make_setting(compose_config("protocol=duchi", *overrides[1:], "engine=sampled")).config
     assert {m.metric for m in run_trial(duchi, 0).measurements} == {"sq_error_n", "error"}
+
+
+def test_adversary_rows_exact_empirical_or_none():
+    """Exact: the value beside itself; empirical: NaN analytic and a standard-error row
+    (the same number every trial); neither: no row."""
+    counts = np.array([50, 30, 10, 5, 3, 2, 0, 0])
+    for name, cls in ORACLES.items():
+        try:
+            oracle = cls(epsilon=1.0, domain_size=8)
+        except ValueError:
+            continue
+        rows = {m.metric: m for m in adversary_rows(oracle, counts, ".x")}
+        assert rows == {m.metric: m for m in adversary_rows(oracle, counts, ".x")}, name
+        if not rows:
+            continue
+        found = rows["adversary_success.x"]
+        if np.isnan(found.analytic):
+            assert 0 < rows["adversary_success_se.x"].value < 0.05, name
+        else:
+            assert found.value == found.analytic == adversary_success(oracle, counts).value
+
+
+def test_multiple_questions_record_each_approach_adversary(compose_config):
+    """On Zipf data: the split's report (ε/2) gives less away than the partition's (ε)."""
+    skewed = ("dataset=zipf", "dataset.n=2000", "dataset.support=8", "options.domain_size=8")
+    config = make_setting(
+        compose_config(
+            "protocol=olh", "protocol.kind=multiple_questions", "epsilon=4", *skewed,
+            "options.track=top", "progress=false",
+        )
+    ).config  # fmt: skip
+    metrics = {m.metric: m for m in run_trial(config, 0).measurements}
+    split, partition = metrics["adversary_success.split"], metrics["adversary_success.partition"]
+    assert split.value == split.analytic and partition.value == partition.analytic
+    assert split.value < partition.value < 1

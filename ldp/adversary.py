@@ -1,0 +1,333 @@
+"""The Bayesian adversary: how often one report gives away a user's value.
+
+A user's value v is drawn from a prior π over the domain (the population's distribution of
+values), the user sends one report y of a frequency oracle, and the adversary, who knows
+π and the protocol, guesses the value of maximum posterior, argmax_v π_v Pr[y | v].  Its
+success rate is
+
+    S(π) = E_v E_y 1[guess(y) = v] = Σ_y max_v π_v Pr[y | v]
+
+(one minus the Bayes risk of 0-1 loss; ties do not change it).  It is the Bayes-optimal version of
+the "attacker success rate" of re-identification studies of LDP (Arcolezi, Gambs,
+Couchot, Palamidessi, *On the Risks of Collecting Multidimensional Data Under Local
+Differential Privacy*, PVLDB 16(5), 2023; the attackability of the ``ldp-toolbox``
+package), whose attackers guess from the report alone (the reported value, or a value
+the report supports at random): it is at least their rate.  See ``docs/adversary.md``.
+
+Bounds.  ε-LDP gives Pr[v | y] <= π_v e^ε / (π_v e^ε + 1 - π_v) for every report, so
+
+    S(π) <= π_max e^ε / (π_max (e^ε - 1) + 1)          (:func:`ldp_bound`)
+
+and, for the uniform prior, S <= e^ε/(e^ε + d - 1), which d-ary randomized response
+attains exactly.  The
+blind guess of the most frequent value already succeeds with π_max (:func:`baseline`).
+
+Where the value comes from (nothing here knows a protocol by name):
+
+* **exact**: the protocol's own ``adversary_success(prior)`` (a closed form; it may return
+  None for a prior too costly, then the empirical estimate is used), else, for a
+  ``"categorical"`` report model, the sum above over the enumerated reports of
+  ``report_probabilities`` (:func:`enumerated_success`), over the only values that can be
+  guessed (π_v e^ε >= π_max: :func:`contenders`), when it costs at most
+  :data:`MAX_ENUMERATION` products;
+* **empirical**: users drawn from π, reported through the real ``perturb``, and guessed
+  with the protocol's per-report likelihood ``log_likelihoods(reports)`` (an (n, d)
+  array of ln Pr[y_i | v] up to a constant per report); the mean hit rate with its
+  standard error (:func:`empirical_success`).
+
+:func:`adversary_method` says which applies to a protocol.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ldp.contract import capabilities_of
+from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
+
+Method = Literal["exact", "empirical"]
+
+#: The generic enumeration of a categorical report model stops at this many (value,
+#: report) products (~1 s in float64).
+MAX_ENUMERATION = 1 << 26
+#: Reports drawn by default for an empirical estimate (standard error <= 1/(2√n) ≈ 0.005),
+#: fewer on a large domain: at most EMPIRICAL_CELLS likelihoods (reports x values), and
+#: at least MIN_EMPIRICAL_SAMPLES reports.
+EMPIRICAL_SAMPLES = 10_000
+EMPIRICAL_CELLS = 1 << 22
+MIN_EMPIRICAL_SAMPLES = 200
+#: Users whose likelihoods are held at once by the empirical estimate (n x d floats).
+CHUNK_CELLS = 1 << 22
+
+
+class NoAdversary(TypeError):
+    """The protocol has neither an exact form nor a per-report likelihood."""
+
+
+@dataclass(frozen=True)
+class AdversarySuccess:
+    """The adversary's success rate and how it was obtained.
+
+    Attributes
+    ----------
+    value : float
+        S(π), the probability that the maximum-posterior guess is the user's value.
+    standard_error : float
+        0 for an exact value, the binomial standard error of an empirical one.
+    method : {"exact", "empirical"}
+    """
+
+    value: float
+    standard_error: float
+    method: Method
+
+
+def check_prior(prior: object, domain_size: int) -> np.ndarray:
+    """A prior over the domain as probabilities: d non-negative finite weights, not all 0.
+
+    Counts are accepted and normalised.  ParameterError (a ValueError) names ``prior``.
+    """
+    try:
+        weights = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"prior must be an array of numbers, got {type(prior).__name__}") from None
+    if weights.ndim != 1 or weights.shape[0] != domain_size:
+        allowed = f"one weight per domain value ({domain_size})"
+        raise ParameterError("prior", f"shape {weights.shape}", allowed)
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ParameterError("prior", "a negative or non-finite weight", "finite and non-negative")
+    total = weights.sum()
+    if not total > 0:
+        raise ParameterError(
+            "prior", "all zeros", "not all zero", message="prior weights must not all be 0"
+        )
+    return weights / total
+
+
+def baseline(prior: np.ndarray) -> float:
+    """π_max: the success of guessing the most frequent value without any report."""
+    return float(np.max(prior))
+
+
+def ldp_bound(epsilon: float, prior: np.ndarray) -> float:
+    """The most any adversary can reach against an ε-LDP report: π_max e^ε/(π_max(e^ε-1)+1).
+
+    Pr[v | y] = π_v Pr[y|v] / Σ_u π_u Pr[y|u] <= π_v e^ε / (π_v e^ε + 1 - π_v), since
+    every Pr[y|u] >= e^{-ε} Pr[y|v]; the right side grows with π_v.  Uniform prior:
+    e^ε/(e^ε + d - 1).
+    """
+    top = baseline(prior)
+    grow = math.expm1(check_epsilon(epsilon))
+    return top * (grow + 1) / (top * grow + 1)
+
+
+def support_success(prior: np.ndarray, p: float, q: float) -> float:
+    """S(π) when a report's likelihood depends only on which values it *supports*.
+
+    The report supports each value independently with probability q, except the user's
+    own, supported with probability p >= q; Pr[y | v] = P(S) a if v is in the support set S
+    of y, P(S) b if not, with P(S) the probability of S when every value is supported
+    with probability q, a = p/q and b = (1-p)/(1-q).  Unary encodings are this exactly
+    (S = the bits set); local hashing with an ideal hash is too, with q = 1/g (S = the
+    values hashed to the reported cell).  Then S(π) = E_S max(a max_S π, b max_{S^c} π).
+    Sort π decreasingly: if the top value is in S the term is a π_1 (probability q: p π_1
+    in all), else the first supported value is i >= 2 (probability q (1-q)^{i-1}; the
+    term max(a π_i, b π_1)) or there is none (probability (1-q)^d; the term b π_1):
+
+        S(π) = p π_1 + Σ_{i=2}^{d} (1-q)^{i-2} max(p (1-q) π_i, q (1-p) π_1)
+               + (1-p) (1-q)^{d-1} π_1.
+
+    Uniform π: (p + p(1-q)(1-(1-q)^{d-1})/q + (1-p)(1-q)^{d-1}) / d.
+    """
+    if not 0 < q <= p <= 1 or q >= 1:
+        raise ValueError(f"need 0 < q <= p <= 1 and q < 1, got p = {p}, q = {q}")
+    ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
+    d, top = ranked.shape[0], ranked[0]
+    decay = np.power(1.0 - q, np.arange(d - 1, dtype=float))  # (1-q)^{i-2}, i = 2..d
+    terms = np.maximum(p * (1.0 - q) * ranked[1:], q * (1.0 - p) * top)
+    return float(p * top + np.dot(decay, terms) + (1.0 - p) * (1.0 - q) ** (d - 1) * top)
+
+
+#: :func:`own_coordinate_success` gives up (returns None) above this many evaluations.
+MAX_OWN_COORDINATE = 1 << 26
+
+
+def own_coordinate_success(
+    prior: np.ndarray, ratios: np.ndarray, weights: np.ndarray
+) -> float | None:
+    """S(π) for a report of d independent coordinates where only the user's own differs.
+
+    Coordinate j of the report has the pmf "other" unless j is the user's value, whose
+    coordinate has "own"; then Pr[r | v] = Π_j other(r_j) · L(r_v), L = own/other, and
+    S(π) = E[max_v π_v L_v] with L_1..L_d independent, each distributed as L(R) for R drawn
+    from "other": ``ratios`` are the values of L (one per cell of the pmf), ``weights``
+    their probabilities under "other".  With M = max_v π_v L_v,
+
+        E[M] = Σ_i t_i (F_M(t_i) - F_M(t_{i-1})),   F_M(t) = Π_v P(L <= t / π_v),
+
+    over the points t_i = π_v L_k in increasing order.  Only the values with
+    π_v max L >= π_1 min L can reach the maximum, and equal π_v share a factor, so the
+    cost is (distinct π of those)² x (cells).  Unary encodings are the two-cell case
+    (:func:`support_success`).  None when that exceeds :data:`MAX_OWN_COORDINATE`.
+    """
+    ratios, weights = np.asarray(ratios, dtype=float), np.asarray(weights, dtype=float)
+    order = np.argsort(ratios, kind="stable")
+    levels, cumulative = ratios[order], np.cumsum(weights[order])
+    cumulative /= cumulative[-1]
+    top = float(np.max(prior))
+    held = prior[prior * levels[-1] >= top * levels[0]]
+    groups, sizes = np.unique(held, return_counts=True)
+    if groups.size**2 * levels.size > MAX_OWN_COORDINATE:
+        return None
+    points = np.unique(np.outer(groups, levels).ravel())
+    log_cdf = np.zeros(points.size)
+    with np.errstate(divide="ignore"):
+        for value, size in zip(groups, sizes, strict=True):
+            # t / π_v with a relative margin of 1e-12: a point π_v L_k must count L_k
+            # itself (a rounded quotient just below it would move its mass up a level)
+            index = np.searchsorted(levels, points / value * (1 + 1e-12), side="right")
+            below = np.where(index > 0, cumulative[np.maximum(index - 1, 0)], 0.0)
+            log_cdf += size * np.log(np.minimum(below, 1.0))
+    cdf = np.exp(log_cdf)
+    return float(np.dot(points, np.diff(cdf, prepend=0.0)))
+
+
+def table_success(prior: np.ndarray, probabilities: np.ndarray) -> float:
+    """Σ_y max_v π_v P[v, y] for a table of report probabilities (one row per value)."""
+    table = np.asarray(probabilities, dtype=float)
+    return float(np.max(np.asarray(prior, dtype=float)[:, None] * table, axis=0).sum())
+
+
+def contenders(prior: np.ndarray, epsilon: float) -> np.ndarray:
+    """The values that can be a maximum-posterior guess: π_v e^ε >= π_max.
+
+    Under ε-LDP, Pr[y | v] <= e^ε Pr[y | v_1] for the most likely value v_1, so a value
+    with π_v e^ε < π_1 never beats v_1 on any report.
+    """
+    with np.errstate(divide="ignore"):
+        logs = np.log(prior)
+    return np.flatnonzero(logs + epsilon >= logs.max())
+
+
+def enumerated_success(oracle: Any, prior: np.ndarray) -> float:
+    """S(π) from a categorical ``report_probabilities(v)``, summed over every report.
+
+    Only the values that can be guessed count (:func:`contenders`), so the cost is
+    (contenders) x (reports); a running maximum over values keeps the memory at one row.
+    """
+    best = None
+    for value in contenders(prior, oracle.epsilon):
+        row = prior[value] * np.asarray(oracle.report_probabilities(int(value)), dtype=float)
+        best = row if best is None else np.maximum(best, row)
+    return float(best.sum())
+
+
+def _report_count(oracle: Any) -> int | None:
+    """How many reports a categorical protocol has (the length of its probability vector)."""
+    count = getattr(oracle, "report_count", None)
+    if callable(count):
+        return int(count())
+    try:
+        return int(np.shape(oracle.report_probabilities(0))[0])
+    except (ValueError, TypeError, MemoryError):  # too large to enumerate
+        return None
+
+
+def adversary_method(oracle: Any, prior: np.ndarray | None = None) -> Method | None:
+    """How :func:`adversary_success` obtains S(π) for this protocol, or None if it cannot.
+
+    "exact" with a closed form (``adversary_success``) or a categorical report model small
+    enough to enumerate (:func:`contenders` x reports <= :data:`MAX_ENUMERATION`),
+    "empirical" with a per-report likelihood (``log_likelihoods``).
+    """
+    if callable(getattr(oracle, "adversary_success", None)):
+        return "exact"
+    if capabilities_of(oracle).report_model == "categorical":
+        rows = oracle.domain_size if prior is None else contenders(prior, oracle.epsilon).size
+        reports = _report_count(oracle)
+        if reports is not None and rows * reports <= MAX_ENUMERATION:
+            return "exact"
+    if callable(getattr(oracle, "log_likelihoods", None)):
+        return "empirical"
+    return None
+
+
+def default_samples(domain_size: int) -> int:
+    """Reports drawn by default: EMPIRICAL_SAMPLES, or fewer so as to hold at most
+    EMPIRICAL_CELLS likelihoods, never below MIN_EMPIRICAL_SAMPLES."""
+    return max(MIN_EMPIRICAL_SAMPLES, min(EMPIRICAL_SAMPLES, EMPIRICAL_CELLS // domain_size))
+
+
+def empirical_success(
+    oracle: Any, prior: np.ndarray, rng: np.random.Generator, n_samples: int | None = None
+) -> AdversarySuccess:
+    """S(π) estimated: ``n_samples`` users drawn from π, their real reports, MAP guesses.
+
+    The guess is argmax_v ln π_v + ``log_likelihoods(reports)``[i, v]; the estimate is the
+    share of right guesses, with its binomial standard error √(s(1-s)/n).
+    """
+    rng = check_generator(rng)
+    d = oracle.domain_size
+    n_samples = default_samples(d) if n_samples is None else n_samples
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    values = rng.choice(d, size=n_samples, p=prior).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(prior)
+    hits = 0
+    step = max(1, CHUNK_CELLS // d)
+    for start in range(0, n_samples, step):
+        chunk = values[start : start + step]
+        loglik = np.asarray(oracle.log_likelihoods(oracle.perturb(chunk, rng)), dtype=float)
+        hits += int(np.sum(np.argmax(loglik + log_prior, axis=1) == chunk))
+    rate = hits / n_samples
+    return AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical")
+
+
+def adversary_success(
+    oracle: Any,
+    prior: object,
+    rng: np.random.Generator | None = None,
+    n_samples: int | None = None,
+) -> AdversarySuccess:
+    """The Bayesian adversary's success rate against one report of ``oracle``.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The protocol (its exact formula, enumeration or per-report likelihood is used,
+        see :func:`adversary_method`).
+    prior : array_like
+        Weights (or counts) of the d values: the population's distribution.
+    rng : numpy.random.Generator, optional
+        Needed for an empirical estimate only.
+    n_samples : int, optional
+        Reports drawn for an empirical estimate (default :func:`default_samples`).
+
+    Raises
+    ------
+    NoAdversary
+        (a TypeError) If the protocol has neither an exact form nor a per-report
+        likelihood; TypeError if an empirical estimate is needed and ``rng`` is None.
+    """
+    prior = check_prior(prior, oracle.domain_size)
+    if baseline(prior) == 1.0:  # everybody holds one value: no report can mislead
+        return AdversarySuccess(1.0, 0.0, "exact")
+    method = adversary_method(oracle, prior)
+    if method == "exact":
+        own = getattr(oracle, "adversary_success", None)
+        value = own(prior) if callable(own) else enumerated_success(oracle, prior)
+        if value is not None:  # a closed form may decline a too costly prior
+            return AdversarySuccess(float(value), 0.0, "exact")
+        method = "empirical" if callable(getattr(oracle, "log_likelihoods", None)) else None
+    if method == "empirical":
+        if rng is None:
+            raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
+        return empirical_success(oracle, prior, rng, n_samples)
+    raise NoAdversary(
+        f"{type(oracle).__name__} has no exact adversary_success, no enumerable categorical "
+        "report model and no log_likelihoods: its adversary cannot be computed"
+    )
