@@ -123,10 +123,9 @@ class GRR(PureOracle):
 
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         reports = check_values(reports, self.domain_size, name="reports")
-        if candidates.shape[0] == self.domain_size and np.array_equal(
-            candidates, np.arange(self.domain_size)
-        ):
-            return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
+        if 8 * candidates.shape[0] >= self.domain_size:  # many candidates: one histogram
+            histogram = np.bincount(reports, minlength=self.domain_size)
+            return histogram.astype(np.int64, copy=False)[candidates]
         ordered = np.sort(reports)
         return (
             np.searchsorted(ordered, candidates, side="right")

@@ -27,7 +27,10 @@ ArrayLike = float | np.ndarray
 
 def pure_estimate(support: ArrayLike, n: int, p_star: float, q_star: float) -> ArrayLike:
     """Unbiased count c(v) = (I_v - n q*)/(p* - q*) of the pure framework ([FO] "Method")."""
-    return (np.asarray(support, dtype=float) - n * q_star) / (p_star - q_star)
+    estimate = np.array(support, dtype=float)  # a fresh array: the two steps run in place
+    estimate -= n * q_star
+    estimate /= p_star - q_star
+    return estimate if estimate.ndim else estimate[()]
 
 
 def pure_variance(n: int, p_star: float, q_star: float, n_v: ArrayLike = 0) -> ArrayLike:
