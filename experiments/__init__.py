@@ -4,6 +4,9 @@
 * :mod:`experiments.schema` — structured-config schemas, ranges, :class:`ConfigError`.
 * :mod:`experiments.settings` — settings, their result key, an experiment's grid.
 * :mod:`experiments.seeding` — per-trial data and mechanism streams.
+* :mod:`experiments.population` — a setting's data: loaded, counted, its shape.
+* :mod:`experiments.build` — a setting's protocol from its config node (or a results row).
+* :mod:`experiments.preflight` — every protocol built on its data before any trial runs.
 * :mod:`experiments.trials` — what one trial does, per kind (:data:`TRIAL_KINDS`).
 * :mod:`experiments.execute` — settings x trials through one joblib pool.
 * :mod:`experiments.store` — the results store (atomic, checked parts; resume).

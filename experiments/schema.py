@@ -117,7 +117,7 @@ def protocol_schema(name: str) -> type:
     Its fields are ``name``, ``kind`` (the trial that runs it), ``label`` and every
     parameter of the class (:func:`ldp.registry.parameters`) with its declared type; a
     null means "the class's default".  Ranges are the class's own checks, run before any
-    trial by :func:`experiments.trials.preflight`.
+    trial by :func:`experiments.preflight.preflight`.
     """
     try:
         return _schema_of(registry.get(str(name)).name)
@@ -397,7 +397,7 @@ def _check_rules(config: dict) -> None:
     """The checks that involve more than one field, or the outside world.
 
     A protocol's own ranges and its fit with the data (an η that fits m, k <= 2^m) are
-    its class's checks, run on the real data by :func:`experiments.trials.preflight`.
+    its class's checks, run on the real data by :func:`experiments.preflight.preflight`.
     """
     protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
     kind = registry.get(protocol["name"]).kind

@@ -17,9 +17,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from scipy import stats
 
+from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
-from experiments.trials import build_protocol, protocol_from_row
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments.build import build_heavy_hitter, protocol_from_row
 from experiments.figures import style
-from experiments.trials import build_heavy_hitter, protocol_from_row
 from ldp import theory
 from ldp.theory import pem as pem_theory
 from ldp.theory import pem_refined

@@ -17,8 +17,8 @@ from experiments.figures import FIGURES, fig_pem_fig2, fig_pem_fig3, fig_pem_fig
 from experiments.figures import pem_section5 as sec5
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.spec import Claim
+from experiments.preflight import preflight
 from experiments.run import run_settings
-from experiments.trials import preflight
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SPECS = {"pem_fig2": fig_pem_fig2.FIGURE, "pem_fig3": fig_pem_fig3.FIGURE}

@@ -19,11 +19,11 @@ from experiments.figures import FIGURES, Claim, style
 from experiments.figures import __main__ as figures_main
 from experiments.figures import pem_section6 as sec6
 from experiments.figures.spec import VERDICTS
+from experiments.preflight import preflight
 from experiments.run import CONF_DIR, run_settings
 from experiments.schema import register_configs
 from experiments.settings import expand
 from experiments.store import ROW_KEY, ResultsStore
-from experiments.trials import preflight
 
 from .test_figure_colours import check_series_colours, legend_colours
 
