@@ -2,6 +2,7 @@
 
 * :mod:`experiments.run` — the app: ``python -m experiments.run experiment=<name>``.
 * :mod:`experiments.schema` — structured-config schemas, ranges, :class:`ConfigError`.
+* :mod:`experiments.check` — a composed config checked against them (:func:`check_config`).
 * :mod:`experiments.settings` — settings, their result key, an experiment's grid.
 * :mod:`experiments.seeding` — per-trial data and mechanism streams.
 * :mod:`experiments.population` — a setting's data: loaded, counted, its shape.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from experiments.check import check_config
 from experiments.preflight import preflight
 from experiments.run import CONF_DIR
-from experiments.schema import ConfigError, check_config
+from experiments.schema import ConfigError
 from experiments.settings import make_setting
 from ldp import registry
 
