@@ -20,6 +20,7 @@ from scipy import stats
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -50,9 +51,9 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
 
 
 def _points(ax, rows: pd.DataFrame, x: str, colour, log_x: bool) -> None:
-    stats = rows.groupby(["engine", x])["value"].agg(["mean", "std", "size"])
+    stats = summary(rows, None, ["engine", x]).set_index(["engine", x])
     for (engine, value), row in stats.iterrows():
-        half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
+        half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
         shift = value * (1 + DODGE[engine]) if log_x else value + DODGE[engine]
         ax.errorbar(
             shift,

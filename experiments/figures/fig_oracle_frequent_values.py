@@ -21,6 +21,7 @@ from matplotlib.lines import Line2D
 from experiments.figures import style
 from experiments.figures.fig_oracle_mse_kosarak import label_of
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -33,21 +34,13 @@ def per_value(table: pd.DataFrame) -> pd.DataFrame:
     estimates = rows[rows["metric"] == "estimate_n"]
     errors = rows[rows["metric"] == "sq_error_n"]
     keys = ["protocol.name", "item"]
-    est = estimates.groupby(keys).agg(
-        truth=("analytic", "mean"),
-        mean=("value", "mean"),
-        sd=("value", "std"),
-        trials=("value", "size"),
-    )
-    err = (
-        errors.assign(sq=errors["value"] / errors["n"], expected=errors["analytic"] / errors["n"])
-        .groupby(keys)
-        .agg(sq=("sq", "mean"), expected=("expected", "mean"))
-    )
-    out = est.join(err, how="left").reset_index()
+    est = summary(estimates, None, keys).set_index(keys)
+    est = est.rename(columns={"analytic": "truth", "std": "sd"})[["truth", "mean", "sd", "trials"]]
+    err = summary(errors, None, keys, per="n").set_index(keys)
+    out = est.join(err[["mean", "analytic"]].set_axis(["sq", "expected"], axis=1), how="left")
+    out = out.reset_index()
     out["rmse"] = np.sqrt(out["sq"])
     out["rmse_expected"] = np.sqrt(out["expected"])
-    out["sd"] = out["sd"].fillna(0.0)
     out["item"] = out["item"].astype(int)
     return out.rename(columns={"protocol.name": "protocol"}).drop(columns=["sq", "expected"])
 

@@ -24,6 +24,7 @@ from scipy.stats import norm
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import summary
 
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.
@@ -46,26 +47,15 @@ def label_of(rows: pd.DataFrame, name: str) -> str:
     return str(labels[0]) if len(labels) else name
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and ε: mean MSE of the frequencies, its standard error, the expectation.
 
     Columns: ``protocol``, ``epsilon``, ``mean``, ``se``, ``trials``, ``analytic`` (the
     trials' exact expectation, averaged), ``n``, ``d``.
     """
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()].copy()
-    rows["mse"] = rows["value"] / rows["n"]
-    rows["expected"] = rows["analytic"] / rows["n"]
-    grouped = rows.groupby(["protocol.name", "epsilon"])
-    out = grouped.agg(
-        mean=("mse", "mean"),
-        sd=("mse", "std"),
-        trials=("mse", "size"),
-        analytic=("expected", "mean"),
-        n=("n", "first"),
-        d=("options.domain_size", "first"),
-    ).reset_index()
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.rename(columns={"protocol.name": "protocol"}).drop(columns="sd")
+    first = {"n": "n", "d": "options.domain_size"}
+    out = summary(table, METRIC, ["protocol.name", "epsilon"], per="n", first=first)
+    return out.rename(columns={"protocol.name": "protocol"})
 
 
 def _source(table: pd.DataFrame) -> str:
@@ -77,7 +67,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """MSE against ε, log y, expectation as thin lines; below, empirical over expected."""
     style.apply_theme()
     rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    stats = summary(table)
+    stats = mse_stats(table)
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.4, 6.0), sharex=True, gridspec_kw={"height_ratios": [3, 1.2]}
     )
@@ -142,7 +132,7 @@ def _at(stats: pd.DataFrame, protocol: str, epsilon: float) -> pd.Series | None:
 
 def claims(table: pd.DataFrame) -> list[Claim]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation."""
-    stats = summary(table)
+    stats = mse_stats(table)
     out: list[Claim] = []
     if stats.empty:
         return out

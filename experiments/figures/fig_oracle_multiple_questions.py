@@ -22,6 +22,7 @@ from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 from ldp.theory import multiple_questions_variance
 
 APPROACHES = {
@@ -31,35 +32,24 @@ APPROACHES = {
 METRICS = {f"sq_error_f.{name}": name for name in APPROACHES}
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def approach_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per approach and ε: mean squared error, its standard error, the exact expectation,
     and the slides' closed form.  Columns: ``approach``, ``epsilon``, ``mean``, ``se``,
     ``trials``, ``exact``, ``closed``, ``n``."""
-    rows = table[table["metric"].isin(METRICS) & table["item"].isna()]
-    out = (
-        rows.groupby(["metric", "epsilon"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-            n=("n", "first"),
-        )
-        .reset_index()
-    )
+    out = summary(table, METRICS, ["metric", "epsilon"], first={"n": "n"})
+    out = out.rename(columns={"analytic": "exact"})
     out["approach"] = out["metric"].map(METRICS)
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
     out["closed"] = [
         float(multiple_questions_variance(e, int(n))[a])
         for e, n, a in zip(out["epsilon"], out["n"], out["approach"], strict=True)
     ]
-    return out.drop(columns=["metric", "sd"])
+    return out.drop(columns="metric")
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Var[c(v)/n] against ε for both approaches, log y; below, empirical / closed form."""
     style.apply_theme()
-    stats = summary(table)
+    stats = approach_stats(table)
     colour = style.color("OLH")
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.2, 5.8), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]}
@@ -116,7 +106,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 def claims(table: pd.DataFrame) -> list[Claim]:
     """The two closed forms hold, and partitioning the users is the better choice."""
-    stats = summary(table)
+    stats = approach_stats(table)
     out: list[Claim] = []
     if stats.empty:
         return out

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
 _METHODS = {
@@ -39,28 +39,18 @@ METHODS = {
 METRICS = (("sq_error_n", "MSE, all values"), ("sq_error_top_n", "MSE, top 20 values"))
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, method, metric and ε: mean frequency MSE over trials, its SE, and the
     unbiased estimates' exact expectation (sq_error_n only)."""
-    rows = table[table["metric"].isin([m for m, _ in METRICS]) & table["item"].isna()].copy()
+    rows = per_trial(table, [m for m, _ in METRICS])
     rows["method"] = rows["options.postprocess"].fillna("none")
-    rows["mse"] = rows["value"] / rows["n"]
-    rows["exact"] = rows["analytic"] / rows["n"]
-    out = (
-        rows.groupby(["protocol.name", "method", "metric", "epsilon"])
-        .agg(
-            mean=("mse", "mean"), sd=("mse", "std"), trials=("mse", "size"), exact=("exact", "mean")
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol"})
-    )
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.drop(columns="sd")
+    out = summary(rows, None, ["protocol.name", "method", "metric", "epsilon"], per="n")
+    return out.rename(columns={"protocol.name": "protocol", "analytic": "exact"})
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
-    stats = summary(table)
+    stats = mse_stats(table)
     protocols = style.order(list(stats["protocol"].unique()))
     figure, axes = plt.subplots(
         2, max(len(protocols), 1), figsize=(4.6 * max(len(protocols), 1), 7.5), squeeze=False
@@ -100,7 +90,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 def claims(table: pd.DataFrame) -> list[Claim]:
     """Norm-Sub and PowerNS beat the unbiased estimates on the full distribution; the
     unbiased MSE matches its exact expectation."""
-    stats = summary(table)
+    stats = mse_stats(table)
     full = stats[stats["metric"] == "sq_error_n"]
     if full.empty:
         return []

@@ -23,6 +23,7 @@ from scipy.stats import norm
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -124,7 +125,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             line = analytic_line(points, name, grid, d)
             if line is not None:
                 ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
-            stats = points.groupby(["engine", "epsilon"])["value"].agg(["mean", "std", "size"])
+            stats = summary(points, None, ["engine", "epsilon"]).set_index(["engine", "epsilon"])
             spread = (index - (len(lines) - 1) / 2) * PROTOCOL_DODGE
             if (
                 spread and line is not None
@@ -135,7 +136,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                     ticks, epsilons + spread - 0.03, epsilons + spread + 0.03, color=colour, lw=1.4
                 )
             for (engine, epsilon), row in stats.iterrows():
-                half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
+                half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
                 ax.errorbar(
                     epsilon + spread + DODGE.get(engine, 0.0),
                     row["mean"],
@@ -178,34 +179,25 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 
 # ------------------------------------------------------------------------------ claims
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, d, engine and ε: mean of Var[ĉ(v)]/n over trials, its standard error,
     the exact expectation (the trials' ``analytic``) and Table 1's entry.
 
     Columns: ``protocol``, ``d``, ``engine``, ``epsilon``, ``mean``, ``se``, ``trials``,
     ``exact``, ``table1``.
     """
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    out = (
-        rows.groupby(["protocol.name", "options.domain_size", "engine", "epsilon"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol", "options.domain_size": "d"})
+    out = summary(table, METRIC, ["protocol.name", "options.domain_size", "engine", "epsilon"])
+    out = out.rename(
+        columns={"protocol.name": "protocol", "options.domain_size": "d", "analytic": "exact"}
     )
     out["d"] = out["d"].astype(int)
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
     out["table1"] = [  # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
         _table1_or(p, e, d, exact)
         for p, e, d, exact in zip(
             out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True
         )
     ]
-    return out.drop(columns="sd")
+    return out
 
 
 def _table1_or(protocol: str, epsilon: float, d: int, fallback: float) -> float:
@@ -356,7 +348,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
 
 def claims(table: pd.DataFrame) -> list[Claim]:
     """Table 1 matched; OUE = OLH; GRR better than OLH iff d < 3e^ε + 2."""
-    stats = summary(table)
+    stats = variance_stats(table)
     if stats.empty:
         return []
     found = [_table1_claim(stats), _oue_olh_claim(stats), _grr_olh_claim(stats)]

@@ -20,6 +20,7 @@ import pandas as pd
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
 #: The panels: name, title, x label.
@@ -43,7 +44,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     sec5.prepare_refined(rows[[_cell(etas) is not None for etas in rows["protocol.etas"]]])
     out = []
     for metric in sec5.METRICS:
-        stats = sec5.metric_stats(table, metric)
+        stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
         for key, row in rows.iterrows():
             if key not in stats.index:
                 continue
@@ -72,7 +73,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                         "metric": metric,
                         "mean": stats.loc[key, "mean"],
                         "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "size"]),
+                        "runs": int(stats.loc[key, "trials"]),
                         "model": model,
                         "refined": refined,
                     }

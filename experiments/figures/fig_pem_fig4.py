@@ -19,6 +19,7 @@ import pandas as pd
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec
+from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
 #: The panels: the parameter each varies, its title, x label, and which way is favourable.
@@ -51,7 +52,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     for varied, *_ in PANELS:
         panel = sec5.panel_rows(rows, varied, defaults)
         for metric in sec5.METRICS:
-            stats = sec5.metric_stats(table, metric)
+            stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
             for key, row in panel.iterrows():
                 if key not in stats.index:
                     continue
@@ -65,7 +66,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                         "metric": metric,
                         "mean": stats.loc[key, "mean"],
                         "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "size"]),
+                        "runs": int(stats.loc[key, "trials"]),
                         "model": sec5.model_utility(row, frequencies[key], metric),
                         "g": config.g,
                         "eta": max(config.etas),

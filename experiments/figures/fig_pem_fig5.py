@@ -17,6 +17,7 @@ import pandas as pd
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import summary
 
 EXPERIMENTS = ("pem_fig5", "pem_fig5_spm", "pem_fig5_spm_url", "pem_fig5_sens")
 #: ε of the model line on the synthetic panels.
@@ -35,7 +36,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     """VI-B1: ε = 4 on URL; and PEM best at every (data set, ε), among the paper's versions
     (the sensitivity lines are drawn, not judged)."""
     table = sec6.main_rows(table[np.isclose(table["k"], 16)])
-    f1 = sec6.summary(table, "f1", ["dataset.name", "protocol.name", "epsilon"])
+    f1 = summary(table, "f1", ["dataset.name", "protocol.name", "epsilon"])
     at = {
         name: sec6.pick(f1, dataset__name="url", protocol__name=name, epsilon=4.0)
         for name in sec6.PROTOCOLS

@@ -15,6 +15,7 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import summary
 
 EXPERIMENTS = (
     "pem_fig6",
@@ -37,7 +38,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     """VI-B2: near full utility up to k = 30 on synthetic; PEM ahead of MCM and SPM (the
     paper's versions; the sensitivity lines are drawn, not judged)."""
     table = sec6.main_rows(table[np.isclose(table["epsilon"], EPSILON)])
-    f1 = sec6.summary(table, "f1", ["dataset.name", "protocol.name", "k"])
+    f1 = summary(table, "f1", ["dataset.name", "protocol.name", "k"])
     pem = f1[(f1["dataset.name"] == "exponential") & (f1["protocol.name"] == "PEM")]
     pem = pem.sort_values("k")
     upto = pem[pem["k"] <= 32]
@@ -125,7 +126,7 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[Claim]:
     """VI-B2: "a protocol with better F1 score will also have a better NCR score": every
     pair of protocols at every (data set, k) ordered alike by both metrics."""
     by = ["dataset.name", "k", "protocol.name"]
-    f1, ncr = (sec6.summary(table, metric, by).set_index(by)["mean"] for metric in ("f1", "ncr"))
+    f1, ncr = (summary(table, metric, by).set_index(by)["mean"] for metric in ("f1", "ncr"))
     both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
     pairs = agree = 0
     disagree = []

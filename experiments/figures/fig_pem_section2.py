@@ -31,6 +31,7 @@ from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import per_trial, summary
 from ldp import theory
 
 EXPERIMENTS = ("pem_section2_grr", "pem_section2_olh")
@@ -54,22 +55,10 @@ def big_e(epsilon: float | np.ndarray) -> float | np.ndarray:
 
 def stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard error and exact expectation of ``sq_error_n`` per setting."""
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    if rows.empty:
+    if per_trial(table, METRIC).empty:
         return pd.DataFrame(columns=["protocol", "epsilon", "n", "mean", "se", "exact", "trials"])
-    out = (
-        rows.groupby(["protocol.name", "epsilon", "dataset.n"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol", "dataset.n": "n"})
-    )
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.drop(columns="sd")
+    out = summary(table, METRIC, ["protocol.name", "epsilon", "dataset.n"])
+    return out.rename(columns={"protocol.name": "protocol", "dataset.n": "n", "analytic": "exact"})
 
 
 def _at(frame: pd.DataFrame, protocol: str, e_power: float) -> pd.DataFrame:

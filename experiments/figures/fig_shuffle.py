@@ -29,6 +29,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.results import summary
 from experiments.trials import SHUFFLE_DELTA
 from ldp import theory
 from ldp.theory.shuffle import shuffle_epsilon
@@ -66,18 +67,12 @@ def _bound(name: str, epsilon0: float, n: int) -> float:
     return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, name)
 
 
-def _by_setting(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    stats = rows.groupby(["epsilon", "n"])["value"].agg(["mean", "std", "size"])
-    return stats.reset_index()
-
-
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     colours = dict(zip(EPSILONS0, style_palette(len(EPSILONS0)), strict=True))
-    central = _by_setting(table, "shuffle_epsilon")
-    errors = _by_setting(table, "sq_error_n")
+    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
+    errors = summary(table, "sq_error_n", ["epsilon", "n"])
     for epsilon0 in EPSILONS0:
         colour = colours[epsilon0]
         grid = [_central(epsilon0, n) for n in N_GRID]
@@ -92,7 +87,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         right.errorbar(
             mine["n"],
             mine["mean"] / mine["n"],
-            yerr=2 * mine["std"] / np.sqrt(mine["size"]) / mine["n"],
+            yerr=2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"],
             fmt="o",
             color=colour,
             ms=4.5,
@@ -151,7 +146,7 @@ def style_palette(count: int) -> list:
 
 def claims(table: pd.DataFrame) -> list[Claim]:
     """The notes' claim: ε falls like 1/√n; checked on the recorded column."""
-    central = _by_setting(table, "shuffle_epsilon")
+    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
     at = central[np.isclose(central["epsilon"], 4.0)].set_index("n")["mean"]
     if not {10**5, 10**6} <= set(at.index):
         return []

@@ -154,14 +154,6 @@ def refined_utility(row: pd.Series, goal: str) -> float:
     return float(theory.utility_weights(k, goal) @ _REFINED[cells])
 
 
-def metric_stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Per setting: mean, standard error and runs of a per-trial metric."""
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    stats = rows.groupby("config_hash")["value"].agg(["mean", "std", "size"])
-    stats["se"] = (stats["std"] / np.sqrt(stats["size"])).fillna(0.0)
-    return stats
-
-
 def check_recorded(table: pd.DataFrame) -> list[str]:
     """Settings whose rebuilt configuration disagrees with what the trials recorded
     (``diag.oracle_queries`` = Σ|D_i|, ``diag.gamma``); empty when all agree."""

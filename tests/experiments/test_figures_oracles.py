@@ -100,7 +100,7 @@ def test_the_mse_figure_draws_and_its_line_is_the_trials_expectation(settings_of
     assert len(settings) == 10
     _, store = run_settings(settings)
     table, _ = store.load()
-    stats = mse.summary(table)
+    stats = mse.mse_stats(table)
     for _, row in stats.iterrows():  # Var is affine in c: the domain mean is Var at n/d
         rows = table[table["protocol.name"] == row["protocol"]]
         expected = mse.expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
@@ -150,7 +150,7 @@ def test_the_multiple_questions_figure_draws(settings_of, tmp_path):
         )
     _, store = run_settings(settings)
     table, _ = store.load()
-    stats = questions.summary(table)
+    stats = questions.approach_stats(table)
     assert set(stats["approach"]) == {"split", "partition"} and len(stats) == 6
     closed = multiple_questions_variance(stats["epsilon"].to_numpy(), 2000)
     assert np.allclose(

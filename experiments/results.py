@@ -1,0 +1,69 @@
+"""What the figures read from an experiment's results: its per-trial rows and their
+summary per group.  Figures use this module instead of the harness's internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:
+    """The per-trial rows of a metric (or of several), without per-value rows."""
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def summary(
+    table: pd.DataFrame,
+    metric: str | Collection[str] | None,
+    by: Sequence[str],
+    *,
+    per: str | None = None,
+    first: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Per group of ``by``: the mean of the trials' values and its spread.
+
+    Parameters
+    ----------
+    table
+        A results table (tidy: one row per trial and metric), or rows already chosen
+        when ``metric`` is None.
+    metric
+        The metric(s) to summarise (their per-trial rows), or None for all of ``table``.
+    by
+        Grouping columns (a missing value is a group of its own).
+    per
+        A column to divide each row's ``value`` and ``analytic`` by first (e.g. ``"n"``).
+    first
+        Extra columns ``{name: column}``: the column's first value in each group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by``, ``mean``, ``std`` (0 for one trial), ``trials`` (trials with a value: a
+        squared error is NaN in a run that identified nothing, and left out), ``analytic``
+        (mean of the rows' exact expectations), the ``first`` columns, and ``se`` = std /
+        √trials.
+    """
+    rows = table if metric is None else per_trial(table, metric)
+    rows = rows.dropna(subset=["value"])
+    if per is not None:
+        rows = rows.assign(value=rows["value"] / rows[per], analytic=rows["analytic"] / rows[per])
+    extra = {name: (column, "first") for name, column in (first or {}).items()}
+    out = (
+        rows.groupby(list(by), dropna=False)
+        .agg(
+            mean=("value", "mean"),
+            std=("value", "std"),
+            trials=("value", "size"),
+            analytic=("analytic", "mean"),
+            **extra,
+        )
+        .reset_index()
+    )
+    out["std"] = out["std"].fillna(0.0)
+    out["se"] = out["std"] / np.sqrt(out["trials"])
+    return out
