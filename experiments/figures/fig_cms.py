@@ -19,7 +19,7 @@ from scipy import stats
 
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 from ldp.theory import table1_variance
 
@@ -127,7 +127,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The sketches' exact variance (with the collision term) against the trials."""
     rows = table[(table["metric"] == METRIC) & table["item"].isna()]
     out = []
@@ -150,7 +150,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         # the largest of len(gaps) two-sided t statistics: Bonferroni at family-wise FAMILY_ALPHA
         bound = float(stats.t.isf(FAMILY_ALPHA / (2 * len(gaps)), df=min(trials) - 1))
         out.append(
-            Claim(
+            ClaimCheck(
                 source=f"Apple 2017, CMS/HCMS variance ({experiment})",
                 paper="f(v) unbiased; Var = pure-protocol variance + collisions/(k(m-1))",
                 ours=f"largest |mean - exact| over {len(gaps)} settings: {worst:.1f} SE",

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.fig_oracle_mse_kosarak import label_of
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 
 
@@ -128,7 +128,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH estimates the frequent values better than BLH and RAPPOR (SUE)."""
     stats = per_value(table)
     if stats.empty:
@@ -150,7 +150,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     noise = 2 * spread / math.sqrt(int(score.loc["OLH", "items"]))
     better = all(margin > 1 + 2 * noise for margin in margins.values())
     return [
-        Claim(
+        ClaimCheck(
             source="USENIX'17 Sec. 6 / slides 'Accuracy on Frequent Values' (figure only)",
             paper="OLH estimates the most frequent Kosarak values more accurately than BLH and "
             "RAPPOR (SUE); the slides give the figure, no number",

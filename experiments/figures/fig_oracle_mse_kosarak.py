@@ -23,7 +23,7 @@ from scipy.stats import norm
 
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from experiments.results import summary
 
 METRIC = "sq_error_n"
@@ -130,10 +130,10 @@ def _at(stats: pd.DataFrame, protocol: str, epsilon: float) -> pd.Series | None:
     return None if hit.empty else hit.iloc[0]
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation."""
     stats = mse_stats(table)
-    out: list[Claim] = []
+    out: list[ClaimCheck] = []
     if stats.empty:
         return out
     top = float(stats["epsilon"].max())
@@ -170,7 +170,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             "reproduced" if all(grows) else "differs",
         )
         out.append(
-            Claim(
+            ClaimCheck(
                 source="USENIX'17 Sec. 6 / slides 'Experiments Highlights' (Kosarak)",
                 paper="OLH performs orders of magnitude better than BLH and RAPPOR (SUE), "
                 "especially when ε is large",
@@ -208,7 +208,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     row = stats.iloc[worst]
     ok = bool(np.isfinite(worst_z) and worst_z < 4.5)
     out.append(
-        Claim(
+        ClaimCheck(
             source="USENIX'17 slides 'Experiments Highlights'",
             paper="the Kosarak results confirm the analytical conclusion (variances of Table 1)",
             ours=(

@@ -21,7 +21,7 @@ from matplotlib.lines import Line2D
 from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 from ldp.theory import multiple_questions_variance
 
@@ -104,10 +104,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The two closed forms hold, and partitioning the users is the better choice."""
     stats = approach_stats(table)
-    out: list[Claim] = []
+    out: list[ClaimCheck] = []
     if stats.empty:
         return out
     parts, worst_z = [], 0.0
@@ -128,7 +128,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     trials = int(stats["trials"].min())
     ok = math.isfinite(worst_z) and worst_z < 4.5
     out.append(
-        Claim(
+        ClaimCheck(
             source="USENIX'17 slides 'On answering multiple questions'",
             paper="OLH, two questions: Var[c(v)/n] = 4e^{ε/2}/(n(e^{ε/2}-1)^2) splitting ε, "
             "8e^ε/(n(e^ε-1)^2) partitioning the users",
@@ -159,7 +159,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         eps = ratio.index.to_numpy()
         better = bool((ratio > 1).all())
         out.append(
-            Claim(
+            ClaimCheck(
                 source="USENIX'17 slides 'On answering multiple questions'",
                 paper="algebra shows that it is better to partition users than to split ε "
                 "(closed-form ratio (e^{ε/2}+1)^2/(2e^{ε/2}): 2 as ε → 0, 7.1 at ε = 5)",

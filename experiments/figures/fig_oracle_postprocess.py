@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from experiments.results import per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
@@ -87,7 +87,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Norm-Sub and PowerNS beat the unbiased estimates on the full distribution; the
     unbiased MSE matches its exact expectation."""
     stats = mse_stats(table)
@@ -127,7 +127,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         readings.append(f"{METHODS[method][0]} {check}: {'holds' if holds else 'fails'}")
     verdict = both(*verdicts)
     return [
-        Claim(
+        ClaimCheck(
             source="NDSS 2020 (Wang et al.) Sec. VI, full-distribution MSE",
             paper="Norm-Sub (and PowerNS) reduce the MSE of the full distribution by orders of "
             "magnitude compared with the unbiased estimates, especially at small ε; Norm "

@@ -22,7 +22,7 @@ from scipy.stats import norm
 
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 from ldp.theory import table1_variance
 
@@ -226,7 +226,7 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     return out
 
 
-def _table1_claim(stats: pd.DataFrame) -> Claim:
+def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
     z_exact = (stats["mean"] - stats["exact"]) / stats["se"].where(stats["se"] > 0)
     worst_z = float(z_exact.abs().max()) if z_exact.notna().any() else math.nan
     parts = []
@@ -242,7 +242,7 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
     olh = stats[stats["protocol"] == "OLH"]
     olh_gap = float((olh["exact"] / olh["table1"] - 1).abs().max()) if len(olh) else 0.0
     ok = math.isfinite(worst_z) and worst_z < 4.5
-    return Claim(
+    return ClaimCheck(
         source="USENIX'17 Table 1",
         paper="Var[ĉ(v)]/n: GRR (d-2+e^ε)/(e^ε-1)^2, SHE 8/ε^2, THE (θ = 1) "
         "(2e^{ε/2}-1)/(e^{ε/2}-1)^2, SUE e^{ε/2}/(e^{ε/2}-1)^2, OUE and OLH "
@@ -265,7 +265,7 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
     )
 
 
-def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
+def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, agree = [], []
     for d in sorted(stats["d"].unique()):
         olh, oue = _pooled(stats, "OLH", d), _pooled(stats, "OUE", d)
@@ -285,7 +285,7 @@ def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
     if not parts:
         return None
     ok = all(agree)
-    return Claim(
+    return ClaimCheck(
         source="USENIX'17 Table 1 / slides 'Comparison of Different Mechanisms'",
         paper="OUE and OLH have the same variance, 4e^ε/(e^ε-1)^2",
         ours="; ".join(parts) + " over ε = 0.5-5, engines pooled",
@@ -300,7 +300,7 @@ def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
     )
 
 
-def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
+def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, consistent = [], []
     for d in sorted(stats["d"].unique()):
         grr, olh = _pooled(stats, "GRR", d), _pooled(stats, "OLH", d)
@@ -333,7 +333,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
     if not parts:
         return None
     ok = all(consistent)
-    return Claim(
+    return ClaimCheck(
         source="USENIX'17 Sec. 5 (Table 1)",
         paper="GRR (direct encoding) is better than OLH when d < 3e^ε + 2",
         ours="; ".join(parts) + " (ε = 0.5-5, engines pooled)",
@@ -346,7 +346,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
     )
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Table 1 matched; OUE = OLH; GRR better than OLH iff d < 3e^ε + 2."""
     stats = variance_stats(table)
     if stats.empty:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
@@ -119,7 +119,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. V-C: the model still matches; zipf wins where noise is large, zipf(-20) draws
     level or wins on the favourable side."""
     data = points(table)
@@ -129,7 +129,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     if wrong:
         verdict = "differs"
     found = [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
             paper="for the optimal configuration the analysis still matches the empirical "
             "results well",
@@ -174,7 +174,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"{d_best:+.2f}"
             )
     found.append(
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
             paper="when the setting is not favourable (small ε, small n or large m) zipf has "
             "better results, while zipf(-20) gives similar or better results on the other "

@@ -17,7 +17,7 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from experiments.results import summary
 
 EXPERIMENTS = (
@@ -73,7 +73,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3: PEM's threshold version beats SPM's and MCM's, most at ε = 2 (the split
     versions the paper ran; the partitioned ones are drawn, not judged)."""
     table = sec6.main_rows(table, SUFFIX)
@@ -117,7 +117,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         )
     return [
         *theta_claims(table),
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B3 (Fig. 7a)",
             paper=(
                 "threshold versions, θ = 0.023: PEM performs better than SPM and MCM, the "
@@ -139,7 +139,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     ]
 
 
-def theta_claims(table: pd.DataFrame) -> list[Claim]:
+def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3 on Figs. 7b, 7c: at ε = 2 and 4 against θ, PEM's threshold version ahead (the
     section's "PEM performs better than SPM and MCM"), and "the lower the θ, the bigger the
     k" (the number of values at or above θ), one claim per panel."""
@@ -175,7 +175,7 @@ def theta_claims(table: pd.DataFrame) -> list[Claim]:
             )
         verdicts = (ahead, more_below)
         out.append(
-            Claim(
+            ClaimCheck(
                 source=f"PEM Sec. VI-B3 (Fig. 7{panel})",
                 paper=(
                     f"threshold versions against θ at ε = {epsilon:g}: 'the effects of fixing ε "

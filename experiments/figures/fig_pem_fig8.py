@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from experiments.execute import parallel_map
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 from ldp import theory
 
@@ -181,7 +181,7 @@ def _block_reading(block: dict[str, pd.DataFrame]) -> str:
     return "neither of the paper's two numbers."
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B4 (ε = 1.2), VI-B5 (ε = 0.9) and VI-B7."""
     budget, eta, assumed = panels(table)
     out = []
@@ -231,7 +231,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             reason = "partitioning the users does not lift MCM as much in our implementation"
     if len(budget) and verdict is not None:
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B4 (Fig. 8a)",
                 paper=(
                     "ε = 1.2: MCM splitting the budget achieves F1 < 0.2, with 10% of the "
@@ -272,7 +272,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             verdict, reason = "differs", "η does not help in our runs"
     if len(eta) and verdict is not None:
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B5 (Fig. 8b)",
                 paper="ε = 0.9: F1 is 0.4 with η = 2 and 0.8 with η = 10; larger η is better",
                 ours=(
@@ -311,7 +311,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             note = f"; uniform is up to {gap:.2f} lower"
         verdict = "reproduced" if spread <= 0.05 else "partly"
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B7 (Fig. 8c)",
                 paper=(
                     "except in extreme cases, the assumed distribution has little influence: "

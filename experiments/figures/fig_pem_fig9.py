@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 
 EXPERIMENTS = ("pem_fig9", "pem_fig5", "pem_fig5_spm")
@@ -111,7 +111,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B6: MCM below SPM (split ε); PEM similar with one group of the users."""
     rows = rows_of(table)
     stats = summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
@@ -164,7 +164,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     else:
         verdict, reason = "differs", "the final tests' budgets differ from the paper's"
     return [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B6 (Fig. 9)",
             paper=(
                 "MCM's estimation variance is smaller than SPM's (its final test uses ε/2, "

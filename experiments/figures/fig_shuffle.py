@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from experiments.results import summary
 from experiments.trials import SHUFFLE_DELTA
 from ldp import theory
@@ -144,7 +144,7 @@ def style_palette(count: int) -> list:
     return [plt.get_cmap("viridis")(x) for x in np.linspace(0.1, 0.85, count)]
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The notes' claim: ε falls like 1/√n; checked on the recorded column."""
     central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
     at = central[np.isclose(central["epsilon"], 4.0)].set_index("n")["mean"]
@@ -155,7 +155,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     below = all(at[n] <= printed[n] for n in printed)
     shape = 2.8 < ratio < 3.6
     return [
-        Claim(
+        ClaimCheck(
             source="Feldman, McMillan, Talwar (FOCS 2021) Theorem 3.1; lecture notes Sec. 3",
             paper=(
                 "ε <= log(1 + (e^ε0 - 1)/(e^ε0 + 1) (8√(e^ε0 log(4/δ)/n) + 8e^ε0/n)) after "

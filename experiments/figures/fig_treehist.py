@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.results import summary
 from ldp.heavy_hitters import TreeHist
 from ldp.theory import pem as pem_theory
@@ -174,7 +174,7 @@ def _gap(table: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
 
 
 def claims_for(by: str, fixed: str):
-    def claims(table: pd.DataFrame) -> list[Claim]:
+    def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         """[PEM] Sec. VII: TreeHist's one-bit-per-group split loses to PEM."""
         wide, runs = _gap(table, by)
         if "PEM" not in wide or not any(c.startswith(NAME) for c in wide.columns):
@@ -189,7 +189,7 @@ def claims_for(by: str, fixed: str):
         below = pem >= tree - 0.02
         gap = (pem - tree).mean()
         return [
-            Claim(
+            ClaimCheck(
                 source=SOURCE,
                 paper=(
                     "TreeHist (one bit per group, m groups) resembles PEM, but dividing "

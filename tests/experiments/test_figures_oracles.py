@@ -17,7 +17,7 @@ from experiments.figures import fig_oracle_frequent_values as frequent
 from experiments.figures import fig_oracle_mse_kosarak as mse
 from experiments.figures import fig_oracle_multiple_questions as questions
 from experiments.figures import fig_oracle_variance as variance
-from experiments.figures.spec import Claim
+from experiments.figures.spec import ClaimCheck
 from experiments.preflight import preflight
 from experiments.run import run_settings
 from experiments.schema import ConfigError
@@ -49,10 +49,10 @@ def _check_png(path) -> None:
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 400
 
 
-def _check_claims(claims: list[Claim], expected: int) -> None:
+def _check_claims(claims: list[ClaimCheck], expected: int) -> None:
     assert len(claims) == expected
     for claim in claims:
-        assert isinstance(claim, Claim)
+        assert isinstance(claim, ClaimCheck)
         assert claim.verdict in ("reproduced", "partly", "differs")
         assert claim.source and claim.paper and claim.ours
         assert "nan" not in claim.ours.lower()
