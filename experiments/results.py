@@ -1,5 +1,9 @@
-"""What the figures read from an experiment's results: its per-trial rows and their
-summary per group.  Figures use this module instead of the harness's internals.
+"""What the figures read from an experiment's results table: its per-trial rows, their
+summary per group, what a metric's rows mean, and the protocol a row was measured with.
+
+Figures use this module, never the Hydra app or the trial code: a table's ``protocol.*``
+columns give back the protocol node (:func:`protocol_from_row`), built as the trial built
+it (:func:`build_protocol`, :func:`build_heavy_hitter`) to draw its closed forms.
 """
 
 from __future__ import annotations
@@ -8,6 +12,20 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
+
+__all__ = [
+    "SHUFFLE_DELTA",
+    "build_heavy_hitter",
+    "build_protocol",
+    "per_trial",
+    "protocol_from_row",
+    "summary",
+]
+
+#: δ of the central (ε, δ) that an oracle trial's ``shuffle_epsilon`` rows record.
+SHUFFLE_DELTA = 1e-6
 
 
 def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:

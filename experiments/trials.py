@@ -48,6 +48,7 @@ import numpy as np
 
 from experiments.build import build_protocol, cached_heavy_hitter
 from experiments.population import load_dataset, population_counts, tracked_values
+from experiments.results import SHUFFLE_DELTA
 from experiments.seeding import TrialStreams, trial_streams
 from ldp import postprocess
 from ldp.contract import capabilities_of
@@ -120,10 +121,6 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
                     Measurement("estimate_n", (count + error) / n, count / n, int(value) + 1)
                 )
     return TrialResult(rows, source, n)
-
-
-#: δ of the central (ε, δ) that ``shuffle_epsilon`` rows record.
-SHUFFLE_DELTA = 1e-6
 
 
 @functools.lru_cache(maxsize=256)

@@ -17,10 +17,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from scipy import stats
 
-from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import summary
+from experiments.results import build_protocol, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"

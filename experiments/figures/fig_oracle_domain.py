@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.fig_oracle_variance import series_of
 from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import build_protocol, protocol_from_row
 
 
 def oracle_at(rows: pd.DataFrame, epsilon: float, d: int):

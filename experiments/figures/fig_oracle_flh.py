@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import build_protocol, protocol_from_row
 
 
 def _point_counts(d: int, n: int) -> np.ndarray:

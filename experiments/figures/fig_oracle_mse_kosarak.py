@@ -21,10 +21,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from scipy.stats import norm
 
-from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import summary
+from experiments.results import build_protocol, protocol_from_row, summary
 
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.build import build_heavy_hitter
 from experiments.execute import parallel_map
 from experiments.figures import style
 from experiments.figures.pem_section6 import protocol_json
+from experiments.results import build_heavy_hitter
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 

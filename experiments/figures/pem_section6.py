@@ -22,9 +22,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from experiments.build import build_heavy_hitter, protocol_from_row
 from experiments.figures import style
-from experiments.results import summary
+from experiments.results import build_heavy_hitter, protocol_from_row, summary
 from ldp import theory
 from ldp.theory import pem as pem_theory
 from ldp.theory import pem_refined
