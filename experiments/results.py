@@ -21,6 +21,7 @@ __all__ = [
     "build_protocol",
     "per_trial",
     "protocol_from_row",
+    "protocol_name",
     "summary",
 ]
 
@@ -32,6 +33,15 @@ def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFram
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
     return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def protocol_name(table: pd.DataFrame) -> str:
+    """The one protocol whose trials ``table`` holds (its registry name), for a figure of a
+    single protocol that colours it without naming it; ValueError if there are several."""
+    names = table["protocol.name"].dropna().astype(str).unique()
+    if len(names) != 1:
+        raise ValueError(f"expected the rows of one protocol, got {sorted(names)}")
+    return str(names[0])
 
 
 def summary(

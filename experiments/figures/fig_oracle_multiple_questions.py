@@ -22,7 +22,7 @@ from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import summary
+from experiments.results import protocol_name, summary
 from ldp.theory import multiple_questions_variance
 
 APPROACHES = {
@@ -50,7 +50,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """Var[c(v)/n] against ε for both approaches, log y; below, empirical / closed form."""
     style.apply_theme()
     stats = approach_stats(table)
-    colour = style.color("OLH")
+    colour = style.color(protocol_name(table))
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.2, 5.8), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]}
     )

@@ -29,6 +29,7 @@ from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import protocol_name
 from ldp.oracles.rappor import (
     rappor_epsilon_inf,
     rappor_epsilon_one,
@@ -62,7 +63,7 @@ def _closed(row: pd.Series) -> tuple[float, float]:
 def draw_privacy(table: pd.DataFrame) -> plt.Figure:
     """ε₁ and ε∞ against f (left); the loss of T reports with and without memoization (right)."""
     style.apply_theme()
-    colour = style.color("RAPPOR")
+    colour = style.color(protocol_name(table))
     rows = presets(table)
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.3))
     f_grid = np.linspace(0.005, 0.99, 300)
@@ -120,7 +121,7 @@ def decode_summary(table: pd.DataFrame) -> pd.DataFrame:
 def draw_decode(table: pd.DataFrame) -> plt.Figure:
     """Estimate vs truth of the tracked values, ±2 SE, one panel per preset (trial 0)."""
     style.apply_theme()
-    colour = style.color("RAPPOR")
+    colour = style.color(protocol_name(table))
     rows = presets(table)
     summary = decode_summary(table).set_index("protocol.label")
     figure, axes = plt.subplots(
