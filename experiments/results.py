@@ -19,9 +19,11 @@ __all__ = [
     "SHUFFLE_DELTA",
     "build_heavy_hitter",
     "build_protocol",
+    "label_of",
     "per_trial",
     "protocol_from_row",
     "protocol_name",
+    "sources_text",
     "summary",
 ]
 
@@ -33,6 +35,18 @@ def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFram
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
     return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def label_of(rows: pd.DataFrame, name: str) -> str:
+    """A protocol's legend text: the ``protocol.label`` of its rows, else its name."""
+    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
+    return str(labels[0]) if len(labels) else name
+
+
+def sources_text(table: pd.DataFrame) -> str:
+    """Where a table's data came from, for a title: "real", "surrogate", ... or "unknown"."""
+    sources = sorted(str(s) for s in table["data_source"].dropna().unique())
+    return ", ".join(s.split(":")[0] for s in sources) or "unknown"
 
 
 def protocol_name(table: pd.DataFrame) -> str:

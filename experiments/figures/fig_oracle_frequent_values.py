@@ -19,9 +19,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.fig_oracle_mse_kosarak import label_of
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import summary
+from experiments.results import label_of, sources_text, summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -115,12 +114,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         Line2D([], [], color="0.3", lw=1.0, label="relative error: exact √Var / truth"),
         Line2D([], [], color="0.3", marker="o", ls="", ms=3, label="relative error: measured"),
     ]
-    sources = sorted(str(s).split(":")[0] for s in table["data_source"].dropna().unique())
     trials = int(stats["trials"].max()) if len(stats) else 0
     top = int(stats["item"].max()) if len(stats) else 0
     figure.suptitle(
-        f"Kosarak ({', '.join(sources) or 'unknown'}), top {top} items, "
-        f"ε = {_epsilon(table)}, {trials} runs",
+        f"Kosarak ({sources_text(table)}), top {top} items, ε = {_epsilon(table)}, {trials} runs",
         fontweight="bold",
     )
     figure.legend(handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.04))

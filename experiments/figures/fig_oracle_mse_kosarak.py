@@ -19,11 +19,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, protocol_from_row, summary
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, both, chance_beyond, largest_z
+from experiments.results import build_protocol, label_of, protocol_from_row, sources_text, summary
 
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.
@@ -40,12 +39,6 @@ def expected_mse(rows: pd.DataFrame, epsilon: float, n: int, d: int) -> float:
     return oracle_of(rows, epsilon, d).variance(n, n / d) / n**2
 
 
-def label_of(rows: pd.DataFrame, name: str) -> str:
-    """The protocol's legend text (its config label, else its name)."""
-    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
-    return str(labels[0]) if len(labels) else name
-
-
 def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and ε: mean MSE of the frequencies, its standard error, the expectation.
 
@@ -55,11 +48,6 @@ def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     first = {"n": "n", "d": "options.domain_size"}
     out = summary(table, METRIC, ["protocol.name", "epsilon"], per="n", first=first)
     return out.rename(columns={"protocol.name": "protocol"})
-
-
-def _source(table: pd.DataFrame) -> str:
-    sources = sorted(str(s) for s in table["data_source"].dropna().unique())
-    return ", ".join(s.split(":")[0] for s in sources) or "unknown"
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -110,7 +98,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("MSE of the frequencies ĉ(v)/n")
     if len(stats):
         n, d = int(stats["n"].iloc[0]), int(stats["d"].iloc[0])
-        ax.set_title(f"Kosarak ({_source(table)}): n = {n:,}, d = {d:,}, all values")
+        ax.set_title(f"Kosarak ({sources_text(table)}): n = {n:,}, d = {d:,}, all values")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
     ax_ratio.set_ylabel("empirical /\nexpected")
     ax_ratio.set_xlabel(style.EPSILON_LABEL)
@@ -147,7 +135,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             parts.append(f"{name}/OLH = {ratio:.2f} ± {2 * rel * ratio:.2f}")
             big.append(ratio >= 10)
         ours = (
-            f"MSE ratios at ε = {top:g} on Kosarak ({_source(table)}): {'; '.join(parts)} (±2 SE)"
+            f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): "
+            f"{'; '.join(parts)} (±2 SE)"
         )
         bottom = float(stats["epsilon"].min())
         low = {name: _at(stats, name, bottom) for name in ("OLH", "BLH", "SUE")}
@@ -201,11 +190,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         ]
     )
     gap = stats["mean"].to_numpy() / expected - 1
-    z = (stats["mean"].to_numpy() - expected) / np.where(stats["se"] > 0, stats["se"], np.nan)
     worst = int(np.nanargmax(np.abs(gap)))
-    worst_z = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else float("nan")
+    worst_z = largest_z(stats["mean"], pd.Series(expected, index=stats.index), stats["se"])
     row = stats.iloc[worst]
-    ok = bool(np.isfinite(worst_z) and worst_z < 4.5)
+    ok = bool(np.isfinite(worst_z) and worst_z < Z_LIMIT)
     out.append(
         ClaimCheck(
             source="USENIX'17 slides 'Experiments Highlights'",
@@ -219,7 +207,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             tolerance=(
                 f"4.5 SE at every setting: the chance that any of {len(stats)} unbiased "
                 f"settings strays that far by sampling alone is "
-                f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g} (normal tails)"
+                f"{chance_beyond(len(stats)):.1g} (normal tails)"
             ),
             verdict="reproduced" if ok else "partly",
             reason=""

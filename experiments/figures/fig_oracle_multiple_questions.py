@@ -18,10 +18,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
 from experiments.results import protocol_name, summary
 from ldp.theory import multiple_questions_variance
 
@@ -117,16 +116,15 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             continue
         gap = mine["mean"] / mine["closed"] - 1
         g_gap = mine["exact"] / mine["closed"] - 1
-        z = (mine["mean"] - mine["exact"]) / mine["se"].where(mine["se"] > 0)
         worst = int(np.argmax(np.abs(gap.to_numpy())))
-        worst_z = max(worst_z, float(np.nanmax(np.abs(z))) if z.notna().any() else math.nan)
+        worst_z = max(worst_z, largest_z(mine["mean"], mine["exact"], mine["se"]))
         parts.append(
             f"{approach}: largest gap to the closed form {100 * gap.iloc[worst]:+.1f}% "
             f"(ε = {mine['epsilon'].iloc[worst]:g}), of which the integer g accounts for "
             f"{100 * g_gap.iloc[worst]:+.1f}%"
         )
     trials = int(stats["trials"].min())
-    ok = math.isfinite(worst_z) and worst_z < 4.5
+    ok = math.isfinite(worst_z) and worst_z < Z_LIMIT
     out.append(
         ClaimCheck(
             source="USENIX'17 slides 'On answering multiple questions'",
@@ -140,7 +138,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             tolerance=(
                 f"4.5 SE at every point against the exact expectation (the chance that any of "
                 f"{len(stats)} unbiased points strays that far by sampling alone is "
-                f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g}); the gap to the "
+                f"{chance_beyond(len(stats)):.1g}); the gap to the "
                 "slides' closed form is shown, not judged: it is the integer g's"
             ),
             verdict="reproduced" if ok else "partly",

@@ -10,14 +10,12 @@ has a closed form (the mean over values of ``variance(n, n_v)``/n²), drawn as a
 
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both, largest_z
 from experiments.results import per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
@@ -104,8 +102,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         ratio = other.loc[common, "mean"] / base.loc[common, "mean"]
         wins.append((method, bool((ratio < 1).all())))
         parts.append(f"{METHODS[method][0]}/none {ratio.min():.3g}-{ratio.max():.3g}")
-    z = (base["mean"] - base["exact"]) / base["se"].where(base["se"] > 0)
-    worst = float(z.abs().max()) if z.notna().any() else math.nan
+    worst = largest_z(base["mean"], base["exact"], base["se"])
     norm_sub_wins = dict(wins).get("norm_sub", False)
     # the sentence's three parts, each per oracle at the smallest and the largest ε
     verdicts, readings = [], []

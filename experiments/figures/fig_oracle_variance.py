@@ -18,11 +18,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import build_protocol, protocol_from_row, summary
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
+from experiments.results import build_protocol, label_of, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -46,11 +45,6 @@ def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np
         return np.array([build_protocol(node, e, domain_size=d).variance(1) for e in grid])
     except ValueError:  # the registry does not know it here
         return None
-
-
-def _label(rows: pd.DataFrame, name: str) -> str:
-    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
-    return str(labels[0]) if len(labels) else name
 
 
 def _value(value: object) -> str:
@@ -79,7 +73,7 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
             and c not in ("protocol.name", "protocol.kind", "protocol.label")
             and mine[c].astype(str).nunique(dropna=False) > 1
         ]
-        label = _label(mine, name)
+        label = label_of(mine, name)
         if not own:
             lines.append((name, label, mine))
             continue
@@ -226,8 +220,7 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
 
 
 def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
-    z_exact = (stats["mean"] - stats["exact"]) / stats["se"].where(stats["se"] > 0)
-    worst_z = float(z_exact.abs().max()) if z_exact.notna().any() else math.nan
+    worst_z = largest_z(stats["mean"], stats["exact"], stats["se"])
     parts = []
     for d in sorted(stats["d"].unique()):
         mine = stats[stats["d"] == d]
@@ -240,7 +233,7 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
         )
     olh = stats[stats["protocol"] == "OLH"]
     olh_gap = float((olh["exact"] / olh["table1"] - 1).abs().max()) if len(olh) else 0.0
-    ok = math.isfinite(worst_z) and worst_z < 4.5
+    ok = math.isfinite(worst_z) and worst_z < Z_LIMIT
     return ClaimCheck(
         source="USENIX'17 Table 1",
         paper="Var[ĉ(v)]/n: GRR (d-2+e^ε)/(e^ε-1)^2, SHE 8/ε^2, THE (θ = 1) "
@@ -256,7 +249,7 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
         tolerance=(
             f"4.5 SE at every point against the exact expectation (the chance that any of "
             f"{len(stats)} unbiased points strays that far by sampling alone is "
-            f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g}); the gaps to Table 1 are "
+            f"{chance_beyond(len(stats)):.1g}); the gaps to Table 1 are "
             "shown with their 2 SE, since Table 1 rounds OLH's g"
         ),
         verdict="reproduced" if ok else "partly",

@@ -30,6 +30,24 @@ def both(*verdicts: str) -> str:
     return "partly"
 
 
+#: |mean - exact| / SE beyond which a point of an unbiased estimator is called off.
+Z_LIMIT = 4.5
+
+
+def largest_z(mean: pd.Series, exact: pd.Series, se: pd.Series) -> float:
+    """The largest |mean - exact| / SE over the points with SE > 0; NaN if there are none."""
+    z = (mean - exact) / se.where(se > 0)
+    return float(z.abs().max()) if z.notna().any() else math.nan
+
+
+def chance_beyond(points: int, z: float = Z_LIMIT) -> float:
+    """The chance that any of ``points`` unbiased normal points strays beyond z SE (union
+    bound over two-sided normal tails): the false-alarm rate a z-tolerance states."""
+    from scipy.stats import norm
+
+    return min(1.0, points * 2 * float(norm.sf(z)))
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
     """One quantitative claim of a paper checked against our number: the data that both
