@@ -92,6 +92,8 @@ def summary(
     """
     rows = table if metric is None else per_trial(table, metric)
     rows = rows.dropna(subset=["value"])
+    if "analytic" not in rows:  # a table built by hand may leave it out
+        rows = rows.assign(analytic=np.nan)
     if per is not None:
         rows = rows.assign(value=rows["value"] / rows[per], analytic=rows["analytic"] / rows[per])
     extra = {name: (column, "first") for name, column in (first or {}).items()}
