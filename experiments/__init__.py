@@ -2,8 +2,12 @@
 
 * :mod:`experiments.run` — the app: ``python -m experiments.run experiment=<name>``.
 * :mod:`experiments.schema` — structured-config schemas, ranges, :class:`ConfigError`.
+* :mod:`experiments.check` — a composed config checked against them (:func:`check_config`).
 * :mod:`experiments.settings` — settings, their result key, an experiment's grid.
 * :mod:`experiments.seeding` — per-trial data and mechanism streams.
+* :mod:`experiments.population` — a setting's data: loaded, counted, its shape.
+* :mod:`experiments.build` — a setting's protocol from its config node (or a results row).
+* :mod:`experiments.preflight` — every protocol built on its data before any trial runs.
 * :mod:`experiments.trials` — what one trial does, per kind (:data:`TRIAL_KINDS`).
 * :mod:`experiments.execute` — settings x trials through one joblib pool.
 * :mod:`experiments.store` — the results store (atomic, checked parts; resume).

@@ -15,10 +15,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import warnings
 from pathlib import Path
 from typing import Any
+
+from ldp.io.files import atomic_write_bytes
 
 #: The loaders that read a real file (and take ``dataset.path``).
 REAL_DATASETS = ("kosarak", "aol", "url")
@@ -52,10 +53,7 @@ def file_digest(path: str, size: int, mtime_ns: int) -> str:
     digest = _digest(Path(path))
     known[stamp] = digest
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(known, indent=0, sort_keys=True))
-        os.replace(temporary, cache)
+        atomic_write_bytes(cache, json.dumps(known, indent=0, sort_keys=True).encode())
     except OSError:  # a read-only cache only costs the checksum next time
         pass
     return digest

@@ -162,7 +162,7 @@ def _closed_form(name: str) -> type | None:
 def variance_curve(rows: pd.DataFrame, grid: np.ndarray) -> np.ndarray | None:
     """``variance(n, 0)/n`` of the rows' protocol along a grid of ε, or None when the
     protocol is unknown here, declares no closed form, or its ``variance`` fails."""
-    from experiments.trials import build_protocol, protocol_from_row
+    from experiments.build import build_protocol, protocol_from_row
 
     first = rows.iloc[0]
     d = first.get("options.domain_size")

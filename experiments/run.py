@@ -43,10 +43,10 @@ from omegaconf.errors import OmegaConfBaseException
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
 from experiments.execute import RunReport, TrialError, die_with, execute
+from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
 from experiments.store import ResultsDirError, ResultsStore, unwritable
-from experiments.trials import preflight
 
 log = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"

@@ -30,8 +30,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from experiments.check import check_config
 from experiments.datafiles import data_source
-from experiments.schema import RUN_ONLY_FIELDS, ConfigError, check_config
+from experiments.schema import RUN_ONLY_FIELDS, ConfigError
 from experiments.seeding import STREAMS
 
 #: Display-only fields inside groups, left out of the key.

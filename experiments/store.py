@@ -40,7 +40,6 @@ import json
 import math
 import os
 import re
-import secrets
 import sys
 import warnings
 from collections.abc import Iterable, Iterator
@@ -49,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ldp.io.files import TEMPORARY, atomic_write_bytes
 
 PART_NAME = re.compile(r"^(\d+)-(\d+)\.(csv\.gz|csv|parquet)$")
 FOOTER = b"#ldp-end"
@@ -113,28 +114,6 @@ class Part:
     @property
     def trials(self) -> range:
         return range(self.first, self.last + 1)
-
-
-#: A temporary name made by :func:`atomic_write_bytes`: ``.<name>.<pid>.<token>.tmp``.
-TEMPORARY = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary sibling and ``os.replace`` (atomic).
-
-    No ``fsync`` (it cost more than a sampled trial here): a process killed at any point
-    leaves the old file or the new one, and a file damaged by a system crash fails its
-    checksum on the next read, so its trials are redone.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
 
 
 # ------------------------------------------------------------------------ encoding

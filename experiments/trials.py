@@ -37,11 +37,9 @@ To add a kind: write ``def my_trial(config, streams) -> TrialResult`` and add it
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import time
-import typing
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,11 +47,12 @@ from typing import Any
 
 import numpy as np
 
-from experiments.schema import ORACLE_KINDS, protocol_schema
+from experiments.build import build_protocol, cached_heavy_hitter, protocol_arguments
+from experiments.population import load_dataset, population_counts, tracked_values
+from experiments.results import SHUFFLE_DELTA
 from experiments.seeding import TrialStreams, trial_streams
 from ldp import postprocess, registry
 from ldp.contract import capabilities_of
-from ldp.validation import ParameterError
 
 NAN = float("nan")
 
@@ -77,61 +76,6 @@ class TrialResult:
     n: int  #: users in the trial
     wall_time: float = NAN  #: seconds, filled in by :func:`run_trial`
     notes: dict[str, Any] = field(default_factory=dict)
-
-
-# ------------------------------------------------------------------------------ data
-def _drop_nulls(node: dict[str, Any], *skip: str) -> dict[str, Any]:
-    return {k: v for k, v in node.items() if v is not None and k not in skip}
-
-
-@functools.lru_cache(maxsize=8)
-def _cached_load(name: str, params_json: str):
-    from ldp import datasets
-
-    return datasets.load(name, **json.loads(params_json))
-
-
-def load_dataset(dataset: dict[str, Any]):
-    """``ldp.datasets.load(name, **non-null params)`` for a dataset config node.
-
-    A data set is fixed by its parameters (its ``seed`` among them), so every trial,
-    protocol and ε of a setting sees the same users; it is cached per worker.
-    """
-    params = _drop_nulls(dataset, "name", "label")
-    return _cached_load(dataset["name"], json.dumps(params, sort_keys=True))
-
-
-def population_counts(dataset: dict[str, Any], domain_size: int | None) -> tuple[np.ndarray, str]:
-    """True counts over {0..d-1} for an oracle trial, and the data source.
-
-    ``point``: all n users hold 0 (every other value has count 0: the noise floor that
-    Table 1 tabulates).  Otherwise the data set's distinct values are relabelled by
-    frequency rank (0 = most frequent); ranks >= d are left out, with their users.
-    """
-    if dataset["name"] == "point":
-        counts = np.zeros(domain_size or 2, dtype=np.int64)
-        counts[0] = dataset["n"]
-        return counts, "point"
-    data = load_dataset(dataset)
-    _, ranked = data.histogram()
-    d = domain_size or len(ranked)
-    counts = np.zeros(d, dtype=np.int64)
-    counts[: min(d, len(ranked))] = ranked[:d]
-    return counts, data.source
-
-
-def tracked_values(counts: np.ndarray, track: str, k: int) -> np.ndarray:
-    """The values whose errors an oracle trial records: top k ranks, all, or absent ones."""
-    if track == "top":
-        return np.arange(min(k, counts.shape[0]), dtype=np.int64)
-    if track == "all":
-        return np.arange(counts.shape[0], dtype=np.int64)
-    absent = np.flatnonzero(counts == 0).astype(np.int64)
-    if absent.size == 0:
-        raise ValueError(
-            "options.track=absent: every value of the domain has users; raise options.domain_size"
-        )
-    return absent
 
 
 # ---------------------------------------------------------------------------- kinds
@@ -179,10 +123,6 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
                     Measurement("estimate_n", (count + error) / n, count / n, int(value) + 1)
                 )
     return TrialResult(rows, source, n)
-
-
-#: δ of the central (ε, δ) that ``shuffle_epsilon`` rows record.
-SHUFFLE_DELTA = 1e-6
 
 
 @functools.lru_cache(maxsize=256)
@@ -273,88 +213,13 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
     return TrialResult(rows, source, n)
 
 
-def protocol_arguments(protocol: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments a protocol node gives its class: the non-null parameters.
-
-    Lists become tuples (the classes are frozen) and a name where the class expects a
-    protocol class (PEM's ``oracle``) becomes that class, through :mod:`ldp.registry`.
-    """
-    entry = registry.get(protocol["name"])
-    references = {
-        spec.name: spec.metadata["registry"]
-        for spec in dataclasses.fields(protocol_schema(entry.name))
-        if "registry" in spec.metadata
-    }
-    kwargs = {}
-    for name, value in _drop_nulls(protocol, "name", "kind", "label").items():
-        if name in references:
-            value = registry.resolve(value, references[name])
-        kwargs[name] = tuple(value) if isinstance(value, list) else value
-    return kwargs
-
-
-def build_protocol(
-    protocol: dict[str, Any],
-    epsilon: float,
-    *,
-    domain_size: int | None = None,
-    k: int | None = None,
-    m: int | None = None,
-    n: int | None = None,
-):
-    """The protocol of a config node: an oracle over ``domain_size`` values, or a heavy
-    hitter for ``k``, values of ``m`` bits and ``n`` users (passed as ``n_hint`` to a
-    class that plans for a number of users, e.g. PEM's optimizer, unless the node sets it).
-    """
-    entry = registry.get(protocol["name"])
-    kwargs = protocol_arguments(protocol)
-    if entry.kind == "oracle":
-        return entry.cls(epsilon=epsilon, domain_size=domain_size, **kwargs)
-    if "n_hint" in {f.name for f in registry.parameters(entry.cls)}:
-        kwargs.setdefault("n_hint", n)
-    return entry.cls(epsilon=epsilon, k=k, m=m, **kwargs)
-
-
-def protocol_from_row(row: Any) -> dict[str, Any]:
-    """The protocol node of a results-table row (its ``protocol.*`` columns), for figures
-    that rebuild a protocol to draw its closed forms.  Empty cells (NaN) are nulls; values
-    are cast back to the types the protocol's schema declares (tables store floats)."""
-    schema = protocol_schema(str(row["protocol.name"]))
-    node: dict[str, Any] = {}
-    for spec in dataclasses.fields(schema):
-        value = row.get(f"protocol.{spec.name}")
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            continue
-        if isinstance(value, str) and value.startswith("["):
-            value = json.loads(value)
-        elif isinstance(value, np.generic):
-            value = value.item()
-        kinds = typing.get_args(spec.type) or (spec.type,)
-        if int in kinds and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        node[spec.name] = value
-    return node
-
-
-def build_heavy_hitter(config: dict[str, Any], m: int, n: int):
-    """The heavy-hitter protocol of a config, for values of m bits and n users."""
-    return build_protocol(config["protocol"], config["epsilon"], k=config["k"], m=m, n=n)
-
-
-@functools.lru_cache(maxsize=16)
-def _cached_heavy_hitter(built_json: str, m: int, n: int):
-    """:func:`build_heavy_hitter` memoised per worker: the protocols are frozen, so every
-    trial of a setting can share one, and PEM's optimizer (Sec. IV-C, ~0.2 s) runs once."""
-    return build_heavy_hitter(json.loads(built_json), m, n)
-
-
 def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
     """One run of a heavy-hitter protocol ([PEM]) on a data set."""
     from ldp import metrics
 
     data = load_dataset(config["dataset"])
     built = {key: config[key] for key in ("protocol", "epsilon", "k")}
-    protocol = _cached_heavy_hitter(json.dumps(built, sort_keys=True), data.m, data.n)
+    protocol = cached_heavy_hitter(json.dumps(built, sort_keys=True), data.m, data.n)
     result = protocol.run(data, streams.mechanism, engine=config["engine"])
     threshold = config["protocol"].get("threshold")
     if threshold is not None:  # threshold version: the truth is every value above θ n
@@ -550,83 +415,3 @@ def run_trial(config: dict[str, Any], trial: int) -> TrialResult:
     result = TRIAL_KINDS[config["protocol"]["kind"]](config, streams)
     result.wall_time = time.perf_counter() - start
     return result
-
-
-def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
-    """(n, m, d) of a setting's data: users, bits per value (heavy hitters) and the oracle
-    domain (``options.domain_size``, else the number of distinct values).  Loads the data
-    set (cached per process) unless it is the ``point`` population."""
-    dataset, domain_size = config["dataset"], config["options"]["domain_size"]
-    if dataset["name"] == "point":
-        return int(dataset["n"]), None, domain_size or 2
-    if dataset["name"] == "bounded":  # real values: no domain
-        return int(dataset["n"]), None, 0
-    data = load_dataset(dataset)
-    distinct = data.histogram()[0].shape[0]
-    return data.n, data.m, domain_size or distinct
-
-
-def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
-    """A library error as one config line naming the field: ``protocol.g: must be ...``.
-
-    The field is read from the error, never parsed from its text: a
-    :class:`~ldp.validation.ParameterError` names its parameter (``error.name``); a protocol
-    parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they are (root
-    fields), anything else (``domain_size`` and ``m`` come from the data; a ``TypeError``)
-    is attributed to the protocol as a whole.  ``context`` (the data's shape) is appended,
-    as the message may depend on it.
-    """
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    if isinstance(error, ParameterError):
-        own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
-        field = f"protocol.{error.name}" if error.name in own else error.name
-        if error.name in own or error.name in ("epsilon", "k"):
-            rest = text.removeprefix(f"{error.name} ").removeprefix(f"{error.name}: ")
-            return f"{field}: {rest} ({context})"
-    return f"protocol: {protocol['name']} rejects this setting: {text} ({context})"
-
-
-def preflight(configs: list[dict[str, Any]]) -> None:
-    """Build every setting's protocol once, on its real data, before any trial runs.
-
-    The library's own checks (ranges, an η that does not fit m, an ε whose hash range
-    overflows) and the data loaders' (a malformed ``dataset.path`` file) thus stop the run
-    with one line naming the field (:class:`~experiments.schema.ConfigError`).
-    """
-    from experiments.schema import ConfigError
-
-    seen: set[str] = set()
-    for config in configs:
-        protocol = config["protocol"]
-        fingerprint = json.dumps(
-            [protocol, config["dataset"], config["options"], config["epsilon"], config["k"]],
-            sort_keys=True,
-        )
-        if fingerprint in seen:
-            continue
-        seen.add(fingerprint)
-        try:
-            n, m, d = data_shape(config)
-        except (OSError, TypeError, ValueError) as error:
-            line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            word, _, rest = line.partition(" ")
-            if word in config["dataset"] and word != "name" and rest:  # "item_rule must ..."
-                raise ConfigError(f"dataset.{word}: {rest}") from None
-            field = "dataset.path" if config["dataset"].get("path") is not None else "dataset"
-            raise ConfigError(f"{field}: {line}") from None
-        shape = f"{config['dataset']['name']} data: n = {n}, " + (
-            f"d = {d}" if protocol["kind"] != "heavy_hitter" else f"m = {m}"
-        )
-        try:
-            if protocol["kind"] == "multiple_questions":
-                build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
-            if protocol["kind"] in ORACLE_KINDS:
-                build_protocol(protocol, config["epsilon"], domain_size=d)
-            elif protocol["kind"] == "mean":
-                registry.get(protocol["name"], "mean").cls(
-                    epsilon=config["epsilon"], **protocol_arguments(protocol)
-                )
-            else:
-                build_heavy_hitter(config, m, n)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(_field_message(protocol, error, shape)) from None

@@ -18,7 +18,7 @@ How to add a figure
    ``dataset.name``) and closed forms from :mod:`ldp.theory`; colours, markers and the
    theme from :mod:`experiments.figures.style`.  End it with ``FIGURE = FigureSpec(...)``
    (name, experiment, draw, title, caption, claim, quick overrides, ``order`` in the
-   gallery, and ``claims(table) -> list[Claim]`` for ``results/REPRODUCTION.md``).  The
+   gallery, and ``claims(table) -> list[ClaimCheck]`` for ``results/REPRODUCTION.md``).  The
    quick overrides apply to every config of the figure; ``quick_for={"<config>": (...)}``
    cuts one config further (e.g. a sensitivity line to one data set).  A
    module with several panels may define ``FIGURES = [...]`` instead, or draw them side
@@ -32,7 +32,7 @@ How to add a figure
 import importlib
 import pkgutil
 
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 
 
 def _discover() -> list[FigureSpec]:
@@ -50,4 +50,4 @@ def _discover() -> list[FigureSpec]:
 #: Every figure, in gallery order.
 FIGURES: list[FigureSpec] = _discover()
 
-__all__ = ["FIGURES", "Claim", "FigureSpec"]
+__all__ = ["FIGURES", "ClaimCheck", "FigureSpec"]

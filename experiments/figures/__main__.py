@@ -29,11 +29,11 @@ from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.profile import Profile
 from experiments.figures.reproduction import collect, paper_trials, write_report
+from experiments.preflight import preflight
 from experiments.run import CONF_DIR, describe, run_settings
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
 from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
-from experiments.trials import preflight
 
 
 def experiment_settings(

@@ -18,8 +18,8 @@ from matplotlib.lines import Line2D
 from scipy import stats
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
-from experiments.trials import build_protocol, protocol_from_row
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import build_protocol, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -50,9 +50,9 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
 
 
 def _points(ax, rows: pd.DataFrame, x: str, colour, log_x: bool) -> None:
-    stats = rows.groupby(["engine", x])["value"].agg(["mean", "std", "size"])
+    stats = summary(rows, None, ["engine", x]).set_index(["engine", x])
     for (engine, value), row in stats.iterrows():
-        half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
+        half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
         shift = value * (1 + DODGE[engine]) if log_x else value + DODGE[engine]
         ax.errorbar(
             shift,
@@ -126,7 +126,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The sketches' exact variance (with the collision term) against the trials."""
     rows = table[(table["metric"] == METRIC) & table["item"].isna()]
     out = []
@@ -149,7 +149,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         # the largest of len(gaps) two-sided t statistics: Bonferroni at family-wise FAMILY_ALPHA
         bound = float(stats.t.isf(FAMILY_ALPHA / (2 * len(gaps)), df=min(trials) - 1))
         out.append(
-            Claim(
+            ClaimCheck(
                 source=f"Apple 2017, CMS/HCMS variance ({experiment})",
                 paper="f(v) unbiased; Var = pure-protocol variance + collisions/(k(m-1))",
                 ours=f"largest |mean - exact| over {len(gaps)} settings: {worst:.1f} SE",

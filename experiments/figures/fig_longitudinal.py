@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from ldp import registry
 
 PROTOCOLS = ("LGRR", "LOUE", "LOSUE")
@@ -131,7 +131,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     summary = _summary(table)
     if summary.empty or set(summary["protocol.name"]) != set(PROTOCOLS):
         return []
@@ -163,7 +163,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         f"{2 * e:g}: {mean.loc[e, 'LOSUE'] / mean.loc[e, 'LOUE']:.2f}" for e in mean.index
     )
     return [
-        Claim(
+        ClaimCheck(
             source="[ACBX22] Sec. 3 (variance of the chained protocols)",
             paper=(
                 "Var[f̂(v)] = σ(1-σ)/(n (p1-q1)² (p2-q2)²) for L-GRR, L-OUE, L-OSUE (exact at "
@@ -182,7 +182,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             verdict="reproduced" if worst <= limit else "differs",
             reason="" if worst <= limit else "a setting's MSE departs from its closed form",
         ),
-        Claim(
+        ClaimCheck(
             source="[ACBX22] Sec. 3 and its MSE comparison against ε_∞",
             paper=(
                 "L-OSUE (OUE then a symmetric instantaneous step) has a lower variance than "
@@ -204,7 +204,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             ),
             reason="" if osue_better and crossing else "a measured ordering is reversed",
         ),
-        Claim(
+        ClaimCheck(
             source="[RAPPOR] Sec. 3 and 6 (memoization); [ACBX22] Sec. 3",
             paper="any number of reports of one memoized value is ε_∞-LDP; one report is ε₁-LDP",
             ours=(

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from ldp import registry
 from ldp.theory import numeric as theory
 
@@ -145,7 +145,7 @@ def _analytic_crossing_error(grid: np.ndarray) -> float:
     return abs(crossing - theory.PM_BEATS_DUCHI)
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     names = set(_names(table))
     if not {"Duchi", "PM", "Hybrid"} <= names or set(table["dataset.law"]) < set(LAWS):
         return []
@@ -156,7 +156,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     # (1) the crossing
     close = once and abs(crossing - theory.PM_BEATS_DUCHI) <= slack
     result = [
-        Claim(
+        ClaimCheck(
             source="Wang et al., ICDE 2019, Sec. III-B (PM against Duchi et al.)",
             paper="PM's worst-case variance is below Duchi et al.'s exactly when ε > 1.29",
             ours=(
@@ -188,7 +188,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         if z > limit:
             above.append(eps)
     result.append(
-        Claim(
+        ClaimCheck(
             source="Wang et al., ICDE 2019, Sec. III-C (Lemma 3)",
             paper="HM's worst-case variance is at most PM's and Duchi et al.'s at every ε",
             ours=(
@@ -221,7 +221,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     )
     fits, exact = smallest >= bound, paper_gap <= 1e-6
     result.append(
-        Claim(
+        ClaimCheck(
             source="Wang et al., ICDE 2019, Eq. (2) (Duchi), Lemma 1 (PM), Lemma 3 (HM)",
             paper="Var[t*|t] as stated, for Duchi et al., PM, HM and Laplace (8/ε²)",
             ours=(

@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.fig_oracle_variance import series_of
-from experiments.figures.spec import Claim, FigureSpec
-from experiments.trials import build_protocol, protocol_from_row
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import build_protocol, protocol_from_row
 
 
 def oracle_at(rows: pd.DataFrame, epsilon: float, d: int):
@@ -102,7 +102,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """HR's aggregation is one transform: its seconds grow ~ d log d, far below OLH's n d."""
     seconds = table[table["metric"] == "server_seconds"]
     median = seconds.groupby(["protocol.name", "epsilon", "options.domain_size"])["value"].median()
@@ -127,7 +127,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"{olh.loc[largest] / hr.loc[largest]:.0f}x"
             )
     return [
-        Claim(
+        ClaimCheck(
             source="Cormode, Maddock, Maple VLDB 2021, Sec. 6 (server time against d)",
             paper="Hadamard-based oracles aggregate in O(n + d log d) and local hashing in "
             "O(n d) (FLH: O(n + k' d)); OLH's server time is the largest at large d",

@@ -16,8 +16,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
-from experiments.trials import build_protocol, protocol_from_row
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import build_protocol, protocol_from_row
 
 
 def _point_counts(d: int, n: int) -> np.ndarray:
@@ -76,7 +76,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """FLH's aggregation is faster than OLH's; its error approaches OLH's as k' grows."""
     seconds = table[table["metric"] == "server_seconds"]
     errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
@@ -94,7 +94,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     # the worst ε's ratio at the largest pool below the one at the smallest
     tends = bool(ratios[largest].max() < ratios[smallest].max())
     return [
-        Claim(
+        ClaimCheck(
             source="Cormode, Maddock, Maple VLDB 2021 Sec. 4.2 and 6 (FLH)",
             paper="FLH trades a little accuracy for much faster aggregation than OLH; its "
             "error tends to OLH's as the pool grows",

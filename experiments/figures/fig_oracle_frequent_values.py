@@ -19,8 +19,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.fig_oracle_mse_kosarak import label_of
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import label_of, sources_text, summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -33,21 +33,13 @@ def per_value(table: pd.DataFrame) -> pd.DataFrame:
     estimates = rows[rows["metric"] == "estimate_n"]
     errors = rows[rows["metric"] == "sq_error_n"]
     keys = ["protocol.name", "item"]
-    est = estimates.groupby(keys).agg(
-        truth=("analytic", "mean"),
-        mean=("value", "mean"),
-        sd=("value", "std"),
-        trials=("value", "size"),
-    )
-    err = (
-        errors.assign(sq=errors["value"] / errors["n"], expected=errors["analytic"] / errors["n"])
-        .groupby(keys)
-        .agg(sq=("sq", "mean"), expected=("expected", "mean"))
-    )
-    out = est.join(err, how="left").reset_index()
+    est = summary(estimates, None, keys).set_index(keys)
+    est = est.rename(columns={"analytic": "truth", "std": "sd"})[["truth", "mean", "sd", "trials"]]
+    err = summary(errors, None, keys, per="n").set_index(keys)
+    out = est.join(err[["mean", "analytic"]].set_axis(["sq", "expected"], axis=1), how="left")
+    out = out.reset_index()
     out["rmse"] = np.sqrt(out["sq"])
     out["rmse_expected"] = np.sqrt(out["expected"])
-    out["sd"] = out["sd"].fillna(0.0)
     out["item"] = out["item"].astype(int)
     return out.rename(columns={"protocol.name": "protocol"}).drop(columns=["sq", "expected"])
 
@@ -122,12 +114,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         Line2D([], [], color="0.3", lw=1.0, label="relative error: exact √Var / truth"),
         Line2D([], [], color="0.3", marker="o", ls="", ms=3, label="relative error: measured"),
     ]
-    sources = sorted(str(s).split(":")[0] for s in table["data_source"].dropna().unique())
     trials = int(stats["trials"].max()) if len(stats) else 0
     top = int(stats["item"].max()) if len(stats) else 0
     figure.suptitle(
-        f"Kosarak ({', '.join(sources) or 'unknown'}), top {top} items, "
-        f"ε = {_epsilon(table)}, {trials} runs",
+        f"Kosarak ({sources_text(table)}), top {top} items, ε = {_epsilon(table)}, {trials} runs",
         fontweight="bold",
     )
     figure.legend(handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.04))
@@ -135,7 +125,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH estimates the frequent values better than BLH and RAPPOR (SUE)."""
     stats = per_value(table)
     if stats.empty:
@@ -157,7 +147,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     noise = 2 * spread / math.sqrt(int(score.loc["OLH", "items"]))
     better = all(margin > 1 + 2 * noise for margin in margins.values())
     return [
-        Claim(
+        ClaimCheck(
             source="USENIX'17 Sec. 6 / slides 'Accuracy on Frequent Values' (figure only)",
             paper="OLH estimates the most frequent Kosarak values more accurately than BLH and "
             "RAPPOR (SUE); the slides give the figure, no number",

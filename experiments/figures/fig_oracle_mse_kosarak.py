@@ -19,11 +19,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
-from experiments.trials import build_protocol, protocol_from_row
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, both, chance_beyond, largest_z
+from experiments.results import build_protocol, label_of, protocol_from_row, sources_text, summary
 
 METRIC = "sq_error_n"
 #: Horizontal step between the protocols' points in the lower panel, so bars do not overlap.
@@ -40,44 +39,22 @@ def expected_mse(rows: pd.DataFrame, epsilon: float, n: int, d: int) -> float:
     return oracle_of(rows, epsilon, d).variance(n, n / d) / n**2
 
 
-def label_of(rows: pd.DataFrame, name: str) -> str:
-    """The protocol's legend text (its config label, else its name)."""
-    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
-    return str(labels[0]) if len(labels) else name
-
-
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and ε: mean MSE of the frequencies, its standard error, the expectation.
 
     Columns: ``protocol``, ``epsilon``, ``mean``, ``se``, ``trials``, ``analytic`` (the
     trials' exact expectation, averaged), ``n``, ``d``.
     """
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()].copy()
-    rows["mse"] = rows["value"] / rows["n"]
-    rows["expected"] = rows["analytic"] / rows["n"]
-    grouped = rows.groupby(["protocol.name", "epsilon"])
-    out = grouped.agg(
-        mean=("mse", "mean"),
-        sd=("mse", "std"),
-        trials=("mse", "size"),
-        analytic=("expected", "mean"),
-        n=("n", "first"),
-        d=("options.domain_size", "first"),
-    ).reset_index()
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.rename(columns={"protocol.name": "protocol"}).drop(columns="sd")
-
-
-def _source(table: pd.DataFrame) -> str:
-    sources = sorted(str(s) for s in table["data_source"].dropna().unique())
-    return ", ".join(s.split(":")[0] for s in sources) or "unknown"
+    first = {"n": "n", "d": "options.domain_size"}
+    out = summary(table, METRIC, ["protocol.name", "epsilon"], per="n", first=first)
+    return out.rename(columns={"protocol.name": "protocol"})
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """MSE against ε, log y, expectation as thin lines; below, empirical over expected."""
     style.apply_theme()
     rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    stats = summary(table)
+    stats = mse_stats(table)
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.4, 6.0), sharex=True, gridspec_kw={"height_ratios": [3, 1.2]}
     )
@@ -121,7 +98,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("MSE of the frequencies ĉ(v)/n")
     if len(stats):
         n, d = int(stats["n"].iloc[0]), int(stats["d"].iloc[0])
-        ax.set_title(f"Kosarak ({_source(table)}): n = {n:,}, d = {d:,}, all values")
+        ax.set_title(f"Kosarak ({sources_text(table)}): n = {n:,}, d = {d:,}, all values")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
     ax_ratio.set_ylabel("empirical /\nexpected")
     ax_ratio.set_xlabel(style.EPSILON_LABEL)
@@ -140,10 +117,10 @@ def _at(stats: pd.DataFrame, protocol: str, epsilon: float) -> pd.Series | None:
     return None if hit.empty else hit.iloc[0]
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation."""
-    stats = summary(table)
-    out: list[Claim] = []
+    stats = mse_stats(table)
+    out: list[ClaimCheck] = []
     if stats.empty:
         return out
     top = float(stats["epsilon"].max())
@@ -158,7 +135,8 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             parts.append(f"{name}/OLH = {ratio:.2f} ± {2 * rel * ratio:.2f}")
             big.append(ratio >= 10)
         ours = (
-            f"MSE ratios at ε = {top:g} on Kosarak ({_source(table)}): {'; '.join(parts)} (±2 SE)"
+            f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): "
+            f"{'; '.join(parts)} (±2 SE)"
         )
         bottom = float(stats["epsilon"].min())
         low = {name: _at(stats, name, bottom) for name in ("OLH", "BLH", "SUE")}
@@ -180,7 +158,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             "reproduced" if all(grows) else "differs",
         )
         out.append(
-            Claim(
+            ClaimCheck(
                 source="USENIX'17 Sec. 6 / slides 'Experiments Highlights' (Kosarak)",
                 paper="OLH performs orders of magnitude better than BLH and RAPPOR (SUE), "
                 "especially when ε is large",
@@ -212,13 +190,12 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         ]
     )
     gap = stats["mean"].to_numpy() / expected - 1
-    z = (stats["mean"].to_numpy() - expected) / np.where(stats["se"] > 0, stats["se"], np.nan)
     worst = int(np.nanargmax(np.abs(gap)))
-    worst_z = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else float("nan")
+    worst_z = largest_z(stats["mean"], pd.Series(expected, index=stats.index), stats["se"])
     row = stats.iloc[worst]
-    ok = bool(np.isfinite(worst_z) and worst_z < 4.5)
+    ok = bool(np.isfinite(worst_z) and worst_z < Z_LIMIT)
     out.append(
-        Claim(
+        ClaimCheck(
             source="USENIX'17 slides 'Experiments Highlights'",
             paper="the Kosarak results confirm the analytical conclusion (variances of Table 1)",
             ours=(
@@ -230,7 +207,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             tolerance=(
                 f"4.5 SE at every setting: the chance that any of {len(stats)} unbiased "
                 f"settings strays that far by sampling alone is "
-                f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g} (normal tails)"
+                f"{chance_beyond(len(stats)):.1g} (normal tails)"
             ),
             verdict="reproduced" if ok else "partly",
             reason=""

@@ -18,10 +18,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
+from experiments.results import protocol_name, summary
 from ldp.theory import multiple_questions_variance
 
 APPROACHES = {
@@ -31,36 +31,25 @@ APPROACHES = {
 METRICS = {f"sq_error_f.{name}": name for name in APPROACHES}
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def approach_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per approach and ε: mean squared error, its standard error, the exact expectation,
     and the slides' closed form.  Columns: ``approach``, ``epsilon``, ``mean``, ``se``,
     ``trials``, ``exact``, ``closed``, ``n``."""
-    rows = table[table["metric"].isin(METRICS) & table["item"].isna()]
-    out = (
-        rows.groupby(["metric", "epsilon"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-            n=("n", "first"),
-        )
-        .reset_index()
-    )
+    out = summary(table, METRICS, ["metric", "epsilon"], first={"n": "n"})
+    out = out.rename(columns={"analytic": "exact"})
     out["approach"] = out["metric"].map(METRICS)
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
     out["closed"] = [
         float(multiple_questions_variance(e, int(n))[a])
         for e, n, a in zip(out["epsilon"], out["n"], out["approach"], strict=True)
     ]
-    return out.drop(columns=["metric", "sd"])
+    return out.drop(columns="metric")
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Var[c(v)/n] against ε for both approaches, log y; below, empirical / closed form."""
     style.apply_theme()
-    stats = summary(table)
-    colour = style.color("OLH")
+    stats = approach_stats(table)
+    colour = style.color(protocol_name(table))
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.2, 5.8), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]}
     )
@@ -114,10 +103,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The two closed forms hold, and partitioning the users is the better choice."""
-    stats = summary(table)
-    out: list[Claim] = []
+    stats = approach_stats(table)
+    out: list[ClaimCheck] = []
     if stats.empty:
         return out
     parts, worst_z = [], 0.0
@@ -127,18 +116,17 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             continue
         gap = mine["mean"] / mine["closed"] - 1
         g_gap = mine["exact"] / mine["closed"] - 1
-        z = (mine["mean"] - mine["exact"]) / mine["se"].where(mine["se"] > 0)
         worst = int(np.argmax(np.abs(gap.to_numpy())))
-        worst_z = max(worst_z, float(np.nanmax(np.abs(z))) if z.notna().any() else math.nan)
+        worst_z = max(worst_z, largest_z(mine["mean"], mine["exact"], mine["se"]))
         parts.append(
             f"{approach}: largest gap to the closed form {100 * gap.iloc[worst]:+.1f}% "
             f"(ε = {mine['epsilon'].iloc[worst]:g}), of which the integer g accounts for "
             f"{100 * g_gap.iloc[worst]:+.1f}%"
         )
     trials = int(stats["trials"].min())
-    ok = math.isfinite(worst_z) and worst_z < 4.5
+    ok = math.isfinite(worst_z) and worst_z < Z_LIMIT
     out.append(
-        Claim(
+        ClaimCheck(
             source="USENIX'17 slides 'On answering multiple questions'",
             paper="OLH, two questions: Var[c(v)/n] = 4e^{ε/2}/(n(e^{ε/2}-1)^2) splitting ε, "
             "8e^ε/(n(e^ε-1)^2) partitioning the users",
@@ -150,7 +138,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             tolerance=(
                 f"4.5 SE at every point against the exact expectation (the chance that any of "
                 f"{len(stats)} unbiased points strays that far by sampling alone is "
-                f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g}); the gap to the "
+                f"{chance_beyond(len(stats)):.1g}); the gap to the "
                 "slides' closed form is shown, not judged: it is the integer g's"
             ),
             verdict="reproduced" if ok else "partly",
@@ -169,7 +157,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         eps = ratio.index.to_numpy()
         better = bool((ratio > 1).all())
         out.append(
-            Claim(
+            ClaimCheck(
                 source="USENIX'17 slides 'On answering multiple questions'",
                 paper="algebra shows that it is better to partition users than to split ε "
                 "(closed-form ratio (e^{ε/2}+1)^2/(2e^{ε/2}): 2 as ε → 0, 7.1 at ε = 5)",

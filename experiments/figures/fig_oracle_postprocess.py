@@ -10,15 +10,13 @@ has a closed form (the mean over values of ``variance(n, n_v)``/n²), drawn as a
 
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both, largest_z
+from experiments.results import per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
 _METHODS = {
@@ -39,28 +37,18 @@ METHODS = {
 METRICS = (("sq_error_n", "MSE, all values"), ("sq_error_top_n", "MSE, top 20 values"))
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, method, metric and ε: mean frequency MSE over trials, its SE, and the
     unbiased estimates' exact expectation (sq_error_n only)."""
-    rows = table[table["metric"].isin([m for m, _ in METRICS]) & table["item"].isna()].copy()
+    rows = per_trial(table, [m for m, _ in METRICS])
     rows["method"] = rows["options.postprocess"].fillna("none")
-    rows["mse"] = rows["value"] / rows["n"]
-    rows["exact"] = rows["analytic"] / rows["n"]
-    out = (
-        rows.groupby(["protocol.name", "method", "metric", "epsilon"])
-        .agg(
-            mean=("mse", "mean"), sd=("mse", "std"), trials=("mse", "size"), exact=("exact", "mean")
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol"})
-    )
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.drop(columns="sd")
+    out = summary(rows, None, ["protocol.name", "method", "metric", "epsilon"], per="n")
+    return out.rename(columns={"protocol.name": "protocol", "analytic": "exact"})
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
-    stats = summary(table)
+    stats = mse_stats(table)
     protocols = style.order(list(stats["protocol"].unique()))
     figure, axes = plt.subplots(
         2, max(len(protocols), 1), figsize=(4.6 * max(len(protocols), 1), 7.5), squeeze=False
@@ -97,10 +85,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Norm-Sub and PowerNS beat the unbiased estimates on the full distribution; the
     unbiased MSE matches its exact expectation."""
-    stats = summary(table)
+    stats = mse_stats(table)
     full = stats[stats["metric"] == "sq_error_n"]
     if full.empty:
         return []
@@ -114,8 +102,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         ratio = other.loc[common, "mean"] / base.loc[common, "mean"]
         wins.append((method, bool((ratio < 1).all())))
         parts.append(f"{METHODS[method][0]}/none {ratio.min():.3g}-{ratio.max():.3g}")
-    z = (base["mean"] - base["exact"]) / base["se"].where(base["se"] > 0)
-    worst = float(z.abs().max()) if z.notna().any() else math.nan
+    worst = largest_z(base["mean"], base["exact"], base["se"])
     norm_sub_wins = dict(wins).get("norm_sub", False)
     # the sentence's three parts, each per oracle at the smallest and the largest ε
     verdicts, readings = [], []
@@ -137,7 +124,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         readings.append(f"{METHODS[method][0]} {check}: {'holds' if holds else 'fails'}")
     verdict = both(*verdicts)
     return [
-        Claim(
+        ClaimCheck(
             source="NDSS 2020 (Wang et al.) Sec. VI, full-distribution MSE",
             paper="Norm-Sub (and PowerNS) reduce the MSE of the full distribution by orders of "
             "magnitude compared with the unbiased estimates, especially at small ε; Norm "

@@ -18,11 +18,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
-from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
-from experiments.trials import build_protocol, protocol_from_row
+from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
+from experiments.results import build_protocol, label_of, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -46,11 +45,6 @@ def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np
         return np.array([build_protocol(node, e, domain_size=d).variance(1) for e in grid])
     except ValueError:  # the registry does not know it here
         return None
-
-
-def _label(rows: pd.DataFrame, name: str) -> str:
-    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
-    return str(labels[0]) if len(labels) else name
 
 
 def _value(value: object) -> str:
@@ -79,7 +73,7 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
             and c not in ("protocol.name", "protocol.kind", "protocol.label")
             and mine[c].astype(str).nunique(dropna=False) > 1
         ]
-        label = _label(mine, name)
+        label = label_of(mine, name)
         if not own:
             lines.append((name, label, mine))
             continue
@@ -124,7 +118,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             line = analytic_line(points, name, grid, d)
             if line is not None:
                 ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
-            stats = points.groupby(["engine", "epsilon"])["value"].agg(["mean", "std", "size"])
+            stats = summary(points, None, ["engine", "epsilon"]).set_index(["engine", "epsilon"])
             spread = (index - (len(lines) - 1) / 2) * PROTOCOL_DODGE
             if (
                 spread and line is not None
@@ -135,7 +129,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                     ticks, epsilons + spread - 0.03, epsilons + spread + 0.03, color=colour, lw=1.4
                 )
             for (engine, epsilon), row in stats.iterrows():
-                half = 2 * row["std"] / np.sqrt(row["size"]) if row["size"] > 1 else 0.0
+                half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
                 ax.errorbar(
                     epsilon + spread + DODGE.get(engine, 0.0),
                     row["mean"],
@@ -178,34 +172,25 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 
 # ------------------------------------------------------------------------------ claims
-def summary(table: pd.DataFrame) -> pd.DataFrame:
+def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, d, engine and ε: mean of Var[ĉ(v)]/n over trials, its standard error,
     the exact expectation (the trials' ``analytic``) and Table 1's entry.
 
     Columns: ``protocol``, ``d``, ``engine``, ``epsilon``, ``mean``, ``se``, ``trials``,
     ``exact``, ``table1``.
     """
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    out = (
-        rows.groupby(["protocol.name", "options.domain_size", "engine", "epsilon"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol", "options.domain_size": "d"})
+    out = summary(table, METRIC, ["protocol.name", "options.domain_size", "engine", "epsilon"])
+    out = out.rename(
+        columns={"protocol.name": "protocol", "options.domain_size": "d", "analytic": "exact"}
     )
     out["d"] = out["d"].astype(int)
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
     out["table1"] = [  # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
         _table1_or(p, e, d, exact)
         for p, e, d, exact in zip(
             out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True
         )
     ]
-    return out.drop(columns="sd")
+    return out
 
 
 def _table1_or(protocol: str, epsilon: float, d: int, fallback: float) -> float:
@@ -234,9 +219,8 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     return out
 
 
-def _table1_claim(stats: pd.DataFrame) -> Claim:
-    z_exact = (stats["mean"] - stats["exact"]) / stats["se"].where(stats["se"] > 0)
-    worst_z = float(z_exact.abs().max()) if z_exact.notna().any() else math.nan
+def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
+    worst_z = largest_z(stats["mean"], stats["exact"], stats["se"])
     parts = []
     for d in sorted(stats["d"].unique()):
         mine = stats[stats["d"] == d]
@@ -249,8 +233,8 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
         )
     olh = stats[stats["protocol"] == "OLH"]
     olh_gap = float((olh["exact"] / olh["table1"] - 1).abs().max()) if len(olh) else 0.0
-    ok = math.isfinite(worst_z) and worst_z < 4.5
-    return Claim(
+    ok = math.isfinite(worst_z) and worst_z < Z_LIMIT
+    return ClaimCheck(
         source="USENIX'17 Table 1",
         paper="Var[ĉ(v)]/n: GRR (d-2+e^ε)/(e^ε-1)^2, SHE 8/ε^2, THE (θ = 1) "
         "(2e^{ε/2}-1)/(e^{ε/2}-1)^2, SUE e^{ε/2}/(e^{ε/2}-1)^2, OUE and OLH "
@@ -265,7 +249,7 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
         tolerance=(
             f"4.5 SE at every point against the exact expectation (the chance that any of "
             f"{len(stats)} unbiased points strays that far by sampling alone is "
-            f"{min(1.0, len(stats) * 2 * float(norm.sf(4.5))):.1g}); the gaps to Table 1 are "
+            f"{chance_beyond(len(stats)):.1g}); the gaps to Table 1 are "
             "shown with their 2 SE, since Table 1 rounds OLH's g"
         ),
         verdict="reproduced" if ok else "partly",
@@ -273,7 +257,7 @@ def _table1_claim(stats: pd.DataFrame) -> Claim:
     )
 
 
-def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
+def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, agree = [], []
     for d in sorted(stats["d"].unique()):
         olh, oue = _pooled(stats, "OLH", d), _pooled(stats, "OUE", d)
@@ -293,7 +277,7 @@ def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
     if not parts:
         return None
     ok = all(agree)
-    return Claim(
+    return ClaimCheck(
         source="USENIX'17 Table 1 / slides 'Comparison of Different Mechanisms'",
         paper="OUE and OLH have the same variance, 4e^ε/(e^ε-1)^2",
         ours="; ".join(parts) + " over ε = 0.5-5, engines pooled",
@@ -308,7 +292,7 @@ def _oue_olh_claim(stats: pd.DataFrame) -> Claim | None:
     )
 
 
-def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
+def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, consistent = [], []
     for d in sorted(stats["d"].unique()):
         grr, olh = _pooled(stats, "GRR", d), _pooled(stats, "OLH", d)
@@ -341,7 +325,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
     if not parts:
         return None
     ok = all(consistent)
-    return Claim(
+    return ClaimCheck(
         source="USENIX'17 Sec. 5 (Table 1)",
         paper="GRR (direct encoding) is better than OLH when d < 3e^ε + 2",
         ours="; ".join(parts) + " (ε = 0.5-5, engines pooled)",
@@ -354,9 +338,9 @@ def _grr_olh_claim(stats: pd.DataFrame) -> Claim | None:
     )
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Table 1 matched; OUE = OLH; GRR better than OLH iff d < 3e^ε + 2."""
-    stats = summary(table)
+    stats = variance_stats(table)
     if stats.empty:
         return []
     found = [_table1_claim(stats), _oue_olh_claim(stats), _grr_olh_claim(stats)]

@@ -20,7 +20,8 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import protocol_name
 from ldp.theory import pem as theory
 
 #: The panels: the parameter each varies, its title, and how a value is shown.
@@ -63,11 +64,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     rows = sec5.settings(table)
     defaults = sec5.default_values(rows)
     values = per_value(table)
+    name = protocol_name(table)
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.4), sharey=True)
     for ax, (varied, title, show) in zip(axes, PANELS, strict=True):
         panel = sec5.panel_rows(rows, varied, defaults).sort_values(varied)
-        # every series is PEM: a panel's values in shades of its colour, light to dark
-        shade = dict(zip(panel[varied], style.shades("PEM", len(panel)), strict=True))
+        # every series is one protocol: a panel's values in shades of its colour, light to dark
+        shade = dict(zip(panel[varied], style.shades(name, len(panel)), strict=True))
         handles = []
         for key, row in panel.iterrows():
             value = row[varied]
@@ -104,7 +106,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. V-A: the model matches the dots; more n, smaller m, larger ε identify more."""
     values = per_value(table)
     gap = (values["mean"] - values["model"]).abs()
@@ -123,7 +125,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     excess = (inside.mean() if len(inside) else 0.0) - noise
     verdict = "reproduced" if excess <= 0.03 else "partly" if excess <= 0.08 else "differs"
     found = [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-A (Fig. 2)",
             paper="the analysis (5) matches the empirical identification probability pretty well",
             ours=(
@@ -169,7 +171,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             + ")"
         )
     found.append(
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-A (Fig. 2)",
             paper="larger n, smaller m or larger ε give better identification; the analysis "
             "shows the same trend",

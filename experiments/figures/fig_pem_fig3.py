@@ -19,7 +19,8 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
 #: The panels: name, title, x label.
@@ -43,7 +44,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     sec5.prepare_refined(rows[[_cell(etas) is not None for etas in rows["protocol.etas"]]])
     out = []
     for metric in sec5.METRICS:
-        stats = sec5.metric_stats(table, metric)
+        stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
         for key, row in rows.iterrows():
             if key not in stats.index:
                 continue
@@ -72,7 +73,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                         "metric": metric,
                         "mean": stats.loc[key, "mean"],
                         "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "size"]),
+                        "runs": int(stats.loc[key, "trials"]),
                         "model": model,
                         "refined": refined,
                     }
@@ -131,7 +132,7 @@ def _fmt(values) -> str:
     return "/".join(f"{v:.2f}" for v in values)
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Observation 1 (3a), the optima and symmetry of 3b and 3c, and the model's fit."""
     data = points(table)
     found = []
@@ -146,7 +147,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             f"{int(s['x'].min())}..{int(s['x'].max())}: {_fmt(s['mean'])}"
         )
     found.append(
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-B, Observation 1 (Fig. 3a)",
             paper="with more rounds the overall result becomes worse: as few rounds as possible",
             ours="; ".join(parts) or "no data",
@@ -189,7 +190,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             )
         verdict = "reproduced" if at_best and symmetric else "partly" if at_best else "differs"
         found.append(
-            Claim(
+            ClaimCheck(
                 source=source,
                 paper=(
                     "best at η[1] = 6 (both rounds query 2^10 values), symmetric around it"
@@ -216,7 +217,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     refined_text, _ = sec5.model_fit(unique.assign(model=unique["refined"]), _where)
     text = f"Eq. (5): {text}. Refined model (prefix competition): {refined_text}"
     found.append(
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-B (Fig. 3)",
             paper="all points (empirical) lie on the line (analysis (4)) under every configuration",
             ours=text,

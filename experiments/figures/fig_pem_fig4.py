@@ -18,7 +18,8 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
 #: The panels: the parameter each varies, its title, x label, and which way is favourable.
@@ -51,7 +52,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     for varied, *_ in PANELS:
         panel = sec5.panel_rows(rows, varied, defaults)
         for metric in sec5.METRICS:
-            stats = sec5.metric_stats(table, metric)
+            stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
             for key, row in panel.iterrows():
                 if key not in stats.index:
                     continue
@@ -65,7 +66,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                         "metric": metric,
                         "mean": stats.loc[key, "mean"],
                         "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "size"]),
+                        "runs": int(stats.loc[key, "trials"]),
                         "model": sec5.model_utility(row, frequencies[key], metric),
                         "g": config.g,
                         "eta": max(config.etas),
@@ -118,7 +119,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. V-C: the model still matches; zipf wins where noise is large, zipf(-20) draws
     level or wins on the favourable side."""
     data = points(table)
@@ -128,7 +129,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     if wrong:
         verdict = "differs"
     found = [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
             paper="for the optimal configuration the analysis still matches the empirical "
             "results well",
@@ -173,7 +174,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 f"{d_best:+.2f}"
             )
     found.append(
-        Claim(
+        ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
             paper="when the setting is not favourable (small ε, small n or large m) zipf has "
             "better results, while zipf(-20) gives similar or better results on the other "

@@ -16,7 +16,8 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import summary
 
 EXPERIMENTS = ("pem_fig5", "pem_fig5_spm", "pem_fig5_spm_url", "pem_fig5_sens")
 #: ε of the model line on the synthetic panels.
@@ -31,11 +32,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return sec6.utility_grid(table, "epsilon", style.EPSILON_LABEL, model_x=model)
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B1: ε = 4 on URL; and PEM best at every (data set, ε), among the paper's versions
     (the sensitivity lines are drawn, not judged)."""
     table = sec6.main_rows(table[np.isclose(table["k"], 16)])
-    f1 = sec6.summary(table, "f1", ["dataset.name", "protocol.name", "epsilon"])
+    f1 = summary(table, "f1", ["dataset.name", "protocol.name", "epsilon"])
     at = {
         name: sec6.pick(f1, dataset__name="url", protocol__name=name, epsilon=4.0)
         for name in sec6.PROTOCOLS
@@ -82,13 +83,15 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     if np.isnan(pem):
         return []
     out = [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B1 (Fig. 5a)",
             paper=(
                 "ε = 4 on URL: PEM achieves F1 = 0.9 (more than ten URLs); MCM and SPM "
                 "identify only two (F1 ≈ 0.125)"
             ),
             ours=ours,
+            measured=pem,
+            se=float(at["PEM"]["se"].iloc[0]) if len(at["PEM"]) else float("nan"),
             tolerance=(
                 "from the paper's digits and its reading: PEM's 'F1 = 0.9 (more than ten "
                 "URLs)' as a mean F1 of at least 0.8; 'only two' (F1 ≈ 0.125) as the better "
@@ -112,7 +115,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             for d, e in wide.index[~best.to_numpy()]
         ]
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B1 (Fig. 5)",
                 paper="PEM performs best among the three protocols, more so as ε grows",
                 ours=(

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import summary
 
 EXPERIMENTS = (
     "pem_fig6",
@@ -33,11 +34,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return sec6.utility_grid(table, "k", "heavy hitters wanted k", model_x=ks, log2_x=True)
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B2: near full utility up to k = 30 on synthetic; PEM ahead of MCM and SPM (the
     paper's versions; the sensitivity lines are drawn, not judged)."""
     table = sec6.main_rows(table[np.isclose(table["epsilon"], EPSILON)])
-    f1 = sec6.summary(table, "f1", ["dataset.name", "protocol.name", "k"])
+    f1 = summary(table, "f1", ["dataset.name", "protocol.name", "k"])
     pem = f1[(f1["dataset.name"] == "exponential") & (f1["protocol.name"] == "PEM")]
     pem = pem.sort_values("k")
     upto = pem[pem["k"] <= 32]
@@ -56,7 +57,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         verdict = "differs"
         reason = "the optimiser's zipf assumption and the synthetic data's thin tail at k = 30"
     out = [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B2 (Fig. 6c)",
             paper="synthetic data, ε = 2: PEM achieves almost full utility for up to k = 30",
             ours=f"PEM F1 ({sec6.runs_note(table)}): {listed}",
@@ -80,7 +81,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             for d, k in wide.index[~best.to_numpy()]
         ]
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B2 (Fig. 6)",
                 paper="PEM outperforms MCM and SPM at every k; utility decreases with k",
                 ours=(
@@ -121,11 +122,11 @@ def claims(table: pd.DataFrame) -> list[Claim]:
 TIE = 0.02
 
 
-def f1_ncr_claims(table: pd.DataFrame) -> list[Claim]:
+def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B2: "a protocol with better F1 score will also have a better NCR score": every
     pair of protocols at every (data set, k) ordered alike by both metrics."""
     by = ["dataset.name", "k", "protocol.name"]
-    f1, ncr = (sec6.summary(table, metric, by).set_index(by)["mean"] for metric in ("f1", "ncr"))
+    f1, ncr = (summary(table, metric, by).set_index(by)["mean"] for metric in ("f1", "ncr"))
     both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
     pairs = agree = 0
     disagree = []
@@ -153,7 +154,7 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[Claim]:
             + f" ({sec6.runs_note(table)})"
         )
     return [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B2 (Figs. 5, 6: F1 against NCR)",
             paper="a protocol with better F1 score will also have a better NCR score",
             ours=ours,

@@ -17,7 +17,8 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import summary
 
 EXPERIMENTS = (
     "pem_fig7_eps",
@@ -44,8 +45,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(13.5, 4.3), squeeze=False)
     table = table.assign(series=sec6.series_of(table))
     by = ["protocol.name", "series", "protocol.threshold", "epsilon"]
-    stats = sec6.summary(table, "f1", by)
-    truth = sec6.summary(table, "n_true", ["protocol.threshold"])
+    stats = summary(table, "f1", by)
+    truth = summary(table, "n_true", ["protocol.threshold"])
     for ax, (x, epsilon, title) in zip(axes[0], PANELS, strict=True):
         if epsilon is None:
             panel = stats[np.isclose(stats["protocol.threshold"], THETA)]
@@ -72,11 +73,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3: PEM's threshold version beats SPM's and MCM's, most at ε = 2 (the split
     versions the paper ran; the partitioned ones are drawn, not judged)."""
     table = sec6.main_rows(table, SUFFIX)
-    stats = sec6.summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
+    stats = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
     panel = stats[np.isclose(stats["protocol.threshold"], THETA)]
     wide = panel.pivot_table(index="epsilon", columns="protocol.name", values="mean")
     if "PEM" not in wide or wide.shape[1] < 2:
@@ -116,7 +117,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         )
     return [
         *theta_claims(table),
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B3 (Fig. 7a)",
             paper=(
                 "threshold versions, θ = 0.023: PEM performs better than SPM and MCM, the "
@@ -138,12 +139,12 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     ]
 
 
-def theta_claims(table: pd.DataFrame) -> list[Claim]:
+def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3 on Figs. 7b, 7c: at ε = 2 and 4 against θ, PEM's threshold version ahead (the
     section's "PEM performs better than SPM and MCM"), and "the lower the θ, the bigger the
     k" (the number of values at or above θ), one claim per panel."""
-    f1 = sec6.summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
-    truth = sec6.summary(table, "n_true", ["protocol.threshold"]).sort_values("protocol.threshold")
+    f1 = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
+    truth = summary(table, "n_true", ["protocol.threshold"]).sort_values("protocol.threshold")
     counts = truth["mean"].to_numpy()
     more_below = (
         "not measurable"
@@ -174,7 +175,7 @@ def theta_claims(table: pd.DataFrame) -> list[Claim]:
             )
         verdicts = (ahead, more_below)
         out.append(
-            Claim(
+            ClaimCheck(
                 source=f"PEM Sec. VI-B3 (Fig. 7{panel})",
                 paper=(
                     f"threshold versions against θ at ε = {epsilon:g}: 'the effects of fixing ε "

@@ -18,7 +18,8 @@ from matplotlib.lines import Line2D
 from experiments.execute import parallel_map
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import summary
 from ldp import theory
 
 EXPERIMENTS = ("pem_fig8_budget", "pem_fig8_eta", "pem_fig8_assumed")
@@ -71,7 +72,7 @@ def ceiling_line(ax: plt.Axes, rows: pd.DataFrame, grid: np.ndarray) -> None:
 
 def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     rows = rows.assign(budget=sec6.budget(rows), series=_series_name(rows))
-    stats = sec6.summary(rows, "f1", ["series", "protocol.name", "budget", "epsilon"])
+    stats = summary(rows, "f1", ["series", "protocol.name", "budget", "epsilon"])
     names = sorted(
         set(stats["series"]),
         key=lambda s: (sec6.ordered(stats["protocol.name"]).index(s.split(" ")[0]), s),
@@ -100,7 +101,7 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
 
 
 def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
-    stats = sec6.summary(rows, "f1", ["protocol.eta", "epsilon"])
+    stats = summary(rows, "f1", ["protocol.eta", "epsilon"])
     etas = sorted(int(e) for e in stats["protocol.eta"].unique())
     grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
     for eta, colour in zip(etas, style.shades("PEM", len(etas)), strict=True):
@@ -122,7 +123,7 @@ def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
 
 def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     rows = rows.assign(assumed=rows["protocol.assumed"].fillna("zipf"))
-    stats = sec6.summary(rows, "f1", ["assumed", "epsilon"])
+    stats = summary(rows, "f1", ["assumed", "epsilon"])
     present = [a for a in ASSUMED if a in set(stats["assumed"])]
     present += sorted(set(stats["assumed"]) - set(present))
     colours = style.shades("PEM", len(present))
@@ -180,20 +181,20 @@ def _block_reading(block: dict[str, pd.DataFrame]) -> str:
     return "neither of the paper's two numbers."
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B4 (ε = 1.2), VI-B5 (ε = 0.9) and VI-B7."""
     budget, eta, assumed = panels(table)
     out = []
     runs = sec6.runs_note(table)
     if len(budget):
         budget = budget.assign(budget=sec6.budget(budget), series=_series_name(budget))
-        variants = sec6.summary(budget, "f1", ["series", "budget", "epsilon"])
+        variants = summary(budget, "f1", ["series", "budget", "epsilon"])
         block = {
             mode: sec6.pick(variants, series="MCM (8-bit OLH blocks)", budget=mode, epsilon=1.2)
             for mode in ("split", "partition")
         }
         plain = budget[budget["series"] == budget["protocol.name"]]  # 1-bit, k^1.5 channels
-        stats = sec6.summary(plain, "f1", ["protocol.name", "budget", "epsilon"])
+        stats = summary(plain, "f1", ["protocol.name", "budget", "epsilon"])
         row = budget[budget["protocol.name"] == "MCM"].iloc[0]
         ceiling = theory.mcm_f1_ceiling(
             1.2,
@@ -230,7 +231,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             reason = "partitioning the users does not lift MCM as much in our implementation"
     if len(budget) and verdict is not None:
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B4 (Fig. 8a)",
                 paper=(
                     "ε = 1.2: MCM splitting the budget achieves F1 < 0.2, with 10% of the "
@@ -252,7 +253,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             )
         )
     if len(eta):
-        stats = sec6.summary(eta, "f1", ["protocol.eta", "epsilon"])
+        stats = summary(eta, "f1", ["protocol.eta", "epsilon"])
         at = stats[np.isclose(stats["epsilon"], 0.9)].sort_values("protocol.eta")
         low = sec6.mean_of(stats, protocol__eta=2.0, epsilon=0.9)
         high = sec6.mean_of(stats, protocol__eta=10.0, epsilon=0.9)
@@ -271,7 +272,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             verdict, reason = "differs", "η does not help in our runs"
     if len(eta) and verdict is not None:
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B5 (Fig. 8b)",
                 paper="ε = 0.9: F1 is 0.4 with η = 2 and 0.8 with η = 10; larger η is better",
                 ours=(
@@ -292,7 +293,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
         )
     if len(assumed):
         assumed = assumed.assign(assumed=assumed["protocol.assumed"].fillna("zipf"))
-        stats = sec6.summary(assumed, "f1", ["assumed", "epsilon"])
+        stats = summary(assumed, "f1", ["assumed", "epsilon"])
         wide = stats.pivot_table(index="epsilon", columns="assumed", values="mean")
         regular = wide.drop(columns=["uniform"], errors="ignore")
         spread = float((regular.max(axis=1) - regular.min(axis=1)).max())
@@ -310,7 +311,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             note = f"; uniform is up to {gap:.2f} lower"
         verdict = "reproduced" if spread <= 0.05 else "partly"
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-B7 (Fig. 8c)",
                 paper=(
                     "except in extreme cases, the assumed distribution has little influence: "

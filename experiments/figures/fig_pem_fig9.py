@@ -19,7 +19,8 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import summary
 
 EXPERIMENTS = ("pem_fig9", "pem_fig5", "pem_fig5_spm")
 METRIC = "sq_error"
@@ -64,11 +65,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """One panel, log y: each protocol's mean squared error with its OLH variance line."""
     style.apply_theme()
     rows = rows_of(table)
-    stats = sec6.summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
-    stats = stats[stats["size"] >= min(MIN_RUNS_DRAWN, stats["size"].max())]
+    stats = summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
+    stats = stats[stats["trials"] >= min(MIN_RUNS_DRAWN, stats["trials"].max())]
     # ± one standard error: on a log axis ± one standard deviation (up to 1.4 x the mean
     # at small ε, where a run averages over one or two identified values) leaves the axis
-    stats["std"] = stats["std"] / np.sqrt(stats["size"])
+    stats["std"] = stats["std"] / np.sqrt(stats["trials"])
     figure, ax = plt.subplots(figsize=(7.2, 4.8))
     grid = np.linspace(stats["epsilon"].min(), stats["epsilon"].max(), 60)
     for name in sec6.ordered(stats["protocol.name"]):
@@ -110,11 +111,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B6: MCM below SPM (split ε); PEM similar with one group of the users."""
     rows = rows_of(table)
-    stats = sec6.summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
-    stats = stats[stats["size"] >= min(MIN_RUNS_CLAIM, stats["size"].max())]
+    stats = summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
+    stats = stats[stats["trials"] >= min(MIN_RUNS_CLAIM, stats["trials"].max())]
     key = stats["protocol.name"] + "/" + stats["budget"]
     wide = stats.assign(series=key).pivot_table(index="epsilon", columns="series", values="mean")
     needed = ("MCM/split", "SPM/split", "PEM/-")
@@ -163,7 +164,7 @@ def claims(table: pd.DataFrame) -> list[Claim]:
     else:
         verdict, reason = "differs", "the final tests' budgets differ from the paper's"
     return [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VI-B6 (Fig. 9)",
             paper=(
                 "MCM's estimation variance is smaller than SPM's (its final test uses ε/2, "

@@ -30,7 +30,8 @@ import pandas as pd
 from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import per_trial, summary
 from ldp import theory
 
 EXPERIMENTS = ("pem_section2_grr", "pem_section2_olh")
@@ -54,22 +55,10 @@ def big_e(epsilon: float | np.ndarray) -> float | np.ndarray:
 
 def stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard error and exact expectation of ``sq_error_n`` per setting."""
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
-    if rows.empty:
+    if per_trial(table, METRIC).empty:
         return pd.DataFrame(columns=["protocol", "epsilon", "n", "mean", "se", "exact", "trials"])
-    out = (
-        rows.groupby(["protocol.name", "epsilon", "dataset.n"])
-        .agg(
-            mean=("value", "mean"),
-            sd=("value", "std"),
-            trials=("value", "size"),
-            exact=("analytic", "mean"),
-        )
-        .reset_index()
-        .rename(columns={"protocol.name": "protocol", "dataset.n": "n"})
-    )
-    out["se"] = (out["sd"] / np.sqrt(out["trials"])).fillna(0.0)
-    return out.drop(columns="sd")
+    out = summary(table, METRIC, ["protocol.name", "epsilon", "dataset.n"])
+    return out.rename(columns={"protocol.name": "protocol", "dataset.n": "n", "analytic": "exact"})
 
 
 def _at(frame: pd.DataFrame, protocol: str, e_power: float) -> pd.DataFrame:
@@ -108,7 +97,7 @@ def _reason(parts: tuple[str, ...]) -> str:
     return "a part is outside its tolerance (see the numbers): " + ", ".join(parts)
 
 
-def grr_claim(frame: pd.DataFrame) -> Claim:
+def grr_claim(frame: pd.DataFrame) -> ClaimCheck:
     """Sec. II-B: GRR, ε = ln 49, d = 2^16: p ≈ 0.00075, Var ≈ 28.5 n (Eq. (1))."""
     epsilon = math.log(GRR_E)
     p, q = theory.grr_pq(epsilon, GRR_D)
@@ -116,7 +105,7 @@ def grr_claim(frame: pd.DataFrame) -> Claim:
     closed = (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2  # Eq. (1) as printed: 65583/2304
     mean, se, trials = _pooled(_at(frame, "GRR", GRR_E))
     verdicts = (_printed(p, 0.00075, 2), _printed(exact, 28.5, 3), _sim_verdict(mean, se, exact))
-    return Claim(
+    return ClaimCheck(
         source="PEM Sec. II-B1 (GRR, Eq. (1))",
         paper="ε = ln 49, d = 2^16: p = 49/65584 ≈ 0.00075, variance 65583/2304 n ≈ 28.5 n",
         ours=(
@@ -133,7 +122,7 @@ def grr_claim(frame: pd.DataFrame) -> Claim:
     )
 
 
-def olh_claims(frame: pd.DataFrame) -> list[Claim]:
+def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. II-B: OLH at e^ε = 10: sd ≈ 0.7 √n; n ≥ 4,410,000 for 3 sd at 0.1%."""
     epsilon = math.log(OLH_E)
     table3 = 4 * OLH_E / (OLH_E - 1) ** 2  # Eq. (3): 40/81
@@ -143,7 +132,7 @@ def olh_claims(frame: pd.DataFrame) -> list[Claim]:
     mean, se, trials = _pooled(_at(frame, "OLH", OLH_E))
     sd, sd_se = (math.sqrt(mean), se / (2 * math.sqrt(mean))) if mean > 0 else (math.nan,) * 2
     sim = _sim_verdict(mean, se, exact)
-    sd_claim = Claim(
+    sd_claim = ClaimCheck(
         source="PEM Sec. II-B ('The importance of group size', Eq. (3))",
         paper="OLH with e^ε = 10: standard deviation sqrt(40n/81) ≈ 0.7 √n",
         ours=(
@@ -171,7 +160,7 @@ def olh_claims(frame: pd.DataFrame) -> list[Claim]:
         if low <= sim_n <= high
         else ("not measurable" if sim_n != sim_n else "differs"),
     )
-    n_claim = Claim(
+    n_claim = ClaimCheck(
         source="PEM Sec. II-B ('The importance of group size')",
         paper=(
             "a value held by 0.1% of the users, e^ε = 10: the true count 0.001n is at least 3 "
@@ -225,7 +214,7 @@ def lemma1_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def lemma1_claim(frame: pd.DataFrame) -> Claim:
+def lemma1_claim(frame: pd.DataFrame) -> ClaimCheck:
     """Lemma 1 on a grid in closed form, then partition against split simulated."""
     eps = np.linspace(0.01, 10, 1000)
     gs = np.arange(2, 17)
@@ -244,7 +233,7 @@ def lemma1_claim(frame: pd.DataFrame) -> Claim:
             f"{r.split_se:.2f} (exact {r.split_exact:.2f})"
             for r in pairs.itertuples()
         )
-    return Claim(
+    return ClaimCheck(
         source="PEM appendix, Lemma 1 (proof of Prop. 1)",
         paper="E(ε/g) < E(ε)/g, E(ε) = (e^ε - 1)^2/e^ε (equality at ε = 0)",
         ours=(
@@ -288,7 +277,7 @@ def prop1_grid() -> pd.DataFrame:
     return grid
 
 
-def prop1_claim(frame: pd.DataFrame) -> Claim:
+def prop1_claim(frame: pd.DataFrame) -> ClaimCheck:
     """Prop. 1 in the appendix's closed form (P1 > P2 'in most cases'), with the variance
     it rests on simulated (Lemma 1's pairs)."""
     grid = prop1_grid()
@@ -318,7 +307,7 @@ def prop1_claim(frame: pd.DataFrame) -> Claim:
             else "differs"
         )
     )
-    return Claim(
+    return ClaimCheck(
         source="PEM Sec. IV-D, Prop. 1 (appendix, Eq. (6))",
         paper=(
             "partitioning the users among g questions identifies a value with higher "
@@ -353,7 +342,7 @@ def olh_bits(epsilon: float) -> int:
     return SEED_BITS + math.ceil(math.log2(theory.olh_default_g(epsilon)))
 
 
-def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[Claim]:
+def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[ClaimCheck]:
     """Sec. III-D / VII: MCM's h channels multiply its report by h; its k^1.5 channels
     against the "around √n" of Sec. VII.  Closed forms, from the reports the paper
     describes (PEM ⟨H, y⟩; SPM improved: a segment-pair report and a whole-value report,
@@ -372,7 +361,7 @@ def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[Claim]:
     channel_ratio = {k: math.ceil(k**1.5) / roots["exponential"] for k in ks}
     around = all(0.5 <= r <= 2 for r in channel_ratio.values())
     return [
-        Claim(
+        ClaimCheck(
             source="PEM Sec. III-D (MCM's limitations)",
             paper=(
                 "each user reports on all h channels: a multiplicative factor h on the "
@@ -385,7 +374,7 @@ def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[Claim]:
             tolerance="exact arithmetic on the report formats the paper describes",
             verdict="reproduced",
         ),
-        Claim(
+        ClaimCheck(
             source="PEM Sec. VII (related work: Bassily et al. [5])",
             paper="'in our experimental comparison with MCM, we already use around √n channels'",
             ours=(
@@ -426,7 +415,7 @@ DOMAIN_NOTE = {
 }
 
 
-def dataset_claims() -> list[Claim]:
+def dataset_claims() -> list[ClaimCheck]:
     """Sec. VI-A's data-set statistics against the data our runs use (the calibrated
     surrogates when the real files are absent)."""
     from ldp import datasets
@@ -452,7 +441,7 @@ def dataset_claims() -> list[Claim]:
         }[name]
         verdict = both(*parts)
         out.append(
-            Claim(
+            ClaimCheck(
                 source="PEM Sec. VI-A (data sets)"
                 if name != "kosarak"
                 else "USENIX'17 Sec. 6 (Kosarak)",
@@ -490,7 +479,7 @@ def dataset_claims() -> list[Claim]:
     return out
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. II-B's two worked examples, Lemma 1 and Prop. 1; Sec. III-D / VII's channel
     counts and report sizes; Sec. VI-A's data sets (closed forms and data, no runs)."""
     frame = stats(table)

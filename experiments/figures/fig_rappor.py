@@ -28,7 +28,8 @@ from matplotlib.lines import Line2D
 from scipy import stats
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import protocol_name
 from ldp.oracles.rappor import (
     rappor_epsilon_inf,
     rappor_epsilon_one,
@@ -62,7 +63,7 @@ def _closed(row: pd.Series) -> tuple[float, float]:
 def draw_privacy(table: pd.DataFrame) -> plt.Figure:
     """ε₁ and ε∞ against f (left); the loss of T reports with and without memoization (right)."""
     style.apply_theme()
-    colour = style.color("RAPPOR")
+    colour = style.color(protocol_name(table))
     rows = presets(table)
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.3))
     f_grid = np.linspace(0.005, 0.99, 300)
@@ -120,7 +121,7 @@ def decode_summary(table: pd.DataFrame) -> pd.DataFrame:
 def draw_decode(table: pd.DataFrame) -> plt.Figure:
     """Estimate vs truth of the tracked values, ±2 SE, one panel per preset (trial 0)."""
     style.apply_theme()
-    colour = style.color("RAPPOR")
+    colour = style.color(protocol_name(table))
     rows = presets(table)
     summary = decode_summary(table).set_index("protocol.label")
     figure, axes = plt.subplots(
@@ -178,7 +179,7 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
 
 
 # ------------------------------------------------------------------------------ claims
-def privacy_claims(table: pd.DataFrame) -> list[Claim]:
+def privacy_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The presets' ε₁ and ε∞ to 4 decimals against google/rappor's published values."""
     found = []
     for row in presets(table).itertuples():
@@ -191,7 +192,7 @@ def privacy_claims(table: pd.DataFrame) -> list[Claim]:
             and (math.isinf(inf) or round(inf, 4) == paper_inf)
         )
         found.append(
-            Claim(
+            ClaimCheck(
                 source=f"[RAPPOR] Sec. 3, google/rappor preset (p, q, f, h) = {key}",
                 paper=f"ε₁ = {paper_one:.4f}, ε∞ = {paper_inf:.4f}",
                 ours=f"ε₁ = {one:.4f}, ε∞ = {inf:.4f} ({row.label})",
@@ -203,7 +204,7 @@ def privacy_claims(table: pd.DataFrame) -> list[Claim]:
     return found
 
 
-def decode_claims(table: pd.DataFrame) -> list[Claim]:
+def decode_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """False detections at most α per decode; detected values within 2 SE at the normal
     rate 0.9545 (pooled over presets and trials, 3 binomial standard errors allowed)."""
     summary = decode_summary(table)
@@ -234,11 +235,13 @@ def decode_claims(table: pd.DataFrame) -> list[Claim]:
     if not false_ok:
         reason.append("false detections above the Bonferroni level")
     return [
-        Claim(
+        ClaimCheck(
             source="[RAPPOR] Sec. 4 (decoding: LASSO, least squares, Bonferroni cut-off)",
             paper="the detected values are estimated within their standard errors, with "
             "family-wise false-detection rate at most α",
             ours="; ".join(parts) + f"; pooled {100 * coverage:.1f}% within 2 SE",
+            measured=coverage,
+            se=math.sqrt(coverage * (1 - coverage) / weights.sum()),
             tolerance=(
                 f"two parts: coverage within 2 SE at least the normal rate "
                 f"{100 * nominal:.1f}% minus 3 binomial standard errors of the pooled share; "

@@ -28,8 +28,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec, both
-from experiments.trials import SHUFFLE_DELTA
+from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import SHUFFLE_DELTA, summary
 from ldp import theory
 from ldp.theory.shuffle import shuffle_epsilon
 
@@ -66,18 +66,12 @@ def _bound(name: str, epsilon0: float, n: int) -> float:
     return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, name)
 
 
-def _by_setting(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    stats = rows.groupby(["epsilon", "n"])["value"].agg(["mean", "std", "size"])
-    return stats.reset_index()
-
-
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     colours = dict(zip(EPSILONS0, style_palette(len(EPSILONS0)), strict=True))
-    central = _by_setting(table, "shuffle_epsilon")
-    errors = _by_setting(table, "sq_error_n")
+    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
+    errors = summary(table, "sq_error_n", ["epsilon", "n"])
     for epsilon0 in EPSILONS0:
         colour = colours[epsilon0]
         grid = [_central(epsilon0, n) for n in N_GRID]
@@ -92,7 +86,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         right.errorbar(
             mine["n"],
             mine["mean"] / mine["n"],
-            yerr=2 * mine["std"] / np.sqrt(mine["size"]) / mine["n"],
+            yerr=2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"],
             fmt="o",
             color=colour,
             ms=4.5,
@@ -149,18 +143,18 @@ def style_palette(count: int) -> list:
     return [plt.get_cmap("viridis")(x) for x in np.linspace(0.1, 0.85, count)]
 
 
-def claims(table: pd.DataFrame) -> list[Claim]:
+def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The notes' claim: ε falls like 1/√n; checked on the recorded column."""
-    central = _by_setting(table, "shuffle_epsilon")
+    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
     at = central[np.isclose(central["epsilon"], 4.0)].set_index("n")["mean"]
     if not {10**5, 10**6} <= set(at.index):
         return []
     ratio = at[10**5] / at[10**6]
-    printed = {n: fmt21_theorem_3_1(4.0, n, DELTA) for n in (10**5, 10**6)}
+    printed = {n: fmt21_theorem_3_1(4.0, n, SHUFFLE_DELTA) for n in (10**5, 10**6)}
     below = all(at[n] <= printed[n] for n in printed)
     shape = 2.8 < ratio < 3.6
     return [
-        Claim(
+        ClaimCheck(
             source="Feldman, McMillan, Talwar (FOCS 2021) Theorem 3.1; lecture notes Sec. 3",
             paper=(
                 "ε <= log(1 + (e^ε0 - 1)/(e^ε0 + 1) (8√(e^ε0 log(4/δ)/n) + 8e^ε0/n)) after "
@@ -168,7 +162,8 @@ def claims(table: pd.DataFrame) -> list[Claim]:
                 "bound is tighter than this closed form"
             ),
             ours=(
-                f"recorded shuffle_epsilon at ε0 = 4, δ = {DELTA:g}: {at[10**5]:.4f} (n = 10^5), "
+                f"recorded shuffle_epsilon at ε0 = 4, δ = {SHUFFLE_DELTA:g}: "
+                f"{at[10**5]:.4f} (n = 10^5), "
                 f"{at[10**6]:.4f} (n = 10^6); Theorem 3.1 as printed: {printed[10**5]:.4f}, "
                 f"{printed[10**6]:.4f}; ratio n = 10^5 / 10^6 {ratio:.2f} (√10 = 3.16)"
             ),
@@ -188,10 +183,6 @@ def claims(table: pd.DataFrame) -> list[Claim]:
             else "the recorded ε does not fall like 1/√n between 10^5 and 10^6",
         )
     ]
-
-
-#: δ of the recorded central ε (the experiment's ``options.delta``).
-DELTA = 1e-6
 
 
 def fmt21_theorem_3_1(epsilon0: float, n: int, delta: float) -> float:

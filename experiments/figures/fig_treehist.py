@@ -24,7 +24,8 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.results import summary
 from ldp.heavy_hitters import TreeHist
 from ldp.theory import pem as pem_theory
 
@@ -82,7 +83,7 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
     )
     letters = "abcdefghi"
     for row_index, metric in enumerate(sec6.METRIC_LABELS):
-        stats = sec6.summary(table, metric, ["dataset.name", "series", x])
+        stats = summary(table, metric, ["dataset.name", "series", x])
         for col, dataset in enumerate(datasets):
             ax = axes[row_index][col]
             panel = stats[stats["dataset.name"] == dataset]
@@ -151,7 +152,7 @@ def draw_threshold(table: pd.DataFrame) -> plt.Figure:
     """F1 of the threshold versions against ε at θ = 0.023 (exponential data)."""
     style.apply_theme()
     table = _with_series(table[np.isclose(table["protocol.threshold"], 0.023)])
-    stats = sec6.summary(table, "f1", ["series", "epsilon"])
+    stats = summary(table, "f1", ["series", "epsilon"])
     figure, ax = plt.subplots(figsize=(5.2, 4.3))
     for label in _legend_order(stats["series"]):
         series = stats[stats["series"] == label].sort_values("epsilon")
@@ -167,13 +168,13 @@ def draw_threshold(table: pd.DataFrame) -> plt.Figure:
 
 def _gap(table: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str]:
     table = _with_series(table)
-    f1 = sec6.summary(table, "f1", ["dataset.name", "series", by])
+    f1 = summary(table, "f1", ["dataset.name", "series", by])
     wide = f1.pivot_table(index=["dataset.name", by], columns="series", values="mean")
     return wide, sec6.runs_note(table)
 
 
 def claims_for(by: str, fixed: str):
-    def claims(table: pd.DataFrame) -> list[Claim]:
+    def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         """[PEM] Sec. VII: TreeHist's one-bit-per-group split loses to PEM."""
         wide, runs = _gap(table, by)
         if "PEM" not in wide or not any(c.startswith(NAME) for c in wide.columns):
@@ -188,7 +189,7 @@ def claims_for(by: str, fixed: str):
         below = pem >= tree - 0.02
         gap = (pem - tree).mean()
         return [
-            Claim(
+            ClaimCheck(
                 source=SOURCE,
                 paper=(
                     "TreeHist (one bit per group, m groups) resembles PEM, but dividing "

@@ -4,7 +4,7 @@ Wang, Li, Jha, *Locally Differentially Private Heavy Hitter Identification*, Sec
 validates the analysis: empirical identification and utility of PEM beside the model,
 Eq. (5) for one value and Eq. (4) for F1 and NCR.  The model of a setting is computed
 for the very configuration its trials ran: the ``protocol.*`` columns of the table are
-handed to the trial's own builder (:func:`experiments.trials.build_heavy_hitter`), whose
+handed to the trial's own builder (:func:`experiments.build.build_heavy_hitter`), whose
 PEM derives its shape exactly as in the run (for the optimal PEM of Fig. 4 by
 :func:`ldp.theory.pem.optimize` with the same k, m, n, ε, query limit, assumed
 distribution and goal); :func:`check_recorded` compares it with the oracle queries and γ
@@ -25,7 +25,7 @@ import pandas as pd
 from experiments.execute import parallel_map
 from experiments.figures import style
 from experiments.figures.pem_section6 import protocol_json
-from experiments.trials import build_heavy_hitter
+from experiments.results import build_heavy_hitter
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
@@ -152,14 +152,6 @@ def refined_utility(row: pd.Series, goal: str) -> float:
         _REFINED[cells] = _refined(cells)
     k = int(row["k"])
     return float(theory.utility_weights(k, goal) @ _REFINED[cells])
-
-
-def metric_stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Per setting: mean, standard error and runs of a per-trial metric."""
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    stats = rows.groupby("config_hash")["value"].agg(["mean", "std", "size"])
-    stats["se"] = (stats["std"] / np.sqrt(stats["size"])).fillna(0.0)
-    return stats
 
 
 def check_recorded(table: pd.DataFrame) -> list[str]:

@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.trials import build_heavy_hitter, protocol_from_row
+from experiments.results import build_heavy_hitter, protocol_from_row, summary
 from ldp import theory
 from ldp.theory import pem as pem_theory
 from ldp.theory import pem_refined
@@ -41,24 +41,6 @@ CAPSIZE = 2.5
 
 
 # ------------------------------------------------------------------------------ table
-def runs(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The per-trial rows of one metric (no per-value rows)."""
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    return rows.copy()
-
-
-def summary(table: pd.DataFrame, metric: str, by: Sequence[str]) -> pd.DataFrame:
-    """Mean, standard deviation and number of runs of ``metric`` per group of ``by``.
-
-    Squared errors are NaN in a run that identified no true heavy hitter; such runs are
-    left out of the mean (``size`` counts the runs with a number).
-    """
-    rows = runs(table, metric).dropna(subset=["value"])
-    stats = rows.groupby(list(by), dropna=False)["value"].agg(["mean", "std", "size"])
-    stats["std"] = stats["std"].fillna(0.0)
-    return stats.reset_index()
-
-
 def budget(rows: pd.DataFrame) -> pd.Series:
     """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default
     (``"partitioned"``: the users; ``"original"`` and ``"improved"``: ε split)."""

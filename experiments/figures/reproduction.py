@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 
 VERDICT_MARK = {
     "reproduced": "reproduced",
@@ -39,7 +39,7 @@ def paper_trials(experiment: str) -> int:
 class Judged:
     """A claim with the trials its verdict rests on and the trials it needs."""
 
-    claim: Claim
+    claim: ClaimCheck
     trials: int  #: the fewest trials of any setting of the figure's table
     needed: int  #: the experiment config's n_trials (the paper-scale run)
 
@@ -80,8 +80,8 @@ def existing_rows(path: Path) -> dict[str, list[str]]:
     return rows
 
 
-def _row(spec: FigureSpec, judged: Judged | Claim) -> str:
-    if isinstance(judged, Claim):  # no trial counts known: the verdict alone
+def _row(spec: FigureSpec, judged: Judged | ClaimCheck) -> str:
+    if isinstance(judged, ClaimCheck):  # no trial counts known: the verdict alone
         judged = Judged(judged, 0, 0)
     claim = judged.claim
     cells = (
@@ -105,7 +105,7 @@ def _verdict(row: str) -> str:
 
 def write_report(
     path: Path,
-    claims: Sequence[tuple[FigureSpec, Judged | Claim]],
+    claims: Sequence[tuple[FigureSpec, Judged | ClaimCheck]],
     *,
     quick: bool,
     order: Sequence[str] | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -29,23 +30,46 @@ def both(*verdicts: str) -> str:
     return "partly"
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One quantitative claim of a paper beside our number, for ``REPRODUCTION.md``.
+#: |mean - exact| / SE beyond which a point of an unbiased estimator is called off.
+Z_LIMIT = 4.5
 
-    Every claim states its ``tolerance``: what counts as agreement and why (from our
+
+def largest_z(mean: pd.Series, exact: pd.Series, se: pd.Series) -> float:
+    """The largest |mean - exact| / SE over the points with SE > 0; NaN if there are none."""
+    z = (mean - exact) / se.where(se > 0)
+    return float(z.abs().max()) if z.notna().any() else math.nan
+
+
+def chance_beyond(points: int, z: float = Z_LIMIT) -> float:
+    """The chance that any of ``points`` unbiased normal points strays beyond z SE (union
+    bound over two-sided normal tails): the false-alarm rate a z-tolerance states."""
+    from scipy.stats import norm
+
+    return min(1.0, points * 2 * float(norm.sf(z)))
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One quantitative claim of a paper checked against our number: the data that both
+    ``REPRODUCTION.md`` (:mod:`experiments.figures.reproduction`) and the tests read.
+
+    Every check states its ``tolerance``: what counts as agreement and why (from our
     standard error, from the digits the paper prints, or from a stated reading of a
     qualitative word, quoted).  A claim whose sentence has several parts checks each; a
-    part that cannot be measured makes the claim ``"not measurable"`` (never a silent
-    pass).  Construction refuses a claim without a source, a tolerance or a known verdict.
+    part that cannot be measured makes the check ``"not measurable"`` (never a silent
+    pass).  Construction refuses a check without a source, a tolerance or a known verdict.
     """
 
     source: str  #: where the paper says it, e.g. "PEM Sec. VI-B1 (Fig. 5a)"
-    paper: str  #: the claim, with the paper's number
-    ours: str  #: our number, measured on the figure's table (with its spread)
+    paper: str  #: the paper's statement, with its number
+    ours: str  #: the measured value on the figure's table, as the report prints it
     verdict: Verdict
     tolerance: str  #: what counts as a match, and why
     reason: str = ""  #: for "differs"/"partly"/"not measurable": the (demonstrated) cause
+    #: the measured value as a number, where the claim is one number (NaN otherwise)
+    measured: float = math.nan
+    #: its standard error over trials, where it is a mean of trials (NaN otherwise)
+    se: float = math.nan
 
     def __post_init__(self) -> None:
         for name in ("source", "paper", "ours", "tolerance"):
@@ -53,6 +77,8 @@ class Claim:
                 raise ValueError(f"a claim needs a non-empty {name}: {self.paper or self.source}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.se < 0:
+            raise ValueError(f"a standard error is >= 0, got {self.se}: {self.source}")
 
 
 @dataclass(frozen=True)
@@ -79,7 +105,7 @@ class FigureSpec:
     quick_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     order: float = 100.0  #: position in the gallery (paper order)
     #: the quantitative claims this figure checks, computed from its table
-    claims: Callable[[pd.DataFrame], list[Claim]] | None = None
+    claims: Callable[[pd.DataFrame], list[ClaimCheck]] | None = None
 
     @property
     def experiments(self) -> tuple[str, ...]:

@@ -2,9 +2,9 @@
 
 An entry is one ``.npz`` file named after a SHA-256 of (loader name, parameters, format
 version), holding the distinct values, their counts, a JSON metadata string and a
-checksum of all three. Writes are atomic (a temporary file in the same directory, then
-``os.replace``); an entry that cannot be read or whose checksum does not match is
-reported with a warning, deleted and rebuilt.
+checksum of all three. Writes are atomic (:func:`ldp.io.files.atomic_write_bytes`); an
+entry that cannot be read or whose checksum does not match is reported with a warning,
+deleted and rebuilt.
 
 The directory is ``$LDP_CACHE_DIR`` when set, else ``.cache/datasets`` under the current
 directory.
@@ -13,15 +13,17 @@ directory.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ldp.io.files import atomic_write_bytes
 
 __all__ = ["FORMAT_VERSION", "cache_dir", "cache_path", "cached_histogram"]
 
@@ -79,20 +81,15 @@ def _write(path: Path, values: np.ndarray, counts: np.ndarray, meta: dict[str, A
     path.parent.mkdir(parents=True, exist_ok=True)
     meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
     checksum = _checksum(values, counts, meta_bytes)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            np.savez(
-                file,
-                values=values,
-                counts=counts,
-                meta=np.array(meta_bytes),
-                checksum=np.array(checksum),
-            )
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        values=values,
+        counts=counts,
+        meta=np.array(meta_bytes),
+        checksum=np.array(checksum),
+    )
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def cached_histogram(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from experiments.check import check_config
+from experiments.preflight import preflight
 from experiments.run import CONF_DIR
-from experiments.schema import ConfigError, check_config
+from experiments.schema import ConfigError
 from experiments.settings import make_setting
-from experiments.trials import preflight
 from ldp import registry
 
 from .conftest import run_cli

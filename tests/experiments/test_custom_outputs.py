@@ -16,7 +16,7 @@ from experiments import schema
 from experiments.figures import fig_oracle_variance
 from experiments.figures import reproduction as report
 from experiments.figures.__main__ import main as figures
-from experiments.figures.spec import Claim, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.run import run_settings
 from experiments.schema import register_configs
 from experiments.store import ResultsStore
@@ -119,7 +119,7 @@ def test_a_missing_results_dir_is_one_line(tmp_path, capsys):
 
 
 def test_a_verdict_states_the_trials_it_needs(tmp_path):
-    claim = Claim("src", "paper", "ours", "reproduced", tolerance="2 SE")
+    claim = ClaimCheck("src", "paper", "ours", "reproduced", tolerance="2 SE")
     spec = FigureSpec(
         "oracle_variance", "oracle_variance", lambda t: None, "t", "c", "claim", claims=None
     )

@@ -17,12 +17,13 @@ from experiments.figures import fig_oracle_frequent_values as frequent
 from experiments.figures import fig_oracle_mse_kosarak as mse
 from experiments.figures import fig_oracle_multiple_questions as questions
 from experiments.figures import fig_oracle_variance as variance
-from experiments.figures.spec import Claim
+from experiments.figures.spec import ClaimCheck
+from experiments.preflight import preflight
 from experiments.run import run_settings
 from experiments.schema import ConfigError
 from experiments.seeding import trial_streams
 from experiments.settings import make_setting
-from experiments.trials import multiple_questions_trial, oracle_trial, preflight
+from experiments.trials import multiple_questions_trial, oracle_trial
 from ldp.theory import multiple_questions_variance
 
 from .test_figure_colours import check_series_colours
@@ -48,10 +49,10 @@ def _check_png(path) -> None:
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 400
 
 
-def _check_claims(claims: list[Claim], expected: int) -> None:
+def _check_claims(claims: list[ClaimCheck], expected: int) -> None:
     assert len(claims) == expected
     for claim in claims:
-        assert isinstance(claim, Claim)
+        assert isinstance(claim, ClaimCheck)
         assert claim.verdict in ("reproduced", "partly", "differs")
         assert claim.source and claim.paper and claim.ours
         assert "nan" not in claim.ours.lower()
@@ -99,7 +100,7 @@ def test_the_mse_figure_draws_and_its_line_is_the_trials_expectation(settings_of
     assert len(settings) == 10
     _, store = run_settings(settings)
     table, _ = store.load()
-    stats = mse.summary(table)
+    stats = mse.mse_stats(table)
     for _, row in stats.iterrows():  # Var is affine in c: the domain mean is Var at n/d
         rows = table[table["protocol.name"] == row["protocol"]]
         expected = mse.expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
@@ -149,7 +150,7 @@ def test_the_multiple_questions_figure_draws(settings_of, tmp_path):
         )
     _, store = run_settings(settings)
     table, _ = store.load()
-    stats = questions.summary(table)
+    stats = questions.approach_stats(table)
     assert set(stats["approach"]) == {"split", "partition"} and len(stats) == 6
     closed = multiple_questions_variance(stats["epsilon"].to_numpy(), 2000)
     assert np.allclose(

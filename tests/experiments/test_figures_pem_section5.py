@@ -16,9 +16,9 @@ import pytest
 from experiments.figures import FIGURES, fig_pem_fig2, fig_pem_fig3, fig_pem_fig4, style
 from experiments.figures import pem_section5 as sec5
 from experiments.figures.gallery import Entry, write_gallery
-from experiments.figures.spec import Claim
+from experiments.figures.spec import ClaimCheck
+from experiments.preflight import preflight
 from experiments.run import run_settings
-from experiments.trials import preflight
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SPECS = {"pem_fig2": fig_pem_fig2.FIGURE, "pem_fig3": fig_pem_fig3.FIGURE}
@@ -39,10 +39,10 @@ def tiny_table(settings_of, experiments, *extra: str) -> tuple[pd.DataFrame, lis
     return pd.concat(tables, ignore_index=True), settings
 
 
-def check_claims(claims: list[Claim]) -> None:
+def check_claims(claims: list[ClaimCheck]) -> None:
     assert claims
     for claim in claims:
-        assert isinstance(claim, Claim)
+        assert isinstance(claim, ClaimCheck)
         assert claim.verdict in ("reproduced", "partly", "differs")
         assert claim.source.startswith("PEM Sec. V") and claim.paper and claim.ours
         assert "nan" not in claim.ours

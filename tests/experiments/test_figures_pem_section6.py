@@ -15,15 +15,15 @@ import pytest
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from experiments.figures import FIGURES, Claim, style
+from experiments.figures import FIGURES, ClaimCheck, style
 from experiments.figures import __main__ as figures_main
 from experiments.figures import pem_section6 as sec6
 from experiments.figures.spec import VERDICTS
+from experiments.preflight import preflight
 from experiments.run import CONF_DIR, run_settings
 from experiments.schema import register_configs
 from experiments.settings import expand
 from experiments.store import ROW_KEY, ResultsStore
-from experiments.trials import preflight
 
 from .test_figure_colours import check_series_colours, legend_colours
 
@@ -264,7 +264,7 @@ def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(tiny_table, 
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 600
     assert pdf.read_bytes()[:5] == b"%PDF-"
     claims = spec.claims(table)
-    assert claims and all(isinstance(c, Claim) for c in claims)
+    assert claims and all(isinstance(c, ClaimCheck) for c in claims)
     for claim in claims:
         assert claim.source.startswith("PEM Sec. VI-B") and claim.paper and claim.ours
         assert claim.verdict in VERDICTS and claim.tolerance

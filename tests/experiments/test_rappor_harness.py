@@ -8,11 +8,12 @@ import math
 import matplotlib.pyplot as plt
 import pytest
 
+from experiments.build import build_protocol
+from experiments.check import check_config
 from experiments.figures.fig_rappor import FIGURES
 from experiments.run import run_settings
-from experiments.schema import check_config
 from experiments.settings import make_setting
-from experiments.trials import build_protocol, run_trial
+from experiments.trials import run_trial
 
 #: conf/protocol/<preset>: (p, q, f, h) as google/rappor states them, and (ε₁, ε∞) to 4 decimals
 PRESETS = {

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
+import pytest
+
 from experiments.figures.reproduction import COLUMNS, VERDICT_MARK
+from experiments.figures.spec import ClaimCheck
 
 REPORT = Path(__file__).resolve().parents[2] / "results" / "REPRODUCTION.md"
 
@@ -38,3 +42,14 @@ def test_the_summary_counts_the_rows() -> None:
     assert summary and int(summary.group(1)) == len(rows())
     counted = sum(int(n) for n in re.findall(r"(\d+) [a-z]", summary.group(2)))
     assert counted == len(rows())
+
+
+def test_a_claim_check_refuses_what_the_report_could_not_state() -> None:
+    check = ClaimCheck("src", "paper", "0.91 ± 0.01", "reproduced", tolerance="2 SE")
+    assert math.isnan(check.measured) and math.isnan(check.se)  # a claim not one number
+    with pytest.raises(ValueError, match="tolerance"):
+        ClaimCheck("src", "paper", "ours", "reproduced", tolerance=" ")
+    with pytest.raises(ValueError, match="verdict"):
+        ClaimCheck("src", "paper", "ours", "maybe", tolerance="2 SE")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="standard error"):
+        ClaimCheck("src", "paper", "ours", "reproduced", tolerance="2 SE", measured=0.9, se=-1)

@@ -1,0 +1,77 @@
+"""Preflight: every setting's protocol built once on its real data before any trial runs,
+so that a bad config stops the run with one line naming its field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from experiments.build import build_heavy_hitter, build_protocol, protocol_arguments
+from experiments.population import data_shape
+from experiments.schema import ORACLE_KINDS, ConfigError
+from ldp import registry
+from ldp.validation import ParameterError
+
+
+def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
+    """A library error as one config line naming the field: ``protocol.g: must be ...``.
+
+    The field is read from the error, never parsed from its text: a
+    :class:`~ldp.validation.ParameterError` names its parameter (``error.name``); a protocol
+    parameter becomes ``protocol.<name>``, ``epsilon`` and ``k`` stay as they are (root
+    fields), anything else (``domain_size`` and ``m`` come from the data; a ``TypeError``)
+    is attributed to the protocol as a whole.  ``context`` (the data's shape) is appended,
+    as the message may depend on it.
+    """
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if isinstance(error, ParameterError):
+        own = {spec.name for spec in registry.parameters(registry.get(protocol["name"]).cls)}
+        field = f"protocol.{error.name}" if error.name in own else error.name
+        if error.name in own or error.name in ("epsilon", "k"):
+            rest = text.removeprefix(f"{error.name} ").removeprefix(f"{error.name}: ")
+            return f"{field}: {rest} ({context})"
+    return f"protocol: {protocol['name']} rejects this setting: {text} ({context})"
+
+
+def preflight(configs: list[dict[str, Any]]) -> None:
+    """Build every setting's protocol once, on its real data, before any trial runs.
+
+    The library's own checks (ranges, an η that does not fit m, an ε whose hash range
+    overflows) and the data loaders' (a malformed ``dataset.path`` file) thus stop the run
+    with one line naming the field (:class:`~experiments.schema.ConfigError`).
+    """
+    seen: set[str] = set()
+    for config in configs:
+        protocol = config["protocol"]
+        fingerprint = json.dumps(
+            [protocol, config["dataset"], config["options"], config["epsilon"], config["k"]],
+            sort_keys=True,
+        )
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        try:
+            n, m, d = data_shape(config)
+        except (OSError, TypeError, ValueError) as error:
+            line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            word, _, rest = line.partition(" ")
+            if word in config["dataset"] and word != "name" and rest:  # "item_rule must ..."
+                raise ConfigError(f"dataset.{word}: {rest}") from None
+            field = "dataset.path" if config["dataset"].get("path") is not None else "dataset"
+            raise ConfigError(f"{field}: {line}") from None
+        shape = f"{config['dataset']['name']} data: n = {n}, " + (
+            f"d = {d}" if protocol["kind"] != "heavy_hitter" else f"m = {m}"
+        )
+        try:
+            if protocol["kind"] == "multiple_questions":
+                build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
+            if protocol["kind"] in ORACLE_KINDS:
+                build_protocol(protocol, config["epsilon"], domain_size=d)
+            elif protocol["kind"] == "mean":
+                registry.get(protocol["name"], "mean").cls(
+                    epsilon=config["epsilon"], **protocol_arguments(protocol)
+                )
+            else:
+                build_heavy_hitter(config, m, n)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(_field_message(protocol, error, shape)) from None

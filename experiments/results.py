@@ -1,0 +1,113 @@
+"""What the figures read from an experiment's results table: its per-trial rows, their
+summary per group, what a metric's rows mean, and the protocol a row was measured with.
+
+Figures use this module, never the Hydra app or the trial code: a table's ``protocol.*``
+columns give back the protocol node (:func:`protocol_from_row`), built as the trial built
+it (:func:`build_protocol`, :func:`build_heavy_hitter`) to draw its closed forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
+
+__all__ = [
+    "SHUFFLE_DELTA",
+    "build_heavy_hitter",
+    "build_protocol",
+    "label_of",
+    "per_trial",
+    "protocol_from_row",
+    "protocol_name",
+    "sources_text",
+    "summary",
+]
+
+#: δ of the central (ε, δ) that an oracle trial's ``shuffle_epsilon`` rows record.
+SHUFFLE_DELTA = 1e-6
+
+
+def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:
+    """The per-trial rows of a metric (or of several), without per-value rows."""
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def label_of(rows: pd.DataFrame, name: str) -> str:
+    """A protocol's legend text: the ``protocol.label`` of its rows, else its name."""
+    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
+    return str(labels[0]) if len(labels) else name
+
+
+def sources_text(table: pd.DataFrame) -> str:
+    """Where a table's data came from, for a title: "real", "surrogate", ... or "unknown"."""
+    sources = sorted(str(s) for s in table["data_source"].dropna().unique())
+    return ", ".join(s.split(":")[0] for s in sources) or "unknown"
+
+
+def protocol_name(table: pd.DataFrame) -> str:
+    """The one protocol whose trials ``table`` holds (its registry name), for a figure of a
+    single protocol that colours it without naming it; ValueError if there are several."""
+    names = table["protocol.name"].dropna().astype(str).unique()
+    if len(names) != 1:
+        raise ValueError(f"expected the rows of one protocol, got {sorted(names)}")
+    return str(names[0])
+
+
+def summary(
+    table: pd.DataFrame,
+    metric: str | Collection[str] | None,
+    by: Sequence[str],
+    *,
+    per: str | None = None,
+    first: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Per group of ``by``: the mean of the trials' values and its spread.
+
+    Parameters
+    ----------
+    table
+        A results table (tidy: one row per trial and metric), or rows already chosen
+        when ``metric`` is None.
+    metric
+        The metric(s) to summarise (their per-trial rows), or None for all of ``table``.
+    by
+        Grouping columns (a missing value is a group of its own).
+    per
+        A column to divide each row's ``value`` and ``analytic`` by first (e.g. ``"n"``).
+    first
+        Extra columns ``{name: column}``: the column's first value in each group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by``, ``mean``, ``std`` (0 for one trial), ``trials`` (trials with a value: a
+        squared error is NaN in a run that identified nothing, and left out), ``analytic``
+        (mean of the rows' exact expectations), the ``first`` columns, and ``se`` = std /
+        √trials.
+    """
+    rows = table if metric is None else per_trial(table, metric)
+    rows = rows.dropna(subset=["value"])
+    if "analytic" not in rows:  # a table built by hand may leave it out
+        rows = rows.assign(analytic=np.nan)
+    if per is not None:
+        rows = rows.assign(value=rows["value"] / rows[per], analytic=rows["analytic"] / rows[per])
+    extra = {name: (column, "first") for name, column in (first or {}).items()}
+    out = (
+        rows.groupby(list(by), dropna=False)
+        .agg(
+            mean=("value", "mean"),
+            std=("value", "std"),
+            trials=("value", "size"),
+            analytic=("analytic", "mean"),
+            **extra,
+        )
+        .reset_index()
+    )
+    out["std"] = out["std"].fillna(0.0)
+    out["se"] = out["std"] / np.sqrt(out["trials"])
+    return out
