@@ -48,7 +48,7 @@ class DBitFlipReports(NamedTuple):
     bits: np.ndarray  #: bool (n, d): the bit of each sampled bucket
 
 
-@register(name="dBitFlip", color="#b15928", order=140)
+@register(name="dBitFlip", color="#01665e", order=140)
 @dataclass(frozen=True, kw_only=True)
 class DBitFlip(FrequencyOracle):
     """dBitFlip (Ding et al. 2017): d of the k buckets sampled per user, a bit each.
