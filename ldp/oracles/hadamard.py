@@ -186,9 +186,7 @@ class HR(PureOracle):
     Reports are int64 indices y in [K], K = the smallest power of two > d ([HR] Sec. 4).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="categorical",
-    )
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
 
     name = "HR"
     report_model = "categorical"
@@ -354,6 +352,7 @@ class HM(PureOracle):
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="categorical",
         public_randomness=("index",),
+        additive=True,
     )
 
     name = "HM"
