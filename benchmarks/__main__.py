@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from benchmarks import (
+    billion_users,
     blas_threads,
     hadamard_anchor,
     harness,
@@ -25,6 +26,7 @@ from benchmarks import (
     shuffle_bounds,
     sketches,
     small_n,
+    streaming,
     subset,
 )
 
@@ -53,6 +55,8 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "hadamard_anchor": hadamard_anchor.bench,  # HR, BHR, RHR, SS variance at the anchor
     "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
     "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
+    "billion_users": billion_users.bench,  # every oracle's sampled engine at n = 10^9, d = 2^20
+    "streaming": streaming.bench,  # chunked reports engine at n = 10^8: time and peak RSS
 }
 
 

@@ -32,9 +32,9 @@ ENGINES = ("sampled", "reports")
 FORMATS = ("csv.gz", "csv", "parquet")
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")
 TRACKS = ("top", "all", "absent")
-TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode")
-#: The trial kinds that run a frequency oracle.
-ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode")
+TRIAL_KINDS = ("oracle", "heavy_hitter", "multiple_questions", "rappor_decode", "oracle_frontier")
+#: The trial kinds that run a frequency oracle (``oracle_frontier``: every registered one).
+ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "oracle_frontier")
 
 
 class ConfigError(ValueError):

@@ -422,12 +422,108 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     return TrialResult(rows, source, n)
 
 
+# ------------------------------------------------------------------------- frontier
+#: Why an oracle has no number at a setting: the value of its ``skipped.<NAME>`` row.
+FRONTIER_SKIPS = {
+    1.0: "not built at this (d, ε) with its default parameters",
+    2.0: "its reports engine (n reports, full-domain decode) is over the frontier's budget",
+    3.0: "its sampled engine is over the frontier's budget (its closed form is still used)",
+}
+#: The budget of one oracle at one frontier setting (:mod:`ldp.budget`): what fits in a
+#: trial of a few seconds; an oracle over it is skipped with its reason, never forced.
+FRONTIER_BUDGET = {"memory_bytes": "512 MiB", "operations": 2**31}
+#: Values nobody holds whose estimates measure an oracle's variance (the first ones).
+FRONTIER_VALUES = 256
+
+
+def report_bits(oracle: Any) -> float:
+    """Bits of one report as sent: the oracle's ``report_bits()`` where it declares one; else
+    from its declared report model (:mod:`ldp.contract`): ⌈log2 #outputs⌉ for a categorical
+    report, one bit per coordinate of a bit vector, 64 per real of a product report; a
+    hashed report adds 64 bits per public seed it carries (OLH's seed).  NaN if unknown."""
+    import math
+
+    own = getattr(oracle, "report_bits", None)
+    if callable(own):
+        return float(own())
+    model = capabilities_of(oracle).report_model
+    try:
+        if model == "hashed":
+            cells = np.shape(oracle.report_probabilities(0, np.zeros(1, dtype=np.uint64)))[-1]
+            public = len(capabilities_of(oracle).public_randomness)
+            return 64.0 * public + math.ceil(math.log2(cells))
+        shape = np.shape(oracle.report_probabilities(0))
+    except (TypeError, ValueError):  # no likelihood (or too large to list): unknown
+        return NAN
+    if model == "categorical":
+        return float(math.ceil(math.log2(shape[0])))
+    if model == "bits":
+        return float(shape[0])
+    if model == "product":
+        return 64.0 * shape[0]
+    return NAN
+
+
+def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
+    """Every registered oracle (plug-ins included) at one (d, ε), for the Pareto frontier.
+
+    The config's protocol node only selects this trial kind; the oracles are read from
+    :mod:`ldp.registry` at run time and built with their default parameters.  n users all
+    hold value 0 (``dataset=point``); per oracle: ``sq_error_n.<NAME>``, the sampled
+    engine's mean of ĉ(v)²/n over values nobody holds (the first :data:`FRONTIER_VALUES`
+    of them, estimated together), beside the exact Var/n
+    (``variances`` of the population, where a closed form is declared); ``bits.<NAME>``
+    (:func:`report_bits`); with ``options.time_server``, ``decode_s.<NAME>``, the seconds of
+    ``estimate`` of the n real reports over the whole domain.  An oracle (or one engine of
+    it) over :data:`FRONTIER_BUDGET` or not built here gets ``skipped.<NAME>`` with a code of
+    :data:`FRONTIER_SKIPS`; the worst code is kept.
+    """
+    from ldp import budget
+
+    counts, source = population_counts(config["dataset"], config["options"]["domain_size"])
+    n, d = int(counts.sum()), counts.shape[0]
+    rng, rows = streams.mechanism, []
+    absent = np.arange(1, min(d, FRONTIER_VALUES + 1), dtype=np.int64)
+    for name, entry in registry.protocols("oracle").items():
+        try:
+            oracle = entry.cls(epsilon=config["epsilon"], domain_size=d)
+        except (TypeError, ValueError):
+            rows.append(Measurement(f"skipped.{name}", 1.0))
+            continue
+        skip = 0.0
+        with budget.limits(**FRONTIER_BUDGET):
+            exact = NAN
+            if capabilities_of(oracle).closed_form_variance:
+                exact = float(oracle.variances(counts, np.array([1]))[0]) / n
+            try:
+                estimates = np.asarray(oracle.simulate(counts, rng, candidates=absent), float)
+                measured = float(np.mean(estimates**2)) / n
+                rows.append(Measurement(f"sq_error_n.{name}", measured, exact))
+            except ValueError:
+                skip = 3.0
+                if np.isfinite(exact):
+                    rows.append(Measurement(f"sq_error_n.{name}", NAN, exact))
+            if config["options"].get("time_server"):
+                try:
+                    reports = oracle.perturb(np.zeros(n, dtype=np.int64), rng)
+                    start = time.perf_counter()
+                    oracle.estimate(reports)
+                    rows.append(Measurement(f"decode_s.{name}", time.perf_counter() - start))
+                except ValueError:
+                    skip = max(skip, 2.0)
+        rows.append(Measurement(f"bits.{name}", report_bits(oracle)))
+        if skip:
+            rows.append(Measurement(f"skipped.{name}", skip))
+    return TrialResult(rows, source, n)
+
+
 #: Trial function per ``protocol.kind``.
 TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = {
     "oracle": oracle_trial,
     "heavy_hitter": heavy_hitter_trial,
     "multiple_questions": multiple_questions_trial,
     "rappor_decode": rappor_decode_trial,
+    "oracle_frontier": oracle_frontier_trial,
 }
 
 
