@@ -453,15 +453,34 @@ def report_bits(oracle: Any) -> float:
             public = len(capabilities_of(oracle).public_randomness)
             return 64.0 * public + math.ceil(math.log2(cells))
         shape = np.shape(oracle.report_probabilities(0))
-    except (TypeError, ValueError):  # no likelihood (or too large to list): unknown
-        return NAN
+    except (TypeError, ValueError):  # no likelihood (or too large to list)
+        return _stored_bits(oracle)
     if model == "categorical":
         return float(math.ceil(math.log2(shape[0])))
     if model == "bits":
         return float(shape[0])
     if model == "product":
         return 64.0 * shape[0]
-    return NAN
+    return _stored_bits(oracle)
+
+
+def _stored_bits(oracle: Any) -> float:
+    """Bits of one user's report as the reports engine stores it (its per-user arrays;
+    public randomness drawn once per call, such as a hash family, is not counted)."""
+    try:
+        one, two = (
+            oracle.perturb(np.zeros(k, dtype=np.int64), np.random.default_rng(0)) for k in (1, 2)
+        )
+    except (TypeError, ValueError):
+        return NAN
+    pairs = zip(one, two, strict=True) if isinstance(one, tuple) else [(one, two)]
+    return float(
+        sum(
+            8 * np.asarray(a).nbytes
+            for a, b in pairs
+            if np.ndim(a) and np.shape(a)[0] == 1 and np.shape(b)[0] == 2
+        )
+    )
 
 
 def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
@@ -492,8 +511,9 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
             continue
         skip = 0.0
         with budget.limits(**FRONTIER_BUDGET):
-            exact = NAN
-            if capabilities_of(oracle).closed_form_variance:
+            exact = NAN  # a per-call pool's shared collisions are not in the closed form
+            declared = capabilities_of(oracle)
+            if declared.closed_form_variance and not declared.public_per_call:
                 exact = float(oracle.variances(counts, np.array([1]))[0]) / n
             try:
                 estimates = np.asarray(oracle.simulate(counts, rng, candidates=absent), float)
