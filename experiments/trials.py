@@ -426,8 +426,10 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
 #: Why an oracle has no number at a setting: the value of its ``skipped.<NAME>`` row.
 FRONTIER_SKIPS = {
     1.0: "not built at this (d, ε) with its default parameters",
-    2.0: "its reports engine (n reports, full-domain decode) is over the frontier's budget",
-    3.0: "its sampled engine is over the frontier's budget (its closed form is still used)",
+    2.0: "its reports engine (n reports, full-domain decode) is over the frontier's budget "
+    "or not offered",
+    3.0: "its sampled engine is over the frontier's budget or not offered (its closed form "
+    "is still used)",
 }
 #: The budget of one oracle at one frontier setting (:mod:`ldp.budget`): what fits in a
 #: trial of a few seconds; an oracle over it is skipped with its reason, never forced.
@@ -447,6 +449,8 @@ def report_bits(oracle: Any) -> float:
     if callable(own):
         return float(own())
     model = capabilities_of(oracle).report_model
+    if model is None:  # no likelihood declared
+        return _stored_bits(oracle)
     try:
         if model == "hashed":
             cells = np.shape(oracle.report_probabilities(0, np.zeros(1, dtype=np.uint64)))[-1]
@@ -516,6 +520,8 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
             if declared.closed_form_variance and not declared.public_per_call:
                 exact = float(oracle.variances(counts, np.array([1]))[0]) / n
             try:
+                if "sampled" not in declared.engines:
+                    raise ValueError("no sampled engine")
                 estimates = np.asarray(oracle.simulate(counts, rng, candidates=absent), float)
                 measured = float(np.mean(estimates**2)) / n
                 rows.append(Measurement(f"sq_error_n.{name}", measured, exact))
@@ -525,6 +531,8 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
                     rows.append(Measurement(f"sq_error_n.{name}", NAN, exact))
             if config["options"].get("time_server"):
                 try:
+                    if "reports" not in declared.engines:
+                        raise ValueError("no reports engine")
                     reports = oracle.perturb(np.zeros(n, dtype=np.int64), rng)
                     start = time.perf_counter()
                     oracle.estimate(reports)
