@@ -423,12 +423,13 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
 
 
 # ------------------------------------------------------------------------- frontier
-#: Why an oracle has no number at a setting: the value of its ``skipped.<NAME>`` row.
+#: Why an oracle lacks a number at a setting: the ``skipped.<NAME>`` row's value is the sum
+#: of these flags.
 FRONTIER_SKIPS = {
-    1.0: "not built at this (d, ε) with its default parameters",
-    2.0: "its reports engine (n reports, full-domain decode) is over the frontier's budget "
+    1: "not built at this (d, ε) with its default parameters",
+    2: "its reports engine (n reports, full-domain decode) is over the frontier's budget "
     "or not offered",
-    3.0: "its sampled engine is over the frontier's budget or not offered (its closed form "
+    4: "its sampled engine is over the frontier's budget or not offered (its closed form "
     "is still used)",
 }
 #: The budget of one oracle at one frontier setting (:mod:`ldp.budget`): what fits in a
@@ -498,8 +499,8 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
     (``variances`` of the population, where a closed form is declared); ``bits.<NAME>``
     (:func:`report_bits`); with ``options.time_server``, ``decode_s.<NAME>``, the seconds of
     ``estimate`` of the n real reports over the whole domain.  An oracle (or one engine of
-    it) over :data:`FRONTIER_BUDGET` or not built here gets ``skipped.<NAME>`` with a code of
-    :data:`FRONTIER_SKIPS`; the worst code is kept.
+    it) over :data:`FRONTIER_BUDGET` or not built here gets ``skipped.<NAME>``: the sum of
+    the flags of :data:`FRONTIER_SKIPS` that apply.
     """
     from ldp import budget
 
@@ -513,7 +514,7 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
         except (TypeError, ValueError):
             rows.append(Measurement(f"skipped.{name}", 1.0))
             continue
-        skip = 0.0
+        skip = 0
         with budget.limits(**FRONTIER_BUDGET):
             exact = NAN  # a per-call pool's shared collisions are not in the closed form
             declared = capabilities_of(oracle)
@@ -526,7 +527,7 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
                 measured = float(np.mean(estimates**2)) / n
                 rows.append(Measurement(f"sq_error_n.{name}", measured, exact))
             except ValueError:
-                skip = 3.0
+                skip |= 4
                 if np.isfinite(exact):
                     rows.append(Measurement(f"sq_error_n.{name}", NAN, exact))
             if config["options"].get("time_server"):
@@ -538,10 +539,10 @@ def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> Tria
                     oracle.estimate(reports)
                     rows.append(Measurement(f"decode_s.{name}", time.perf_counter() - start))
                 except ValueError:
-                    skip = max(skip, 2.0)
+                    skip |= 2
         rows.append(Measurement(f"bits.{name}", report_bits(oracle)))
         if skip:
-            rows.append(Measurement(f"skipped.{name}", skip))
+            rows.append(Measurement(f"skipped.{name}", float(skip)))
     return TrialResult(rows, source, n)
 
 

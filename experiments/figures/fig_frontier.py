@@ -91,24 +91,27 @@ def with_frontier(stats: pd.DataFrame) -> pd.DataFrame:
 
 
 def advice(stats: pd.DataFrame) -> list[str]:
-    """One line per panel, from the data: the frontier's members (least variance first) and
-    the oracles not placed with their reason."""
+    """One line per panel, from the data: the frontier's members (least variance first; *
+    marks a measured variance, where no closed form applies) and the oracles not placed
+    with their reasons."""
     lines = []
     for (d, epsilon), panel in stats.groupby(["d", "epsilon"]):
         members = panel[panel["on_frontier"]].sort_values("variance")
         best = members.iloc[0] if len(members) else None
-        names = ", ".join(members["oracle"])
+        names = ", ".join(
+            name + ("*" if np.isnan(exact) else "")
+            for name, exact in zip(members["oracle"], members["exact"], strict=True)
+        )
         line = f"d = 2^{int(d).bit_length() - 1}, ε = {epsilon:g}: frontier {names}"
         if best is not None:
             line += f" (least variance {best['oracle']}; fewest bits "
             line += f"{members.sort_values('bits').iloc[0]['oracle']}; fastest decode "
             line += f"{members.sort_values('decode_s').iloc[0]['oracle']})"
         absent = panel[panel[list(COSTS)].isna().any(axis=1)]
-        if len(absent):
-            reasons = sorted({int(c) for c in absent["skipped"] if c})
-            line += f"; not placed: {', '.join(absent['oracle'])}"
-            if reasons:
-                line += " [" + "; ".join(FRONTIER_SKIPS[float(c)] for c in reasons) + "]"
+        for _, row in absent.iterrows():
+            flags = int(row["skipped"])
+            why = [text for flag, text in FRONTIER_SKIPS.items() if flags & flag]
+            line += f"; not placed: {row['oracle']} ({'; '.join(why) or 'a cost is missing'})"
         lines.append(line)
     return lines
 
@@ -316,9 +319,9 @@ FIGURE = FigureSpec(
         "over the whole domain (median of 2 trials). Filled and named: the Pareto frontier "
         "(no other oracle at least as good on all three costs and better on one); open: "
         "dominated. The text under the panels is computed from the table: each panel's "
-        "frontier, which of it has the least variance, the fewest bits and the fastest "
-        "decode, and the oracles not placed with their reason (over the trial's budget, or "
-        "not built at that d)."
+        "frontier (* marks a measured variance), which of it has the least variance, the "
+        "fewest bits and the fastest decode, and the oracles not placed with their reasons "
+        "(over the trial's budget, or not built at that d)."
     ),
     claim=(
         "Which oracle to pick: USENIX'17 Table 1 (OUE = OLH = 4e^ε/(e^ε-1)²), Acharya et al. "

@@ -59,7 +59,7 @@ def test_every_registered_oracle_is_placed_or_skipped_with_a_reason(settings_of,
     assert set(stats["oracle"]) == set(registry.protocols("oracle"))  # COIN included
     placed = stats.dropna(subset=["variance", "bits", "decode_s"])
     unplaced = stats.drop(placed.index)
-    assert set(unplaced["skipped"]) <= set(FRONTIER_SKIPS)  # each has a reason code
+    assert all(0 < flags < 2 * max(FRONTIER_SKIPS) for flags in unplaced["skipped"])  # reasons
     assert "COIN" in set(placed["oracle"]) and placed["on_frontier"].any()
     coin = stats.set_index("oracle").loc["COIN"]
     assert np.isnan(coin["exact"]) and coin["variance"] == coin["measured"] > 0
