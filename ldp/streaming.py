@@ -58,20 +58,35 @@ def check_additive(oracle: Any) -> None:
         )
 
 
+def repeat_in_chunks(
+    items: np.ndarray, times: np.ndarray, size: int | None = None
+) -> Iterator[np.ndarray]:
+    """``np.repeat(items, times, axis=0)`` in consecutive pieces of at most ``size`` rows
+    (default :data:`CHUNK_USERS`), never built whole: row i of the repeat is ``items[v]``
+    with ``cumsum(times)[v-1] <= i < cumsum(times)[v]`` (a binary search per row).  One
+    piece when the repeat has at most ``size`` rows (then it is exactly ``np.repeat``).
+
+    The sampled engines that draw the kept users of every value one by one (the Hadamard
+    family) take their users through this, so their memory stays bounded at any n."""
+    items, times = np.asarray(items), np.asarray(times, dtype=np.int64)
+    size = check_int(CHUNK_USERS if size is None else size, "size", minimum=1)
+    edges = np.cumsum(times, dtype=np.int64)
+    total = int(edges[-1]) if edges.shape[0] else 0
+    if total <= size:
+        yield np.repeat(items, times, axis=0)
+        return
+    for start in range(0, total, size):
+        rows = np.arange(start, min(total, start + size), dtype=np.int64)
+        yield items[np.searchsorted(edges, rows, side="right")]
+
+
 def users_in_chunks(counts: np.ndarray, chunk_users: int = CHUNK_USERS) -> Iterator[np.ndarray]:
     """The users of a histogram, ``chunk_users`` at a time: value v repeated ``counts[v]``
-    times, in value order (the order of ``np.repeat(np.arange(d), counts)``), int64.
-
-    Only one chunk exists at a time: user i holds the value v with
-    ``cumsum(counts)[v-1] <= i < cumsum(counts)[v]`` (a binary search per user).
-    """
+    times, in value order (the order of ``np.repeat(np.arange(d), counts)``), int64."""
     counts = check_counts(counts, None, name="counts")
-    n = check_total(counts)
+    check_total(counts)
     chunk_users = check_int(chunk_users, "chunk_users", minimum=1)
-    edges = np.cumsum(counts, dtype=np.int64)
-    for start in range(0, n, chunk_users):
-        users = np.arange(start, min(n, start + chunk_users), dtype=np.int64)
-        yield np.searchsorted(edges, users, side="right").astype(np.int64)
+    yield from repeat_in_chunks(np.arange(counts.shape[0], dtype=np.int64), counts, chunk_users)
 
 
 def stream_estimate(
