@@ -119,3 +119,24 @@ def test_chunked_hadamard_engines_keep_their_law(name: str, monkeypatch) -> None
     assert np.all(np.abs(z.mean(axis=0)) * np.sqrt(runs) < stats.norm.isf(level))
     squares = (z**2).sum(axis=0)
     assert np.all((squares > stats.chi2.ppf(level, runs)) & (squares < stats.chi2.isf(level, runs)))
+
+
+def test_chunked_flh_engine_keeps_its_law(monkeypatch) -> None:
+    """FLH's sampled engine with light users 5 at a time and heavy values 2 at a time
+    (k' = 4): standardised errors against ``variance_given_counts`` (its exact variance
+    with the pool's shared collisions) have mean 0 and variance 1."""
+    from ldp.oracles import flh
+
+    monkeypatch.setattr(streaming, "CHUNK_USERS", 5)
+    monkeypatch.setattr(flh, "CHUNK_USERS", 8)
+    oracle = flh.FLH(epsilon=2.0, domain_size=8, k_prime=4)
+    counts = np.array([40, 25, 0, 13, 9, 0, 2, 1])
+    rng = np.random.default_rng(12)
+    runs = 300
+    errors = np.array([oracle.simulate(counts, rng) - counts for _ in range(runs)])
+    sd = np.sqrt([oracle.variance_given_counts(counts, v) for v in range(counts.shape[0])])
+    z = errors / sd
+    level = ALPHA / (2 * counts.shape[0])
+    assert np.all(np.abs(z.mean(axis=0)) * np.sqrt(runs) < stats.norm.isf(level))
+    squares = (z**2).sum(axis=0)
+    assert np.all((squares > stats.chi2.ppf(level, runs)) & (squares < stats.chi2.isf(level, runs)))
