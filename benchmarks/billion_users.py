@@ -120,6 +120,7 @@ def row(name: str, n: int, d: int, limit: float) -> list[str]:
     if "error" in result:
         return [name, "-", "-", "-", "-", "no", result["error"][:240]]
     met = "yes" if result["seconds"] < 1.0 else "no"
+    why = "" if met == "yes" else cost_note(registry.get(name, "oracle").cls)
     return [
         name,
         f"{result['seconds']:.3g}",
@@ -127,7 +128,7 @@ def row(name: str, n: int, d: int, limit: float) -> list[str]:
         f"{result['rss_mb']:.0f}",
         f"{result['rmse_n']:.2g}",
         met,
-        "",
+        why,
     ]
 
 
