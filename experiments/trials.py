@@ -30,6 +30,10 @@ must say about the data.  It knows nothing of files or workers.
   (share of the detected values whose truth lies within 2 standard errors, beside the
   normal 0.9545); with ``options.per_value`` per tracked value ``estimate_n`` (ĉ(v)/n
   beside c(v)/n), ``std_error_n`` (SE/n, NaN if not selected) and ``detected`` (0/1).
+* ``oracle_frontier``: every registered oracle (plug-ins included) at one (d, ε), for the
+  Pareto frontier figure: per oracle ``sq_error_n.<NAME>`` (measured Var/n beside the
+  exact), ``bits.<NAME>``, ``decode_s.<NAME>`` (with ``options.time_server``) and
+  ``skipped.<NAME>`` (reason flags, :data:`FRONTIER_SKIPS`).
 
 To add a kind: write ``def my_trial(config, streams) -> TrialResult`` and add it to
 :data:`TRIAL_KINDS` (and to :data:`experiments.schema.TRIAL_KINDS`).
