@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from benchmarks import (
+    billion_users,
     blas_threads,
     decode_reference,
     hadamard_anchor,
@@ -26,6 +27,7 @@ from benchmarks import (
     shuffle_bounds,
     sketches,
     small_n,
+    streaming,
     subset,
 )
 
@@ -55,6 +57,8 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "shuffle_bounds": shuffle_bounds.bench,  # variation-ratio vs FMT21 shuffle bound, n to 1e8
     "blas_threads": blas_threads.bench,  # in-process SPM trials: 1 BLAS thread vs default
     "decode_reference": decode_reference.bench,  # decode at k = 3,307,948 vs the C++ reference
+    "billion_users": billion_users.bench,  # every oracle's sampled engine at n = 10^9, d = 2^20
+    "streaming": streaming.bench,  # chunked reports engine at n = 10^8: time and peak RSS
 }
 
 

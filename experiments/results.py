@@ -16,6 +16,8 @@ import pandas as pd
 from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
 
 __all__ = [
+    "FRONTIER_SKIPS",
+    "FRONTIER_VALUES",
     "SHUFFLE_DELTA",
     "build_heavy_hitter",
     "build_protocol",
@@ -29,6 +31,19 @@ __all__ = [
 
 #: δ of the central (ε, δ) that an oracle trial's ``shuffle_epsilon`` rows record.
 SHUFFLE_DELTA = 1e-6
+
+#: Why the frontier trial lacks an oracle's number at a setting: the ``skipped.<NAME>``
+#: row's value is the sum of these flags.
+FRONTIER_SKIPS = {
+    1: "not built at this (d, ε) with its default parameters",
+    2: "its reports engine (n reports, full-domain decode) is over the frontier's budget "
+    "or not offered",
+    4: "its sampled engine is over the frontier's budget or not offered (its closed form "
+    "is still used)",
+}
+
+#: Values nobody holds whose estimates measure an oracle's variance (the first ones).
+FRONTIER_VALUES = 256
 
 
 def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:

@@ -36,9 +36,10 @@ TRIAL_KINDS = (
     "rappor_decode",
     "longitudinal",
     "mean",
+    "oracle_frontier",
 )
-#: The trial kinds that run a frequency oracle.
-ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal")
+#: The trial kinds that run a frequency oracle (``oracle_frontier``: every registered one).
+ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal", "oracle_frontier")
 
 
 class ConfigError(ValueError):

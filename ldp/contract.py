@@ -70,6 +70,12 @@ class Capabilities:
         value with probability p, else a uniform other value; GRR): the shuffle model's
         randomized-response bounds (:func:`ldp.theory.shuffle.shuffle_epsilon` with
         ``domain_size``) apply to it; generic bounds apply to every ε-LDP protocol.
+    additive : bool
+        True when the estimate is a function of n and a statistic that is a *sum over
+        reports* (``aggregate(reports, candidates)``, finished by
+        ``estimate_aggregate(statistic, n_users)``), with no public randomness shared
+        across ``perturb`` calls: reports can then be aggregated chunk by chunk and never
+        all held (:mod:`ldp.streaming`).
     """
 
     engines: tuple[str, ...] = ENGINES
@@ -79,6 +85,7 @@ class Capabilities:
     public_per_call: bool = False
     closed_form_variance: bool = True
     randomized_response: bool = False
+    additive: bool = False
 
     def __post_init__(self) -> None:
         unknown = [e for e in self.engines if e not in ENGINES]
@@ -86,6 +93,8 @@ class Capabilities:
             raise ValueError(f"engines must be a non-empty subset of {ENGINES}, got {self.engines}")
         if self.sampled not in ("exact", "approximate"):
             raise ValueError(f"sampled must be 'exact' or 'approximate', got {self.sampled!r}")
+        if self.additive and self.public_per_call:
+            raise ValueError("an additive protocol cannot share public randomness per call")
         if self.report_model is not None and self.report_model not in REPORT_MODELS:
             raise ValueError(
                 f"report_model must be one of {REPORT_MODELS} or None, got {self.report_model!r}"

@@ -417,6 +417,31 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         notes.append(f"covariance z = {z:+.2f}")
         return ", ".join(notes)
 
+    def additive() -> str:
+        """``Capabilities(additive=True)``: the statistics of two batches of reports add up,
+        and ``estimate_aggregate`` of the sum is ``estimate`` of both batches joined."""
+        if not capabilities.additive:
+            raise CheckSkipped("declares no additive statistic (additive=False)")
+        from ldp.streaming import stream_estimate, users_in_chunks
+
+        chunks = list(users_in_chunks(counts, max(1, n // 3)))
+        streamed = stream_estimate(oracle, chunks, _rng(settings, "additive"), pair)
+        rng = _rng(settings, "additive")
+        parts = [oracle.perturb(chunk, rng) for chunk in chunks]
+        total = sum(oracle.aggregate(part, pair) for part in parts)
+        n_users = sum(oracle.n_reports(part) for part in parts)
+        assert np.array_equal(streamed, oracle.estimate_aggregate(total, n_users)), (
+            "stream_estimate differs from estimate_aggregate of the summed statistics"
+        )
+        one = oracle.estimate(parts[0], pair)
+        assert np.allclose(
+            one,
+            oracle.estimate_aggregate(oracle.aggregate(parts[0], pair), oracle.n_reports(parts[0])),
+            rtol=1e-12,
+            atol=1e-9,
+        ), "estimate_aggregate(aggregate(r)) != estimate(r)"
+        return f"{len(chunks)} chunks: streamed == summed statistics; one batch == estimate"
+
     def privacy_audit() -> str:
         """``ldp.audit.lower_bound`` on the real ``perturb`` between values 0 and 1 (level
         ALPHA): the lower bound must not exceed ε.  Public randomness drawn once per call
@@ -478,6 +503,7 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         variance,
         sampled_moments,
         engines_agree,
+        additive,
         privacy_audit,
         adversary,
     ):

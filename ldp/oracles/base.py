@@ -319,6 +319,20 @@ class PureOracle(FrequencyOracle):
         support = self.support_counts(reports, chosen)
         return theory.pure_estimate(support, self.n_reports(reports), self.p_star, self.q_star)
 
+    def aggregate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """The additive statistic of these reports: I_v for each candidate (int64).
+
+        I_v counts reports, so the statistic of two disjoint sets of reports is the sum of
+        theirs; with :meth:`estimate_aggregate` it gives :meth:`estimate` exactly.  Only an
+        oracle that declares ``Capabilities(additive=True)`` promises this (its reports
+        carry no public randomness shared by a whole ``perturb`` call).
+        """
+        return np.asarray(self.support_counts(reports, self.candidates(candidates)), np.int64)
+
+    def estimate_aggregate(self, statistic: np.ndarray, n_users: int) -> np.ndarray:
+        """c(v) = (I_v - n q*)/(p* - q*) from the summed statistic of :meth:`aggregate`."""
+        return theory.pure_estimate(statistic, int(n_users), self.p_star, self.q_star)
+
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """n q*(1-q*)/(p*-q*)^2 + n_v (1-p*-q*)/(p*-q*) (see :func:`ldp.theory.pure_variance`)."""
         n_users, true_count = check_variance_input(n_users, true_count)

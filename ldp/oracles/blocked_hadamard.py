@@ -49,6 +49,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.hadamard import check_order, dense_counts, draw_in_half, parity
 from ldp.registry import register
+from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_counts, check_generator, check_values
 
 
@@ -237,11 +238,12 @@ class BHR(FrequencyOracle):
         kept = rng.binomial(counts, self.keep)
         values = np.arange(counts.shape[0], dtype=np.int64)
         light = (kept > 0) & (kept <= b // 2)
-        many = np.repeat(values[light], kept[light])
-        inside = self.block_of(many) * b + draw_in_half(
-            self.row_of(many), np.ones(many.shape[0], dtype=bool), b, rng
-        )
-        hist = np.bincount(inside, minlength=order).astype(np.int64)
+        hist = np.zeros(order, dtype=np.int64)
+        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory
+            inside = self.block_of(many) * b + draw_in_half(
+                self.row_of(many), np.ones(many.shape[0], dtype=bool), b, rng
+            )
+            hist += np.bincount(inside, minlength=order)
         positions = np.arange(b, dtype=np.int64)
         for value in values[kept > b // 2]:
             cells = positions[parity(self.row_of(value) & positions) == 0]

@@ -41,7 +41,7 @@ class GRR(PureOracle):
 
     name = "GRR"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="categorical", randomized_response=True
+        report_model="categorical", randomized_response=True, additive=True
     )
     _keep: int = field(init=False, repr=False, compare=False)
 

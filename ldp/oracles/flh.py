@@ -46,6 +46,7 @@ from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
 from ldp.oracles.local_hashing import _LocalHashing
 from ldp.registry import register
+from ldp.streaming import CHUNK_USERS, repeat_in_chunks
 from ldp.validation import (
     ParameterError,
     check_counts,
@@ -249,27 +250,30 @@ class FLH(PureOracle):
         uniform cell" (q' = (1-p*)/(g-1), so 1 - g q' = p* - q').  Each value's users are
         spread over the pool (one by one, or a multinomial when they outnumber k'); those
         kept land on h_j(v); the others, of all values together, are a multinomial per j.
+        The (value, function) pairs are drawn a chunk at a time (:mod:`ldp.streaming`), so
+        memory stays bounded at any n.
         """
         k, g = self.k_prime, self.g
         gap = self.p_star - (1.0 - self.p_star) / (g - 1)
+        table = np.zeros(k * g, dtype=np.int64)
+        uniform = np.zeros(k, dtype=np.int64)
+
+        def place(values: np.ndarray, j: np.ndarray, m: np.ndarray) -> None:
+            kept = rng.binomial(m, gap)
+            cells = hashing.hash_values(values, pool[j], g)
+            table[:] += np.bincount(j * g + cells, weights=kept, minlength=k * g).astype(np.int64)
+            uniform[:] += np.bincount(j, weights=m - kept, minlength=k).astype(np.int64)
+
         light = counts <= k
-        pairs_value = np.repeat(held[light], counts[light], axis=0)
-        pairs_j = rng.integers(0, k, pairs_value.shape[0])
-        pairs_m = np.ones(pairs_value.shape[0], dtype=np.int64)
-        heavy_values, heavy_j, heavy_m = [], [], []
-        for i in np.flatnonzero(~light):
-            spread = rng.multinomial(int(counts[i]), np.full(k, 1.0 / k))
-            heavy_values.append(np.repeat(held[i : i + 1], k, axis=0)), heavy_j.append(np.arange(k))
-            heavy_m.append(spread)
-        if heavy_values:
-            pairs_value = np.concatenate([pairs_value, *heavy_values])
-            pairs_j = np.concatenate([pairs_j, *heavy_j])
-            pairs_m = np.concatenate([pairs_m, *heavy_m])
-        kept = rng.binomial(pairs_m, gap)
-        cells = hashing.hash_values(pairs_value, pool[pairs_j], g)
-        table = np.bincount(pairs_j * g + cells, weights=kept, minlength=k * g)
-        table = table.reshape(k, g).astype(np.int64)
-        uniform = np.bincount(pairs_j, weights=pairs_m - kept, minlength=k).astype(np.int64)
+        for values in repeat_in_chunks(held[light], counts[light]):  # one user a pair
+            place(values, rng.integers(0, k, values.shape[0]), np.ones(values.shape[0], np.int64))
+        heavy = np.flatnonzero(~light)  # a multinomial over the pool per value, k pairs each
+        step = max(1, CHUNK_USERS // k)
+        for start in range(0, heavy.size, step):
+            rows = heavy[start : start + step]
+            spread = rng.multinomial(counts[rows], np.full(k, 1.0 / k)).reshape(-1)
+            place(np.repeat(held[rows], k, axis=0), np.tile(np.arange(k), rows.size), spread)
+        table = table.reshape(k, g)
         table += rng.multinomial(uniform, np.full(g, 1.0 / g))
         return table
 

@@ -47,6 +47,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
 from ldp.registry import register
+from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_generator, check_values
 
 #: Bytes per entry of the order-K transform at its peak (the histogram, its transform and
@@ -122,8 +123,7 @@ def kept_histogram(kept: np.ndarray, rows: np.ndarray, order: int, rng) -> np.nd
     """
     hist = np.zeros(order, dtype=np.int64)
     light = (kept > 0) & (kept <= order // 2)
-    if light.any():
-        many = np.repeat(rows[light], kept[light])
+    for many in repeat_in_chunks(rows[light], kept[light]):  # bounded memory
         hist += np.bincount(
             draw_in_half(many, np.ones(many.shape[0], bool), order, rng), minlength=order
         )
@@ -186,9 +186,7 @@ class HR(PureOracle):
     Reports are int64 indices y in [K], K = the smallest power of two > d ([HR] Sec. 4).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="categorical",
-    )
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
 
     name = "HR"
     report_model = "categorical"
@@ -322,11 +320,10 @@ def simulate_coefficient_sums(
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
     sums = np.zeros(order, dtype=np.int64)
     light = (kept > 0) & (kept <= order)
-    values = np.repeat(np.flatnonzero(light), kept[light])
-    index = rng.integers(0, order, size=values.shape[0], dtype=np.int64)
-    sums += np.bincount(index, weights=1 - 2 * parity(values & index), minlength=order).astype(
-        np.int64
-    )
+    for values in repeat_in_chunks(np.flatnonzero(light), kept[light]):  # bounded memory
+        index = rng.integers(0, order, size=values.shape[0], dtype=np.int64)
+        signs = 1 - 2 * parity(values & index)
+        sums += np.bincount(index, weights=signs, minlength=order).astype(np.int64)
     everything = np.arange(order, dtype=np.int64)
     for value in np.flatnonzero(kept > order):
         spread = rng.multinomial(int(kept[value]), np.full(order, 1.0 / order))
@@ -354,6 +351,7 @@ class HM(PureOracle):
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="categorical",
         public_randomness=("index",),
+        additive=True,
     )
 
     name = "HM"

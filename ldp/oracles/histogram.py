@@ -237,7 +237,7 @@ class THE(UnaryEncoding):
     Representable for ε <= 2 ln(2^52) / max(θ, 1-θ).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
 
     theta: float | None = None
     name = "THE"

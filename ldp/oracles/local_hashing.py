@@ -47,7 +47,7 @@ class _LocalHashing(PureOracle):
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",)
+        report_model="hashed", public_randomness=("seeds",), additive=True
     )
     _keep: int = field(init=False, repr=False, compare=False)
 
@@ -181,7 +181,7 @@ class BLH(_LocalHashing):
     """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",)
+        report_model="hashed", public_randomness=("seeds",), additive=True
     )
 
     name = "BLH"
@@ -200,7 +200,7 @@ class OLH(_LocalHashing):
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",)
+        report_model="hashed", public_randomness=("seeds",), additive=True
     )
 
     g: int | None = None  # type: ignore[assignment]

@@ -76,6 +76,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from scipy import stats
 
+from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
@@ -816,6 +817,14 @@ class RAPPOR(FrequencyOracle):
         if self.basic:
             return np.eye(self.domain_size)
         design = self._design
+        mk, d = design.shape
+        budget.check_operations(
+            "domain_size",
+            d,
+            f"smaller, with m k = {mk}",
+            2.0 * mk * d * d,
+            f"the least-squares map (a QR of the {mk} x {d} design)",
+        )
         q, r = np.linalg.qr(design)
         diagonal = np.abs(np.diag(r))
         if diagonal.min() <= 1e-9 * diagonal.max():

@@ -46,6 +46,7 @@ from ldp.oracles.blocked_hadamard import BHR, block_transform
 from ldp.oracles.direct import keep_threshold
 from ldp.oracles.hadamard import check_order, parity
 from ldp.registry import register
+from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_counts, check_generator, check_int, check_values
 
 
@@ -223,10 +224,10 @@ class RHR(FrequencyOracle):
         kept = rng.binomial(counts, self.gap)
         values = np.arange(counts.shape[0], dtype=np.int64)
         light = (kept > 0) & (kept <= groups)
-        many = np.repeat(values[light], kept[light])
-        rows = rng.integers(0, groups, size=many.shape[0], dtype=np.int64)
-        hist = np.bincount(self.symbol(many, rows) * groups + rows, minlength=size)
-        hist = hist.astype(np.int64)
+        hist = np.zeros(size, dtype=np.int64)
+        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory
+            rows = rng.integers(0, groups, size=many.shape[0], dtype=np.int64)
+            hist += np.bincount(self.symbol(many, rows) * groups + rows, minlength=size)
         every_row = np.arange(groups, dtype=np.int64)
         for value in values[kept > groups]:
             per_row = rng.multinomial(int(kept[value]), np.full(groups, 1.0 / groups))

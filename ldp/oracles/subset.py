@@ -163,7 +163,7 @@ class SS(PureOracle):
     ``omega`` defaults to the better of ⌊d/(e^ε+1)⌋ and ⌈d/(e^ε+1)⌉ (see the module).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
 
     name = "SS"
     report_model = "categorical"

@@ -91,7 +91,7 @@ class UnaryEncoding(PureOracle):
 
     #: p is an exact constant (OUE's 1/2), realised without widening.
     exact_p: ClassVar[bool] = False
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
 
     _keep: int = field(init=False, repr=False, compare=False)
     _flip: int = field(init=False, repr=False, compare=False)
@@ -235,7 +235,7 @@ class SUE(UnaryEncoding):
     Representable for ε <= 2 ln(2^53) ≈ 73.5.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
 
     name = "SUE"
 
@@ -255,7 +255,7 @@ class OUE(UnaryEncoding):
     Representable for ε <= ln(2^53) ≈ 36.7.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
 
     name = "OUE"
     exact_p = True

@@ -1,0 +1,93 @@
+"""The oracle_frontier trial and figure: every registered oracle (plug-ins included) placed
+by variance, bits and decode time; the frontier and the advice computed from the table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from experiments.figures.fig_frontier import FIGURE, advice, costs, frontier, with_frontier
+from experiments.results import FRONTIER_SKIPS
+from experiments.run import run_settings
+from experiments.trials import report_bits
+from ldp import registry
+from ldp.oracles import GRR, OLH, OUE, PureOracle
+
+SMALL = (
+    "experiment=oracle_frontier",
+    "epsilon=1",
+    "options.domain_size=16",
+    "dataset.n=400",
+    "n_trials=2",
+    "n_jobs=1",
+    "progress=false",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Coin(PureOracle):
+    """A plug-in stand-in: GRR-like over 16 values, declaring nothing (no closed form used)."""
+
+    name = "COIN"
+
+    @property
+    def p_star(self) -> float:
+        return 0.6
+
+    @property
+    def q_star(self) -> float:
+        return 0.4 / (self.domain_size - 1)
+
+    def perturb(self, values, rng):
+        keep = rng.random(values.shape[0]) < self.p_star
+        other = (values + rng.integers(1, self.domain_size, values.shape[0])) % self.domain_size
+        return np.where(keep, values, other)
+
+    def n_reports(self, reports) -> int:
+        return int(np.shape(reports)[0])
+
+    def support_counts(self, reports, candidates):
+        return np.bincount(reports, minlength=self.domain_size)[candidates].astype(np.int64)
+
+
+def test_every_registered_oracle_is_placed_or_skipped_with_a_reason(settings_of, register_protocol):
+    register_protocol(Coin)
+    _, store = run_settings(settings_of(*SMALL))
+    table, _ = store.load()
+    stats = with_frontier(costs(table))
+    assert set(stats["oracle"]) == set(registry.protocols("oracle"))  # COIN included
+    placed = stats.dropna(subset=["variance", "bits", "decode_s"])
+    unplaced = stats.drop(placed.index)
+    assert all(0 < flags < 2 * max(FRONTIER_SKIPS) for flags in unplaced["skipped"])  # reasons
+    assert "COIN" in set(placed["oracle"]) and placed["on_frontier"].any()
+    coin = stats.set_index("oracle").loc["COIN"]
+    assert np.isnan(coin["exact"]) and coin["variance"] == coin["measured"] > 0
+    e = np.exp(1.0)
+    oue = stats.set_index("oracle").loc["OUE"]
+    assert np.isclose(oue["exact"], 4 * e / (e - 1) ** 2, rtol=1e-9)
+    lines = advice(stats)
+    assert len(lines) == 1 and lines[0].startswith("d = 2^4, ε = 1: frontier ")
+    figure = FIGURE.draw(table)
+    assert len(figure.axes) == 1 and figure.texts
+    assert [c.verdict for c in FIGURE.claims(table)]  # claims are computed (never empty)
+
+
+def test_frontier_is_the_non_dominated_set() -> None:
+    panel = pd.DataFrame(
+        {
+            "variance": [1.0, 2.0, 1.0, 3.0, np.nan],
+            "bits": [10.0, 5.0, 10.0, 6.0, 1.0],
+            "decode_s": [1.0, 1.0, 2.0, 1.0, 0.1],
+        }
+    )
+    # 0 and 1 trade variance for bits; 2 is dominated by 0; 3 by 1; 4 is not placed
+    assert frontier(panel).tolist() == [True, True, False, False, False]
+
+
+def test_report_bits_from_the_declared_report_model() -> None:
+    assert report_bits(GRR(epsilon=1.0, domain_size=1000)) == 10  # ⌈log2 d⌉
+    assert report_bits(OUE(epsilon=1.0, domain_size=64)) == 64  # one bit per value
+    olh = OLH(epsilon=1.0, domain_size=64)
+    assert report_bits(olh) == 64 + np.ceil(np.log2(olh.g))  # seed and cell
