@@ -177,6 +177,33 @@ def test_laplace_reports_are_fixed_floats() -> None:
     assert floor.tolist() == [-s, s] and threshold.tolist() == [0, 0]
 
 
+def test_laplace_reports_follow_the_exact_law() -> None:
+    """End to end (coin, table search, clamp, scaling): 100,000 reports of t = 0.3 at ε = 1
+    against the exact pmf (1-p) P(r|⌊ts⌋) + p P(r|⌊ts⌋+1) from the integer masses, by a
+    chi-square test over r in [-24, 28] with both tails pooled, level ALPHA."""
+    from scipy import stats
+
+    protocol, t = Laplace(epsilon=1.0), 0.3
+    noise, s = protocol.noise, protocol.grid
+    reports = protocol.perturb(np.full(100_000, t), np.random.default_rng(5)) * s
+    low, high = -24, 28
+    cells = np.clip(reports.astype(np.int64), low - 1, high + 1) - (low - 1)
+    observed = np.bincount(cells, minlength=high - low + 3)
+    pmf = np.array(noise.table.masses, dtype=float) / TOTAL  # P(Z = z), z = -M .. M
+    floor, up = math.floor(t * s), float(protocol._up(t))
+    inside = np.arange(low, high + 1)
+    expected = (1 - up) * pmf[inside - floor + noise.reach] + up * pmf[
+        inside - floor - 1 + noise.reach
+    ]
+    expected = np.concatenate([[0.0], expected, [0.0]])
+    expected[0] = (1 - up) * pmf[: low - floor + noise.reach].sum() + up * pmf[
+        : low - floor - 1 + noise.reach
+    ].sum()
+    expected[-1] = 1.0 - expected[:-1].sum()
+    result = stats.chisquare(observed, expected * observed.sum())
+    assert result.pvalue >= ALPHA, result
+
+
 def test_laplace_rounding_is_unbiased() -> None:
     """The rounding coin's realised P(up) is ts - ⌊ts⌋ to within 2^-52, for t on and off the
     grid, tiny and negative (E[k/s] = t)."""
