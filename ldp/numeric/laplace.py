@@ -1,13 +1,13 @@
 """The Laplace mechanism for a value in [-1, 1], on a grid: the baseline of [W19] Sec. III.
 
-[W19] uses t* = t + Lap(2/ε) (sensitivity Δ = 2) as its baseline, with Var[t*|t] =
-2 (2/ε)² = 8/ε² for every t.  Drawn in float64 (``rng.laplace``, inversion through a
-logarithm, then an addition) it is not ε-LDP as the bytes it emits: Mironov (*On
-Significance of the Least Significant Bits for Differential Privacy*, CCS 2012) showed that
-fl(t + noise) takes values a plain draw almost never does (with t = 1 a report in
-(-1/2, 1/2) is always a multiple of 2^-53), and the auditor's float events put the loss of
-that version above 5 at ε = 1.  So the mechanism here is its discrete counterpart, which is
-ε-LDP for the float64 reports as emitted (``exact_bytes``).
+[W19] (Wang et al., ICDE 2019) uses t* = t + Lap(2/ε) (sensitivity Δ = 2) as its baseline,
+with Var[t*|t] = 2 (2/ε)² = 8/ε² for every t.  Drawn in float64 (``rng.laplace``,
+inversion through a logarithm, then an addition) it is not ε-LDP as the bytes it emits:
+Mironov (*On Significance of the Least Significant Bits for Differential Privacy*, CCS
+2012) showed that fl(t + noise) takes values a plain draw almost never does (with t = 1 a
+report in (-1/2, 1/2) is always a multiple of 2^-53), and the auditor's float events put
+the loss of that version above 5 at ε = 1.  So the mechanism here is its discrete
+counterpart, which is ε-LDP for the float64 reports as emitted (``exact_bytes``).
 
 The mechanism.  With a grid step 1/s, s = 2^⌈log2(8ε)⌉ (at least 1;
 :func:`ldp.theory.numeric.laplace_grid`):
@@ -26,19 +26,20 @@ The rounding is the user's own pre-processing: whatever k it picks, the law of r
 within e^ε of the law given any other k, so privacy does not depend on it.
 
 Moments.  E[t*|t] = t, up to the rounding coin's 53-bit grid (a bias below 2^-52/s) and
-the clamp (``clamp_bias`` < 2^-90).  Var[t*|t] = (Var(Z) + f(1-f))/s², f = ts - ⌊ts⌋, with
-Var(Z) the exact variance of the integer table: 2α/((1-α)² s²) = 8/ε² · (λ/2)²/sinh²(λ/2)
-for λ = ε/(2s) in (1/32, 1/16] (λ = ε/2 for ε < 1/8), plus the data-dependent rounding
-variance, largest at the grid's midpoints (f = 1/2: + 1/(4s²) = 8/ε² · λ²/8).  Relative to
-[W19]'s 8/ε²: between 1 - λ²/12 (on the grid) and 1 + λ²/24 (at midpoints), i.e. within
-0.033% below and 0.017% above it.
+the clamp (``noise.clamp_bias`` < 10^-25 grid steps).  Var[t*|t] = (Var(Z) + f(1-f))/s²,
+f = ts - ⌊ts⌋, with Var(Z) the exact variance of the integer table (``noise.variance``),
+2α/(1-α)² in float64, so Var(Z)/s² = 8/ε² · (λ/2)²/sinh²(λ/2) for λ = ε/(2s) in
+(1/32, 1/16] (λ = ε/2 below ε = 1/8); f(1-f)/s² is the data-dependent rounding variance,
+0 on the grid and largest at its midpoints (f = 1/2: 1/(4s²) = 8/ε² · λ²/8).  Relative to
+[W19]'s 8/ε² the ratio is between 1 - λ²/12 (on the grid, e.g. t = 0, ±1) and 1 + λ²/24
+(the worst case, at midpoints): within 0.033% below and 0.017% above.
 
 Sampled engine.  The estimated mean is (Σ_i ⌊t_i s⌋ + Σ_i B_i + Σ_i Z_i)/(s n): the
 Bernoulli sum is exact (binomials over the distinct rounding coins), and the noise sum is
 drawn as NB(n, 1-α) - NB(n, 1-α), the law of n untruncated discrete Laplace draws (a
-difference of two geometric variables each).  Within n ``tv_per_draw`` (< 10^-29 n) of
-the reports engine in total variation, and the same float: both divide the same integer
-by s n.
+difference of two geometric variables each).  Within n ``noise.tv_per_draw`` (< 10^-29 n)
+of the reports engine in total variation; both engines' estimates are an integer divided
+by s n, correctly rounded.
 """
 
 from __future__ import annotations

@@ -43,6 +43,12 @@ The realised privacy loss max_k ln(own/other) + max_k ln(other/own) is then comp
 the integers with exact rationals and asserted <= ε at construction; so are the exact mean
 and variance of each table, which the estimator and ``variance`` use.
 
+A signal anywhere in [-s, s].  :func:`shifted_noise` builds the same kind of table for
+r = clamp(k + Z, -T, T) with k any integer in [-s, s] (the grid mean mechanism of
+:mod:`ldp.numeric.laplace`): sensitivity 2s, one table of Z over [-T-s, T+s] clamped
+after adding k, its folded end cell chosen so that the tail sums obey the ratio bound too;
+the realised loss over every pair of signals is again computed from the integers.
+
 Sampled engine.  The sum of n users' noise at one coordinate is drawn as NB(n, 1-α) -
 NB(n, 1-α) (a discrete Laplace variable is the difference of two geometric ones; a sum
 of n geometric ones is negative binomial).  This is the law of the *untruncated*,
