@@ -623,8 +623,10 @@ def mean_checks(cls: type, settings: Settings | None = None, **params: Any) -> I
     def closed_form() -> str:
         """conditional_variance (the mechanism as drawn) = paper_variance within 1e-6
         relative (the realised mechanisms round the paper's constants, e.g. PM's dyadic
-        C': ~1e-9 at ε = 1), and worst_case_variance = its maximum over a grid of t."""
-        grid = np.linspace(-1, 1, 401)
+        C': ~1e-9 at ε = 1), and worst_case_variance = its maximum over a grid of t (step
+        2^-11: it holds the midpoints of an input grid 1/s for s a power of two up to 2^10,
+        where a mechanism that rounds t has its largest variance)."""
+        grid = np.linspace(-1, 1, 2**12 + 1)
         realised, paper = protocol.conditional_variance(grid), protocol.paper_variance(grid)
         gap = float(np.max(np.abs(realised / paper - 1)))
         assert gap <= 1e-6, f"conditional_variance differs from the paper's by {gap:.3g}"

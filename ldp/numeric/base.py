@@ -10,7 +10,8 @@ exactly, and the variances come in two forms:
   probabilities the sampler *really* uses (coins on the 53-bit grid of
   :mod:`ldp.oracles.exact`, PM's dyadic grid); it equals the paper's closed form
   (``paper_variance(t)``, from :mod:`ldp.theory.numeric`) to 1e-6 relative or better
-  (~1e-15 for Duchi and Laplace, ~1e-9 for PM at ε = 1), which a test checks;
+  (~1e-15 for Duchi, ~1e-13 for Laplace's grid form, ~1e-9 for PM at ε = 1), which a test
+  checks;
 * ``variance(values)`` = Σ_i Var[t*|t_i] / n², the variance of the estimated mean, and
   ``worst_case_variance()`` = max_t Var[t*|t].
 
@@ -20,9 +21,10 @@ Laplace), and the estimator divides by it.  The one approximation is the user's 
 itself, which the rounding coins see on the 53-bit grid (a bias below 2^-52).
 
 Floating point.  ``exact_bytes`` says whether the ε-LDP guarantee holds for the float64
-reports as emitted (a fixed finite set of report values, each drawn with exactly known
-probability: Duchi, PM, HM), or only for the continuous law the floats approximate
-(Laplace noise: the low bits of a float report depend on t; see ``docs/numeric.md``).
+reports as emitted (a fixed set of report values, each drawn with exactly known
+probability: Duchi, PM, HM, the discrete Laplace mechanism), or only for the continuous law
+the floats approximate (e.g. float Laplace noise, whose low bits depend on t: Mironov, CCS
+2012; see ``docs/numeric.md``).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class MeanProtocol(ABC):
     @property
     @abstractmethod
     def bound(self) -> float:
-        """The largest |report| (for Laplace, a scale: its reports are unbounded)."""
+        """The largest |report| (where ``bounded`` is False, a scale for the audit's bins)."""
 
     @property
     @abstractmethod

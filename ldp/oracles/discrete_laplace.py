@@ -43,6 +43,12 @@ The realised privacy loss max_k ln(own/other) + max_k ln(other/own) is then comp
 the integers with exact rationals and asserted <= ε at construction; so are the exact mean
 and variance of each table, which the estimator and ``variance`` use.
 
+A signal anywhere in [-s, s].  :func:`shifted_noise` builds the same kind of table for
+r = clamp(k + Z, -T, T) with k any integer in [-s, s] (the grid mean mechanism of
+:mod:`ldp.numeric.laplace`): sensitivity 2s, one table of Z over [-T-s, T+s] clamped
+after adding k, its folded end cell chosen so that the tail sums obey the ratio bound too;
+the realised loss over every pair of signals is again computed from the integers.
+
 Sampled engine.  The sum of n users' noise at one coordinate is drawn as NB(n, 1-α) -
 NB(n, 1-α) (a discrete Laplace variable is the difference of two geometric ones; a sum
 of n geometric ones is negative binomial).  This is the law of the *untruncated*,
@@ -206,16 +212,30 @@ def _largest_ratio(a: list[int], b: list[int]) -> Fraction:
     return best
 
 
+def grid_ratio(epsilon: float, grid: int) -> tuple[float, int, int]:
+    """α = e^{-ε/(2s)} rounded up to a float64 (widened by ALPHA_MARGIN), so α^{2s} >= e^{-ε}.
+
+    Returns α and its exact form numerator / 2^shift (α is a float in (1/2, 1)).
+    """
+    alpha = math.exp(-epsilon / (2 * grid)) * (1 + ALPHA_MARGIN)
+    if not 0.5 < alpha < 1.0:
+        raise AssertionError(f"alpha = {alpha} outside (1/2, 1)")
+    numerator, denominator = alpha.as_integer_ratio()
+    return alpha, numerator, denominator.bit_length() - 1
+
+
+def tail_window(alpha: float) -> int:
+    """W = ⌈TAIL_BITS ln 2 / ln(1/α)⌉: P(Z > W) = α^{W+1}/(1+α) < 2^-TAIL_BITS."""
+    return math.ceil(TAIL_BITS * math.log(2) / -math.log(alpha))
+
+
 @cache
 def histogram_noise(epsilon: float) -> HistogramNoise:
     """Build (once per ε) the exact tables of SHE; see the module docstring."""
     s = max(1, math.ceil(GRID_PER_EPSILON * epsilon))
-    alpha = math.exp(-epsilon / (2 * s)) * (1 + ALPHA_MARGIN)
-    if not 0.5 < alpha < 1.0:
-        raise AssertionError(f"alpha = {alpha} outside (1/2, 1)")
-    numerator, denominator = alpha.as_integer_ratio()
-    shift = denominator.bit_length() - 1  # α = numerator / 2^shift exactly
-    window = math.ceil(TAIL_BITS * math.log(2) / -math.log(alpha))
+    alpha, numerator, shift = grid_ratio(epsilon, s)
+    denominator = 1 << shift
+    window = tail_window(alpha)
     support = s + window
 
     # untruncated masses of |z| = 0 .. T + s - 1, and the folded tails F(T - s) .. F(T + s)
@@ -261,5 +281,140 @@ def histogram_noise(epsilon: float) -> HistogramNoise:
         mean_other=float(mean_other),
         var_own=float(var_own),
         var_other=float(var_other),
+        tv_per_draw=tv,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftedNoise:
+    """Exact discrete Laplace noise for a signal k in [-s, s]: the report clamp(k + Z, -T, T).
+
+    Z is drawn from one table over [-M, M], M = T + s; see :func:`shifted_noise`.
+
+    Attributes
+    ----------
+    epsilon : float
+        The budget: any two signals in [-s, s] (L1 distance <= 2s) are ε-indistinguishable.
+    grid : int
+        s, the largest |signal|.
+    alpha : float
+        α, the discrete Laplace ratio (α^{2s} >= e^{-ε}).
+    support : int
+        T: reports lie in [-T, T].
+    table : Table
+        The pmf of Z over [-M, M] (cell i is z = i - M).
+    realised_epsilon : float
+        max over reports r of ln(max_k P(r|k) / min_k P(r|k)), from the integer masses (<= ε).
+    variance : float
+        Var(Z) of the table, exact (E[Z] = 0 by symmetry).
+    clamp_bias, clamp_variance : float
+        Bounds on |E[clamp(k+Z)] - k| and |Var(clamp(k+Z)) - Var(Z)| over every k in
+        [-s, s], computed exactly from the masses (below 2^-80 relative).
+    tv_per_draw : float
+        Bound on the total variation distance between the law of a report and the law of
+        k + Z for the untruncated discrete Laplace Z the sampled engines sum.
+    """
+
+    epsilon: float
+    grid: int
+    alpha: float
+    support: int
+    table: Table
+    realised_epsilon: float
+    variance: float
+    clamp_bias: float
+    clamp_variance: float
+    tv_per_draw: float
+
+    @property
+    def reach(self) -> int:
+        """M = T + s: the table of Z covers [-M, M]."""
+        return self.support + self.grid
+
+    def draw(self, signal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """clamp(k + Z, -T, T) for each integer k in ``signal`` (int64, |k| <= s)."""
+        noise = self.table.draw(rng, signal.shape[0]) - self.reach
+        return np.clip(signal + noise, -self.support, self.support)
+
+    def upper_tail(self, a: int) -> float:
+        """P(Z >= a), exactly rounded from the integer masses."""
+        return sum(self.table.masses[self.reach + a :]) / TOTAL
+
+
+@cache
+def shifted_noise(epsilon: float, grid: int) -> ShiftedNoise:
+    """Build (once per ε and s) the exact table of Z for signals k in [-s, s].
+
+    The signal is any integer in [-s, s], so the sensitivity is 2s grid steps and α^{2s} >=
+    e^{-ε} (:func:`grid_ratio`).  Z's masses over [-M, M], M = T + s, T = s + W
+    (:func:`tail_window`), are the ceil recursion m(0) = ⌈2^128 (1-α)/(1+α)⌉, m(j) =
+    ⌈α m(j-1)⌉ for |z| = j < M (so m(j+t) >= α^t m(j)), and at ±M the folded tail
+    F(M) = ⌈α m(M-1)/(1-α)⌉; the excess over 2^128 is taken from m(0).
+
+    The report clamp(k + Z, -T, T) has P(r|k) = m(|r-k|) inside (|r-k| <= M-1) and the tail
+    sum G(T-k) = Σ_{z >= T-k} P(z) at T (G(T+k) at -T).  The choice of F(M) makes
+    (1-α) G(a+1) >= α m(a) for every a (by induction down from a = M-1, using m(a) >=
+    α m(a-1)), i.e. G(a+1) >= α G(a): so every ratio P(r|k)/P(r|k'), inside or at the
+    ends, is within [α^{|k-k'|}, α^{-|k-k'|}].  The realised loss is then computed from the
+    integers: the masses are checked non-increasing in |z| < M, so for |r| < T the extremes
+    over k are m(max(0, |r|-s)) and m(|r|+s), and at ±T they are G(T-s) and G(T+s).
+    """
+    s = grid
+    alpha, numerator, shift = grid_ratio(epsilon, s)
+    denominator = 1 << shift
+    window = tail_window(alpha)
+    support = s + window
+    reach = support + s
+    inner = _geometric_masses(
+        _ceil_div(TOTAL * (denominator - numerator), denominator + numerator),
+        numerator,
+        shift,
+        reach,
+    )  # m(0) .. m(M-1)
+    folded = _ceil_div(inner[-1] * numerator, denominator - numerator)  # F(M)
+    half = inner[1:] + [folded]  # |z| = 1 .. M
+    excess = 2 * sum(half) + inner[0] - TOTAL
+    if not 0 <= excess < (inner[0] - inner[1]) // 2:
+        raise AssertionError(f"table excess {excess} out of range")
+    inner[0] -= excess
+    masses = half[::-1] + [inner[0]] + half
+    if any(a < b for a, b in zip(inner, inner[1:], strict=False)) or inner[-1] < 1:
+        raise AssertionError("the masses are not positive and non-increasing in |z|")
+
+    # tail sums G(a) = P(Z >= a) for a = T - s .. T + s = M
+    tails = list(np.cumsum(np.array(half[::-1][: 2 * s + 1], dtype=object)))[::-1]
+    near = [inner[max(0, r - s)] for r in range(support)] + [tails[0]]
+    far = [inner[r + s] for r in range(support)] + [tails[-1]]
+    realised_epsilon = math.log(float(_largest_ratio(near, far)))
+    if not realised_epsilon <= epsilon:
+        raise AssertionError(f"tables realise ε = {realised_epsilon} > {epsilon}")
+
+    # exact moments: Var(Z), and what the clamp can change (only where |Z| > W)
+    second = 2 * sum(j * j * m for j, m in enumerate(half, start=1))
+    outer = half[window:]  # |z| = W + 1 .. M
+    first_out = 2 * sum(j * m for j, m in enumerate(outer, start=window + 1))
+    second_out = 2 * sum(j * j * m for j, m in enumerate(outer, start=window + 1))
+    variance = Fraction(second, TOTAL)
+    bias = Fraction(first_out, TOTAL)
+    clamp_variance = Fraction(second_out, TOTAL) + bias * bias
+    if not clamp_variance <= variance * Fraction(1, 1 << 80):
+        raise AssertionError("the clamp moves the variance by more than 2^-80")
+    # clamp active only when |Z| > W, plus the table's excess over the ideal pmf: < 1/(1-α)
+    # units per cell inside, the folded cells α^{M+1}/(1+α) + α/(1-α)² + 1 units above it
+    tv = (
+        2 * alpha ** (window + 1) / (1 + alpha)
+        + 2 * alpha ** (reach + 1) / (1 + alpha)
+        + ((2 * reach - 1) / (1 - alpha) + 2 * (alpha / (1 - alpha) ** 2 + 1)) / TOTAL
+    )
+    return ShiftedNoise(
+        epsilon=epsilon,
+        grid=s,
+        alpha=alpha,
+        support=support,
+        table=Table.build(masses),
+        realised_epsilon=realised_epsilon,
+        variance=float(variance),
+        clamp_bias=float(bias),
+        clamp_variance=float(clamp_variance),
         tv_per_draw=tv,
     )
