@@ -441,10 +441,15 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     ``adversary_success`` = the Bayesian adversary's rate of guessing an unchanged value
     from its first t reports, the population as prior (:func:`ldp.adversary.rounds_success`;
     exact beside itself, or empirical with ``adversary_success_se``; computed once per
-    setting).  With ρ > 0 also ``epsilon_spent_changing`` = the mean over users of the
+    setting), and ``adversary_bound`` = the most an adversary can reach against the exact
+    loss of t reports (:func:`ldp.adversary.ldp_bound`), beside that of the claimed bound;
+    once per trial ``adversary_baseline`` = π_max (the blind guess).  With ρ > 0 also
+    ``epsilon_spent_changing`` = the mean over users of the
     claimed ``memoized_epsilon(t, distinct values held so far)``, beside its largest value.
     Without ``item``: ``sq_error_f`` averaged over the τ rounds.
     """
+    from ldp.adversary import ldp_bound
+
     if config["engine"] != "reports":
         raise ValueError("engine: longitudinal trials need engine=reports (the memo ties rounds)")
     options = config["options"]
@@ -458,6 +463,7 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     held = _changing_values(values, counts / n, tau, options.get("change_prob") or 0.0, streams)
     rounds = oracle.perturb_rounds(held, streams.mechanism)
     adversary = _rounds_adversary(oracle, counts, tau)
+
     rows, errors = [], []
     seen = np.zeros((n, d), dtype=bool)
     distinct = np.zeros(n, dtype=np.int64)
@@ -474,6 +480,8 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
             rows.append(Measurement("adversary_success", value, exact, t))
             if np.isnan(exact):
                 rows.append(Measurement("adversary_success_se", standard_error, item=t))
+            bound = ldp_bound(spent, counts / n), ldp_bound(oracle.memoized_epsilon(t), counts / n)
+            rows.append(Measurement("adversary_bound", *bound, t))
         if options.get("change_prob"):
             user = np.arange(n)
             distinct += ~seen[user, held[:, t - 1]]
@@ -481,10 +489,14 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
             levels, index = np.unique(distinct, return_inverse=True)
             claimed = np.array([oracle.memoized_epsilon(t, int(k)) for k in levels])[index]
             rows.append(
-                Measurement("epsilon_spent_changing", float(claimed.mean()), float(claimed.max()), t)
+                Measurement(
+                    "epsilon_spent_changing", float(claimed.mean()), float(claimed.max()), t
+                )
             )
     average = np.mean(errors, axis=0)
     rows.append(Measurement("sq_error_f", float(average[0]), float(average[1])))
+    if adversary:
+        rows.append(Measurement("adversary_baseline", float(counts.max() / n)))
     return TrialResult(rows, source, n)
 
 
