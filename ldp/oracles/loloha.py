@@ -191,8 +191,10 @@ class LOLOHA(Memoized):
             self.epsilon, float(self.epsilon_inf), tau, min(distinct, self.g)
         )
 
-    # one report is an OLH report with p* = p_s: its likelihood, events and counting
+    # one report is an OLH report with p* = p_s: its likelihood, adversary, events, counting
     report_probabilities = _LocalHashing.report_probabilities
+    adversary_success = _LocalHashing.adversary_success
+    log_likelihoods = _LocalHashing.log_likelihoods
     audit_events = _LocalHashing.audit_events
     audit_features = _LocalHashing.audit_features
     audit_event_probabilities = _LocalHashing.audit_event_probabilities

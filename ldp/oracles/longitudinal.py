@@ -325,8 +325,10 @@ class LGRR(Memoized):
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.categorical_rounds_success(prior, *self.prr, *self.irr, tau)
 
-    # one report is GRR's: its likelihood, events, counting and multinomial sampled engine
+    # one report is GRR's: its likelihood, adversary, events, counting and sampled engine
     report_probabilities = GRR.report_probabilities
+    adversary_success = GRR.adversary_success
+    log_likelihoods = GRR.log_likelihoods
     audit_events = GRR.audit_events
     audit_event_probabilities = GRR.audit_event_probabilities
     n_reports = GRR.n_reports
@@ -455,9 +457,11 @@ class _ChainedUnary(Memoized):
         rows = max(1, min(n_users, self._rows()))
         return 2 * self.report_bytes(n_users) + 24 * rows * self.domain_size
 
-    # one report is a unary encoding's: its likelihood, events and counting
+    # one report is a unary encoding's: its likelihood, adversary, events and counting
     report_bytes = UnaryEncoding.report_bytes
     report_probabilities = UnaryEncoding.report_probabilities
+    adversary_success = UnaryEncoding.adversary_success
+    log_likelihoods = UnaryEncoding.log_likelihoods
     audit_events = UnaryEncoding.audit_events
     audit_event_probabilities = UnaryEncoding.audit_event_probabilities
     _check_reports = UnaryEncoding._check_reports
