@@ -242,6 +242,9 @@ class TrialOptions:
     time_server: bool = False
     #: longitudinal trials: τ, the collections from the same users (None: 1)
     rounds: int | None = ranged(None, ge=1, le=1000)
+    #: longitudinal trials: ρ, the chance that a user redraws their value at each round after
+    #: the first (from the population's distribution); 0: values never change
+    change_prob: float = ranged(0.0, ge=0.0, le=1.0)
 
 
 @dataclass

@@ -331,3 +331,53 @@ def adversary_success(
         f"{type(oracle).__name__} has no exact adversary_success, no enumerable categorical "
         "report model and no log_likelihoods: its adversary cannot be computed"
     )
+
+
+def rounds_success(
+    oracle: Any,
+    prior: object,
+    tau: int,
+    rng: np.random.Generator | None = None,
+    n_samples: int | None = None,
+) -> list[AdversarySuccess]:
+    """The adversary's success from t = 1..τ reports of a user whose value never changes.
+
+    For a memoized longitudinal protocol (``perturb_rounds``): the value is drawn from π
+    once, the user reports it at every round, and the adversary sees the first t reports
+    and guesses argmax_v π_v Pr[y_1..y_t | v], the memo summed out.  More reports never
+    hurt it, so the rate is nondecreasing in t; an ε_∞-LDP sequence keeps it at most
+    :func:`ldp_bound` (ε_∞).
+
+    Exact where the protocol has ``rounds_adversary_success(prior, t)`` (returning a
+    value); otherwise empirical: ``n_samples`` users drawn from π run the real
+    ``perturb_rounds`` for τ rounds, each prefix guessed with the protocol's
+    ``sequence_log_likelihoods`` (the same users and memos at every t).  Default samples:
+    :func:`default_samples` of d τ (at most EMPIRICAL_CELLS likelihoods per round).
+    """
+    prior = check_prior(prior, oracle.domain_size)
+    tau = check_int(tau, "tau", minimum=1, maximum=4096)
+    if baseline(prior) == 1.0:
+        return [AdversarySuccess(1.0, 0.0, "exact")] * tau
+    own = getattr(oracle, "rounds_adversary_success", None)
+    if callable(own):
+        exact = [own(prior, t) for t in range(1, tau + 1)]
+        if all(value is not None for value in exact):
+            return [AdversarySuccess(float(value), 0.0, "exact") for value in exact]
+    if not callable(getattr(oracle, "sequence_log_likelihoods", None)):
+        raise NoAdversary(f"{type(oracle).__name__} has no sequence_log_likelihoods")
+    if rng is None:
+        raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
+    rng = check_generator(rng)
+    d = oracle.domain_size
+    n_samples = default_samples(d * tau) if n_samples is None else n_samples
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    values = rng.choice(d, size=n_samples, p=prior).astype(np.int64)
+    rounds = oracle.perturb_rounds(np.repeat(values[:, None], tau, axis=1), rng)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(prior)
+    found = []
+    for t in range(1, tau + 1):
+        loglik = np.asarray(oracle.sequence_log_likelihoods(rounds[:t]), dtype=float)
+        rate = float(np.mean(np.argmax(loglik + log_prior, axis=1) == values))
+        found.append(AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical"))
+    return found

@@ -122,6 +122,17 @@ def test_own_formula_against_brute_force(name, epsilon):
             assert exact == pytest.approx(enumerated_success(oracle, prior), rel=RTOL)
         elif model == "bits" and not capabilities_of(oracle).public_randomness:
             assert exact == pytest.approx(table_success(prior, bits_table(oracle, d)), rel=RTOL)
+        elif model == "bits":  # public draws, each equally likely (dBitFlip's buckets, d = 1)
+            draws = oracle.public_draws()
+            total = 0.0
+            for draw in draws:
+                every = np.array(list(itertools.product([0, 1], repeat=len(draw))), dtype=bool)
+                table = []
+                for v in range(d):
+                    ones = np.asarray(oracle.report_probabilities(v, draw))
+                    table.append(np.prod(np.where(every, ones, 1 - ones), axis=1))
+                total += table_success(prior, np.stack(table))
+            assert exact == pytest.approx(total / len(draws), rel=RTOL)
         elif model == "hashed":
             # the real seeded family: the mean over 256 fixed seeds of the per-seed sum,
             # against the ideal-hash closed form, within Z standard errors over seeds
@@ -334,12 +345,15 @@ def declared_loglik(oracle, reports) -> np.ndarray | None:
     elif name == "SHE":
         ones = None
         law = None
-    elif name == "GRR":
+    elif name in ("GRR", "LGRR"):
         return np.stack([np.log(oracle.report_probabilities(v))[reports] for v in range(d)], 1)
     elif capabilities_of(oracle).report_model == "hashed":  # BLH, OLH, FLH: (seed, cell)
         index = np.arange(len(reports.values))
         law = [oracle.report_probabilities(v, reports.seeds) for v in range(d)]
         return np.stack([np.log(p)[index, reports.values] for p in law], axis=1)
+    elif name == "dBitFlip":  # the bits of each report's sampled buckets
+        ones = reports.bits.astype(np.int64)
+        law = [oracle.report_probabilities(v, reports.buckets) for v in range(d)]
     elif capabilities_of(oracle).report_model == "bits":  # unary encodings
         ones = np.unpackbits(reports.bits, axis=1, count=d)
         law = [np.broadcast_to(oracle.report_probabilities(v), ones.shape) for v in range(d)]

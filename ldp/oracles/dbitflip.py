@@ -31,6 +31,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
@@ -152,6 +153,55 @@ class DBitFlip(FrequencyOracle):
         """At most min(τ, distinct) ε after τ reports of ``distinct`` distinct values."""
         tau = check_int(tau, "tau", minimum=1)
         return min(tau, check_int(distinct, "distinct", minimum=1)) * self.epsilon
+
+    # --- the Bayesian adversary (ldp.adversary) ---------------------------------------
+    def log_likelihoods(self, reports: DBitFlipReports) -> np.ndarray:
+        """ln Pr[y_i | v] up to a constant per report: 0 for an unsampled v, ln(p/q) or
+        ln((1-p)/(1-q)) for a sampled one whose bit is 1 or 0."""
+        buckets, bits = self._check_reports(reports)
+        n, k = buckets.shape[0], self.domain_size
+        budget.check_memory(
+            "reports",
+            f"{n} reports",
+            "fewer reports at a time",
+            8.0 * n * k,
+            "a likelihood per report and value",
+        )
+        set_ = math.log(self.p / self.q)
+        unset = math.log1p(-self.p) - math.log1p(-self.q)
+        out = np.zeros((n, k))
+        out[np.arange(n)[:, None], buckets] = np.where(bits, set_, unset)
+        return out
+
+    def adversary_success(self, prior: np.ndarray) -> float | None:
+        """Exact for d = 1: the report (j, b) names bucket j uniformly and b depends on
+        whether the value is j, so S(π) = (1/k) Σ_j [max(π_j p, q m_j) + max(π_j (1-p),
+        (1-q) m_j)], m_j = max_{v≠j} π_v.  None for d > 1 (empirical, through
+        :meth:`log_likelihoods`)."""
+        if self.d != 1:
+            return None
+        prior = np.asarray(prior, dtype=float)
+        order = np.argsort(prior)[::-1]
+        others = np.full(prior.shape[0], prior[order[0]])
+        others[order[0]] = prior[order[1]] if prior.shape[0] > 1 else 0.0
+        p, q = self.p, self.q
+        hits = np.maximum(prior * p, q * others) + np.maximum(prior * (1 - p), (1 - q) * others)
+        return float(hits.sum() / prior.shape[0])
+
+    def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
+        """τ reports of one unchanged value are one report replayed: its
+        :meth:`log_likelihoods`, or -inf for every value if the rounds differ."""
+        first = self._check_reports(rounds[0])
+        out = self.log_likelihoods(first)
+        for reports in rounds[1:]:
+            same = np.all(self._check_reports(reports).bits == first.bits, axis=1)
+            out[~same] = -np.inf
+        return out
+
+    def rounds_adversary_success(self, prior: np.ndarray, tau: int) -> float | None:
+        """One report's (:meth:`adversary_success`): the replays add nothing."""
+        check_int(tau, "tau", minimum=1)
+        return self.adversary_success(prior)
 
     def report_bytes(self, n_users: int) -> int:
         return 9 * self.d * n_users

@@ -33,11 +33,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from ldp import hashing
+from ldp import budget, hashing
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.local_hashing import HashReports, _LocalHashing
-from ldp.oracles.longitudinal import Memoized, _coin
+from ldp.oracles.longitudinal import Memoized, _cell_counts, _coin
 from ldp.registry import register
 from ldp.theory import longitudinal as chain
 from ldp.validation import check_generator, check_int, check_values
@@ -164,6 +164,25 @@ class LOLOHA(Memoized):
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.rounds_loss_categorical(*self.prr, *self.irr, self.g, tau)
 
+    def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
+        """L-GRR's over the g cells, each value read at its cell H_i(v) under the user's seed
+        (:func:`ldp.theory.longitudinal.categorical_sequence_log_likelihoods`)."""
+        if not rounds:
+            return np.zeros((0, self.domain_size))
+        seeds, d = np.asarray(rounds[0].seeds, dtype=np.uint64), self.domain_size
+        counts = _cell_counts([np.asarray(r.values, dtype=np.int64) for r in rounds], self.g)
+        budget.check_memory(
+            "rounds",
+            f"{seeds.shape[0]} users",
+            "fewer users at a time",
+            24.0 * seeds.shape[0] * d,
+            "a likelihood per user and value",
+        )
+        keys = np.tile(np.arange(d, dtype=np.uint64), seeds.shape[0])
+        hashed = hashing.hash_values(keys, np.repeat(seeds, d), self.g).reshape(-1, d)
+        own = np.take_along_axis(counts, hashed, axis=1)
+        return chain.categorical_sequence_log_likelihoods(counts, own, *self.prr, *self.irr)
+
     def memoized_epsilon(self, tau: int, distinct: int = 1) -> float:
         """ε₁ for one report, else min(distinct, g) ε_∞: at most g memos (paper Sec. 4)."""
         tau = check_int(tau, "tau", minimum=1)
@@ -172,8 +191,10 @@ class LOLOHA(Memoized):
             self.epsilon, float(self.epsilon_inf), tau, min(distinct, self.g)
         )
 
-    # one report is an OLH report with p* = p_s: its likelihood, events and counting
+    # one report is an OLH report with p* = p_s: its likelihood, adversary, events, counting
     report_probabilities = _LocalHashing.report_probabilities
+    adversary_success = _LocalHashing.adversary_success
+    log_likelihoods = _LocalHashing.log_likelihoods
     audit_events = _LocalHashing.audit_events
     audit_features = _LocalHashing.audit_features
     audit_event_probabilities = _LocalHashing.audit_event_probabilities

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
@@ -55,6 +56,20 @@ def _coin(name: str, value: float, x: float, complement: float, *, round_down: b
             f"a probability of {min(x, complement):.3g} is below 2^-{exact.GRID_BITS}",
         )
     return exact.threshold(x, complement, round_down=round_down)
+
+
+def _cell_counts(rounds: list[np.ndarray], cells: int) -> np.ndarray:
+    """(n, cells): how many of the τ ``rounds`` (one int array of n cells each) name each
+    cell, per user."""
+    n = rounds[0].shape[0] if rounds else 0
+    budget.check_memory(
+        "rounds", f"{n} users", "fewer users at a time", 8.0 * n * cells, "a count per cell"
+    )
+    counts = np.zeros(n * cells, dtype=np.int64)
+    offsets = np.arange(n, dtype=np.int64) * cells
+    for cell in rounds:
+        counts += np.bincount(offsets + cell, minlength=n * cells)
+    return counts.reshape(n, cells)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,6 +196,17 @@ class Memoized(PureOracle):
         """τ collections of one unchanged value as one mechanism, for :mod:`ldp.audit`."""
         return Rounds(protocol=self, tau=tau)
 
+    # --- the adversary from τ reports (ldp.adversary.rounds_success) -----------------------
+    @abstractmethod
+    def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
+        """(n, d): ln Pr[y_i,1..y_i,τ | v] up to a constant per user, for a user who held v
+        at each of the τ ``rounds`` (the memo summed out)."""
+
+    def rounds_adversary_success(self, prior: np.ndarray, tau: int) -> float | None:
+        """The Bayesian adversary's exact success from τ reports of one unchanged value
+        (prior ``prior``), or None where no exact form is implemented or affordable."""
+        return None
+
 
 @dataclass(frozen=True)
 class Rounds:
@@ -287,8 +313,22 @@ class LGRR(Memoized):
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.rounds_loss_categorical(*self.prr, *self.irr, self.domain_size, tau)
 
-    # one report is GRR's: its likelihood, events, counting and multinomial sampled engine
+    def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
+        """From each user's count of reports naming each value
+        (:func:`ldp.theory.longitudinal.categorical_sequence_log_likelihoods`)."""
+        counts = _cell_counts([np.asarray(r, dtype=np.int64) for r in rounds], self.domain_size)
+        return chain.categorical_sequence_log_likelihoods(counts, counts, *self.prr, *self.irr)
+
+    def rounds_adversary_success(self, prior: np.ndarray, tau: int) -> float | None:
+        """Exact over the count vectors of τ reports, at small d and τ
+        (:func:`ldp.theory.longitudinal.categorical_rounds_success`), else None."""
+        tau = check_int(tau, "tau", minimum=1, maximum=4096)
+        return chain.categorical_rounds_success(prior, *self.prr, *self.irr, tau)
+
+    # one report is GRR's: its likelihood, adversary, events, counting and sampled engine
     report_probabilities = GRR.report_probabilities
+    adversary_success = GRR.adversary_success
+    log_likelihoods = GRR.log_likelihoods
     audit_events = GRR.audit_events
     audit_event_probabilities = GRR.audit_event_probabilities
     n_reports = GRR.n_reports
@@ -386,13 +426,42 @@ class _ChainedUnary(Memoized):
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.rounds_loss_bits(*self.prr, *self.irr, tau)
 
+    def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
+        """ln P(c_v | own) - ln P(c_v | other), c_v the rounds whose bit v is set: the
+        positions are independent and only v's differs in law
+        (:func:`ldp.theory.longitudinal.bit_count_logs`)."""
+        d = self.domain_size
+        counts = np.zeros((self.n_reports(rounds[0]) if rounds else 0, d), dtype=np.int64)
+        for reports in rounds:
+            counts += np.unpackbits(self._check_reports(reports), axis=1, count=d)
+        own, other = chain.bit_count_logs(*self.prr, *self.irr, len(rounds))
+        return (own - other)[counts]
+
+    def rounds_adversary_success(self, prior: np.ndarray, tau: int) -> float:
+        """Exact: E[max_v π_v L_v] over independent positions (:func:`ldp.adversary.
+        own_coordinate_success`), L the likelihood ratio of a position's count of ones c,
+        whose law under "other" is C(τ, c) P(c | other)."""
+        from ldp.adversary import own_coordinate_success
+
+        tau = check_int(tau, "tau", minimum=1, maximum=4096)
+        own, other = chain.bit_count_logs(*self.prr, *self.irr, tau)
+        c = np.arange(tau + 1)
+        log_many = math.lgamma(tau + 1) - np.array(
+            [math.lgamma(k + 1) + math.lgamma(tau - k + 1) for k in c]
+        )
+        return own_coordinate_success(
+            np.asarray(prior, dtype=float), np.exp(own - other), np.exp(log_many + other)
+        )
+
     def working_bytes(self, n_users: int) -> int:
         rows = max(1, min(n_users, self._rows()))
         return 2 * self.report_bytes(n_users) + 24 * rows * self.domain_size
 
-    # one report is a unary encoding's: its likelihood, events and counting
+    # one report is a unary encoding's: its likelihood, adversary, events and counting
     report_bytes = UnaryEncoding.report_bytes
     report_probabilities = UnaryEncoding.report_probabilities
+    adversary_success = UnaryEncoding.adversary_success
+    log_likelihoods = UnaryEncoding.log_likelihoods
     audit_events = UnaryEncoding.audit_events
     audit_event_probabilities = UnaryEncoding.audit_event_probabilities
     _check_reports = UnaryEncoding._check_reports

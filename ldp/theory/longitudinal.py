@@ -31,10 +31,11 @@ authors' public code (multi-freq-ldpy), which differs for L-GRR's p2 (see
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
 
 def chained_pq(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
@@ -146,6 +147,73 @@ def _log_mix(log_a: np.ndarray, log_b: np.ndarray, weight_a: float, weight_b: fl
     return np.logaddexp(math.log(weight_a) + log_a, math.log(weight_b) + log_b)
 
 
+def bit_count_logs(
+    p1: float, q1: float, p2: float, q2: float, tau: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """ln P(c | own) and ln P(c | other) of one position's τ reported bits, chained unary
+    encoding, for one sequence with c = 0..τ ones (not summed over the C(τ, c) sequences).
+
+    The memo bit is 1 with p1 at the user's own position, q1 at another; given it, each
+    round reports 1 with p2 (memo 1) or q2 (memo 0), independently.
+    """
+    c = np.arange(tau + 1, dtype=float)
+    log_one = c * math.log(p2) + (tau - c) * math.log1p(-p2)
+    log_zero = c * math.log(q2) + (tau - c) * math.log1p(-q2)
+    return _log_mix(log_one, log_zero, p1, 1 - p1), _log_mix(log_one, log_zero, q1, 1 - q1)
+
+
+def categorical_sequence_log_likelihoods(
+    cell_counts: np.ndarray, own_counts: np.ndarray, p1: float, q1: float, p2: float, q2: float
+) -> np.ndarray:
+    """ln Pr[y_1..y_τ | v] - τ ln q2 for chained GRR over the cells of ``cell_counts``.
+
+    ``cell_counts[i, b]`` is how many of user i's τ reports name cell b, ``own_counts[i, v]``
+    the count of v's cell (v's own for L-GRR, H_i(v) for local hashing).  Summing over the
+    memo B (p1 for v's cell, q1 for another): Pr = q2^τ (q1 S + (p1 - q1) r^{c_v}),
+    r = p2/q2, S = Σ_b r^{c_b}.
+    """
+    log_r = math.log(p2) - math.log(q2)
+    scaled = np.asarray(cell_counts, dtype=float) * log_r
+    top = scaled.max(axis=1, keepdims=True)
+    log_s = (top + np.log(np.exp(scaled - top).sum(axis=1, keepdims=True))).reshape(-1, 1)
+    own = np.asarray(own_counts, dtype=float) * log_r
+    return np.logaddexp(math.log(q1) + log_s, math.log(p1 - q1) + own)
+
+
+#: :func:`categorical_rounds_success` gives up (returns None) above this many count vectors.
+MAX_COMPOSITIONS = 1 << 17
+
+
+def categorical_rounds_success(
+    prior: np.ndarray, p1: float, q1: float, p2: float, q2: float, tau: int
+) -> float | None:
+    """The Bayesian adversary's exact success from τ reports of chained GRR over the d
+    values of ``prior`` (L-GRR), one unchanged value: Σ_c C(τ; c) max_v π_v Pr[y_c | v].
+
+    A sequence's likelihood depends only on its count vector c (how many reports name
+    each value, :func:`categorical_sequence_log_likelihoods`), so the sum runs over the
+    C(τ+d-1, d-1) count vectors with their multinomial multiplicity; None above
+    :data:`MAX_COMPOSITIONS` of them.
+    """
+    prior = np.asarray(prior, dtype=float)
+    d = prior.shape[0]
+    if math.comb(tau + d - 1, d - 1) > MAX_COMPOSITIONS:
+        return None
+    bars = np.array(list(itertools.combinations(range(tau + d - 1), d - 1)), dtype=np.int64)
+    bars = bars.reshape(-1, d - 1)
+    edges = np.hstack(
+        [np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), tau + d - 1)]
+    )
+    counts = np.diff(edges, axis=1) - 1
+    log_many = math.lgamma(tau + 1) - special.gammaln(counts + 1).sum(axis=1)
+    loglik = categorical_sequence_log_likelihoods(counts, counts, p1, q1, p2, q2) + tau * math.log(
+        q2
+    )
+    with np.errstate(divide="ignore"):
+        best = np.max(np.log(prior) + loglik, axis=1)
+    return float(np.exp(log_many + best).sum())
+
+
 def rounds_loss_bits(p1: float, q1: float, p2: float, q2: float, tau: int) -> float:
     """The exact privacy loss of τ reports of one unchanged value, chained unary encoding.
 
@@ -156,11 +224,7 @@ def rounds_loss_bits(p1: float, q1: float, p2: float, q2: float, tau: int) -> fl
     position v plus the largest at v' (mirrored), each a maximum over c = 0..τ.  At τ = 1
     it is ε₁, and it increases to ε_∞ = ln(p1(1-q1)/((1-p1)q1)) as τ grows.
     """
-    c = np.arange(tau + 1, dtype=float)
-    log_one = c * math.log(p2) + (tau - c) * math.log1p(-p2)
-    log_zero = c * math.log(q2) + (tau - c) * math.log1p(-q2)
-    under_p = _log_mix(log_one, log_zero, p1, 1 - p1)
-    under_q = _log_mix(log_one, log_zero, q1, 1 - q1)
+    under_p, under_q = bit_count_logs(p1, q1, p2, q2, tau)
     return float(np.max(under_p - under_q) + np.max(under_q - under_p))
 
 
