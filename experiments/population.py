@@ -68,12 +68,24 @@ def tracked_values(counts: np.ndarray, track: str, k: int) -> np.ndarray:
 def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
     """(n, m, d) of a setting's data: users, bits per value (heavy hitters) and the oracle
     domain (``options.domain_size``, else the number of distinct values).  Loads the data
-    set (cached per process) unless it is the ``point`` population."""
+    set unless it is the ``point`` or ``bounded`` population, and keeps only its shape
+    (cached per process): the run's own process checks every setting, and holding every
+    data set there (up to 10^7 users each) cost it gigabytes, while its workers load their
+    own."""
     dataset, domain_size = config["dataset"], config["options"]["domain_size"]
     if dataset["name"] == "point":
         return int(dataset["n"]), None, domain_size or 2
     if dataset["name"] == "bounded":  # real values: no domain
         return int(dataset["n"]), None, 0
-    data = load_dataset(dataset)
-    distinct = data.histogram()[0].shape[0]
-    return data.n, data.m, domain_size or distinct
+    params = drop_nulls(dataset, "name", "label")
+    n, m, distinct = _cached_shape(dataset["name"], json.dumps(params, sort_keys=True))
+    return n, m, domain_size or distinct
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_shape(name: str, params_json: str) -> tuple[int, int, int]:
+    """(users, bits per value, distinct values) of a data set, which is not kept."""
+    from ldp import datasets
+
+    data = datasets.load(name, **json.loads(params_json))
+    return data.n, data.m, data.n_distinct

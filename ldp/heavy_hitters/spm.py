@@ -70,6 +70,8 @@ __all__ = ["SPM", "joint_estimate", "pair_estimate", "support_indicators"]
 
 #: Partial candidate tuples kept while joining segments (the best by weakest pair).
 MAX_PARTIAL = 2**18
+#: (partial tuple, pattern) cells a join of :func:`_cliques` holds at once.
+JOIN_BLOCK = 2**21
 
 
 # -------------------------------------------------------------------- joint estimation
@@ -300,26 +302,44 @@ def _cliques(
     scores: dict[tuple[int, int], np.ndarray],
     sizes: Sequence[int],
     cap: int = MAX_PARTIAL,
+    block: int = JOIN_BLOCK,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index tuples (t_1, ..., t_g) whose every pair (t_i, t_j) is a frequent pair.
 
     The a-priori principle of [PEM] Sec. III-C.  Segments are joined one at a time; a
     tuple's score is its weakest pair (lowest estimated pair frequency).  If more than
-    ``cap`` partial tuples survive a join, the best ``cap`` are kept.
+    ``cap`` partial tuples survive a join, the best ``cap`` are kept (ties: the earlier
+    tuple, in the order partial tuple x next pattern).
+
+    A join is computed ``block`` (partial tuple, pattern) cells at a time, keeping at most
+    the best ``cap`` survivors between blocks, so its memory is O(block + cap) instead of
+    O(partial tuples x patterns) (up to 2^18 x 2^8 cells, gigabytes, for a threshold run
+    at small ε); the result is the same as joining all cells at once.
     """
     g = len(sizes)
     tuples = np.arange(sizes[0], dtype=np.int64)[:, None]
     score = np.full(sizes[0], np.inf)
     for j in range(1, g):
-        ok = np.ones((len(tuples), sizes[j]), dtype=bool)
-        weakest = np.broadcast_to(score[:, None], ok.shape).copy()
-        for i in range(j):
-            ok &= allowed[(i, j)][tuples[:, i]]
-            np.minimum(weakest, scores[(i, j)][tuples[:, i]], out=weakest)
-        rows, cols = np.nonzero(ok)
-        tuples = np.column_stack([tuples[rows], cols])
-        score = weakest[rows, cols]
-        if len(tuples) > cap:
+        rows_per_block = max(1, block // max(sizes[j], 1))
+        joined = np.zeros((0, j + 1), dtype=np.int64)
+        joined_score = np.zeros(0)
+        survivors = 0
+        for start in range(0, len(tuples), rows_per_block):
+            part = tuples[start : start + rows_per_block]
+            ok = np.ones((len(part), sizes[j]), dtype=bool)
+            weakest = np.broadcast_to(score[start : start + len(part), None], ok.shape).copy()
+            for i in range(j):
+                ok &= allowed[(i, j)][part[:, i]]
+                np.minimum(weakest, scores[(i, j)][part[:, i]], out=weakest)
+            rows, cols = np.nonzero(ok)
+            survivors += len(rows)
+            joined = np.concatenate([joined, np.column_stack([part[rows], cols])])
+            joined_score = np.concatenate([joined_score, weakest[rows, cols]])
+            if len(joined) > cap:  # the best cap so far, kept in join order
+                best = np.sort(top(joined_score, cap))
+                joined, joined_score = joined[best], joined_score[best]
+        tuples, score = joined, joined_score
+        if survivors > cap:
             best = top(score, cap)
             tuples, score = tuples[best], score[best]
     return tuples, score

@@ -61,6 +61,28 @@ from ldp.validation import check_choice, check_epsilon, check_generator, check_i
 FORMS = ("threshold", "top-k")
 
 
+def _increasing(words: np.ndarray) -> np.ndarray:
+    """The order that sorts distinct values (``bits.to_words``) increasingly: by the
+    integer itself, or by the most significant word first."""
+    return np.argsort(words) if words.ndim == 1 else np.lexsort(words.T[::-1])
+
+
+def _prefix_histogram(prefixes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The held prefixes (increasing) and their users, from the non-decreasing prefixes
+    of the increasingly ordered distinct values and each value's users.
+
+    What :func:`~ldp.heavy_hitters.base.aggregate` returns for these keys (then the held
+    ones), found in one pass instead of a sort per level: the sampled engine's one
+    histogram per level, over the same keys in the same order.
+    """
+    starts = np.flatnonzero(np.r_[True, prefixes[1:] != prefixes[:-1]])
+    counts = (
+        np.add.reduceat(np.asarray(weights, dtype=np.int64), starts) if len(starts) else weights
+    )
+    held = counts > 0
+    return prefixes[starts][held], counts[held]
+
+
 @dataclass(frozen=True)
 class TreeHistClient:
     """The client of a level-ℓ user: the ℓ-bit prefix of the value, through the oracle.
@@ -221,16 +243,27 @@ class TreeHist:
                 check_report_size(self.client(level).oracle, dataset.n / self.m)
             population = Population.reported(self.perturb(dataset.values, rng), self.m)
         sizes, n, z = population.sizes, population.n, self.z_value
+        if engine == "sampled":  # the distinct values in increasing order, once
+            order = _increasing(population.words)
+            ordered_words = population.words[order]
         kept = np.zeros(1, dtype=np.uint64)
         kept_estimates = np.zeros(1)
         queried, kept_sizes, kept_prefixes, thresholds = [], [], [], []
         for index, ell in enumerate(self.levels):
             domain = bits.extend(kept, ell - 1, 1)
             client = self.client(ell)
-            prefixes = bits.prefix(population.words, self.m, ell) if engine == "sampled" else None
-            estimates = population.estimates(
-                client.oracle, domain, rng, groups=[index], part=index, keys=prefixes
-            )
+            if engine == "sampled" and ell <= 64:
+                held, counts = _prefix_histogram(
+                    bits.prefix(ordered_words, self.m, ell), population.weights([index])[order]
+                )
+                estimates = client.oracle.simulate_candidates(held, counts, domain, rng)
+            else:
+                prefixes = (
+                    bits.prefix(population.words, self.m, ell) if engine == "sampled" else None
+                )
+                estimates = population.estimates(
+                    client.oracle, domain, rng, groups=[index], part=index, keys=prefixes
+                )
             best = top(estimates, self.k if self.form == "top-k" else self.width)
             if self.form == "threshold":
                 tau = self._threshold(client.oracle, int(sizes[index]), z)

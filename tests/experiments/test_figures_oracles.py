@@ -75,7 +75,7 @@ def test_the_configs_compose_and_pass_preflight(settings_of, name):
         assert config["dataset"]["name"] == "kosarak" and config["dataset"]["path"] is None
         assert config["options"]["domain_size"] == 41270
     assert {spec.name for spec in FIGURES} >= set(NEW) | {"oracle_variance"}
-    assert NEW[name].experiment == name and NEW[name].claims is not None
+    assert name == NEW[name].experiments[0] and NEW[name].claims is not None
 
 
 def test_a_heavy_hitter_cannot_run_as_multiple_questions(compose_config):

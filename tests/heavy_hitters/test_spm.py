@@ -13,7 +13,13 @@ from scipy import stats
 from ldp import metrics
 from ldp.datasets import Dataset, load
 from ldp.heavy_hitters.baseline import segment
-from ldp.heavy_hitters.spm import SPM, joint_estimate, pair_estimate, support_indicators
+from ldp.heavy_hitters.spm import (
+    SPM,
+    _cliques,
+    joint_estimate,
+    pair_estimate,
+    support_indicators,
+)
 from ldp.oracles import BLH, GRR, OLH, OUE, SHE, SUE, THE
 from tests.heavy_hitters.runs import assert_greater, f1_runs
 from tests.heavy_hitters.synthetic import ranked_dataset, zipf
@@ -306,3 +312,37 @@ def test_reports_engine_refuses_unary_reports_over_a_huge_domain():
     with pytest.raises(ValueError, match="sampled"):
         protocol.run(data, np.random.default_rng(0), engine="reports")
     assert len(protocol.run(data, np.random.default_rng(0)).diagnostics["groups"]) == 6
+
+
+def _join_all_at_once(allowed, scores, sizes, cap):
+    """The a-priori join of every (partial tuple, pattern) cell at once: the reference."""
+    tuples = np.arange(sizes[0], dtype=np.int64)[:, None]
+    score = np.full(sizes[0], np.inf)
+    for j in range(1, len(sizes)):
+        ok = np.ones((len(tuples), sizes[j]), dtype=bool)
+        weakest = np.broadcast_to(score[:, None], ok.shape).copy()
+        for i in range(j):
+            ok &= allowed[(i, j)][tuples[:, i]]
+            np.minimum(weakest, scores[(i, j)][tuples[:, i]], out=weakest)
+        rows, cols = np.nonzero(ok)
+        tuples, score = np.column_stack([tuples[rows], cols]), weakest[rows, cols]
+        if len(tuples) > cap:
+            best = np.argsort(-score, kind="stable")[:cap]
+            tuples, score = tuples[best], score[best]
+    return tuples, score
+
+
+def test_the_join_in_blocks_is_the_join_all_at_once():
+    """_cliques joins a bounded block of cells at a time; the tuples, their order and
+    scores are those of the whole join (ties in the cap broken by join order)."""
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        sizes = [int(s) for s in rng.integers(1, 10, size=rng.integers(2, 5))]
+        pairs = [(i, j) for j in range(len(sizes)) for i in range(j)]
+        allowed = {(i, j): rng.random((sizes[i], sizes[j])) < 0.7 for i, j in pairs}
+        scores = {(i, j): rng.integers(0, 3, (sizes[i], sizes[j])).astype(float) for i, j in pairs}
+        cap, block = int(rng.integers(1, 40)), int(rng.integers(1, 30))
+        tuples, score = _cliques(allowed, scores, sizes, cap, block)
+        expected_tuples, expected_score = _join_all_at_once(allowed, scores, sizes, cap)
+        np.testing.assert_array_equal(tuples, expected_tuples)
+        np.testing.assert_array_equal(score, expected_score)

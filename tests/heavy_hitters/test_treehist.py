@@ -263,3 +263,24 @@ def test_bad_engine_and_mismatched_data():
         TreeHist(epsilon=1.0, k=4, m=16).run(data, np.random.default_rng(0), engine="fast")
     with pytest.raises(ValueError, match="m"):
         TreeHist(epsilon=1.0, k=4, m=32).run(data, np.random.default_rng(0))
+
+
+def test_the_sampled_levels_histogram_is_the_generic_aggregate():
+    """The one-pass histogram of a level's prefixes (distinct values in increasing order)
+    holds the keys and counts, in the order, that the generic sort-based aggregate gives."""
+    from ldp import bits
+    from ldp.datasets import load
+    from ldp.heavy_hitters.base import aggregate
+    from ldp.heavy_hitters.treehist import _increasing, _prefix_histogram
+
+    rng = np.random.default_rng(7)
+    for m in (12, 64, 160):
+        data = load("url" if m == 160 else "zipf", n=3000, **({} if m == 160 else {"m": m}))
+        words = bits.to_words(data.histogram()[0], m)
+        weights = rng.integers(0, 3, len(words))
+        order = _increasing(words)
+        for ell in (1, 5, min(m, 64)):
+            held, counts = _prefix_histogram(bits.prefix(words[order], m, ell), weights[order])
+            keys, totals = aggregate(bits.prefix(words, m, ell), weights)
+            np.testing.assert_array_equal(held, keys[totals > 0])
+            np.testing.assert_array_equal(counts, totals[totals > 0])
