@@ -84,6 +84,25 @@ def parameter_columns(table: pd.DataFrame) -> tuple[list[str], dict[str, object]
     return varying, fixed
 
 
+def _at_default(column: str, value: object) -> bool:
+    """Whether a fixed ``options.*`` column holds its schema default (not worth a word in
+    the summary's "fixed:" line: a new option must not lengthen every summary)."""
+    from dataclasses import MISSING, fields
+
+    from experiments.schema import TrialOptions
+
+    name = column.removeprefix("options.")
+    if name == column:
+        return False
+    default = {f.name: f.default for f in fields(TrialOptions)}.get(name, MISSING)
+    if default is MISSING or default is None:
+        return False
+    try:
+        return bool(value == default) or str(value).lower() == str(default).lower()
+    except (TypeError, ValueError):
+        return False
+
+
 def short_name(column: str, taken: Sequence[str] = ()) -> str:
     """A column's display name: :data:`SHORT`, else the part after the group's dot
     (``protocol.eta`` -> ``eta``) unless another column would get the same name."""
@@ -405,7 +424,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{store.experiment}: {table['config_hash'].nunique()} settings; data: {sources}; "
         f"commit: {commits}"
     )
-    shown = {k: v for k, v in fixed.items() if k not in ("seed", "results_dir")}
+    shown = {
+        k: v
+        for k, v in fixed.items()
+        if k not in ("seed", "results_dir") and not _at_default(k, v)
+    }
     print(
         "fixed: " + ", ".join(f"{short_name(k, list(fixed))}={number(v)}" for k, v in shown.items())
     )

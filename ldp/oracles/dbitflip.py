@@ -219,6 +219,29 @@ class DBitFlip(FrequencyOracle):
         k = self.domain_size
         return (np.arange(k)[:, None] + np.arange(self.d)[None, :]) % k
 
+    def audit_events(self, v: int, v_prime: int) -> list:
+        """Bucket v sampled with its bit set, bucket v' sampled with its bit unset, and
+        both; mirrored.  For d = 1 the first two have ratio p/q = e^{ε/2} (the loss of one
+        report with one bucket); for d >= 2 the conjunction has ratio e^ε."""
+        from ldp.audit.events import Event
+
+        def sampled(reports: DBitFlipReports, bucket: int, bit: bool) -> np.ndarray:
+            buckets, bits = np.asarray(reports.buckets), np.asarray(reports.bits)
+            return np.any((buckets == bucket) & (bits == bit), axis=1)
+
+        events = []
+        for a, b, favours in ((v, v_prime, +1), (v_prime, v, -1)):
+            events += [
+                Event(f"bucket {a} set", lambda r, a=a: sampled(r, a, True), favours),
+                Event(f"bucket {b} unset", lambda r, b=b: sampled(r, b, False), favours),
+                Event(
+                    f"bucket {a} set and bucket {b} unset",
+                    lambda r, a=a, b=b: sampled(r, a, True) & sampled(r, b, False),
+                    favours,
+                ),
+            ]
+        return events
+
     def report_probabilities(self, value: int, buckets: np.ndarray | None = None) -> np.ndarray:
         """Pr[bit j = 1 | value, buckets] for each sampled bucket j (bits independent);
         ``buckets`` one sample (d,) or several (m, d); default the first rotation."""

@@ -70,7 +70,14 @@ def test_the_decode_trial_records_detections_and_per_value_rows(compose_config):
     assert config["protocol"]["kind"] == "rappor_decode"
     result = run_trial(config, 0)
     overall = {m.metric: m for m in result.measurements if m.item is None}
-    assert set(overall) == {"n_detected", "n_false_detected", "n_selected", "within_2se"}
+    assert set(overall) == {
+        "n_detected",
+        "n_false_detected",
+        "n_selected",
+        "within_2se",
+        "adversary_success",  # RAPPOR's is empirical: with its standard error
+        "adversary_success_se",
+    }
     assert overall["n_selected"].value >= overall["n_detected"].value >= 1
     assert 0 <= overall["within_2se"].value <= 1
     assert overall["within_2se"].analytic == pytest.approx(0.9545, abs=1e-4)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from ldp import audit
 from ldp.oracles.dbitflip import DBitFlip
 from ldp.privacy import max_privacy_loss
 from ldp.testing import check_oracle
@@ -64,3 +65,13 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         oracle.estimate(reports._replace(buckets=reports.buckets + 4))
     with pytest.raises(ValueError, match="2-D"):
         oracle.perturb_rounds(np.zeros(3, dtype=np.int64), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(("d", "loss"), [(1, 0.5), (2, 1.0)])
+def test_the_audit_finds_the_loss_of_one_report(d: int, loss: float) -> None:
+    """The audit's events reach 0.85 of the loss of one report at ε = 1: ε/2 with one
+    sampled bucket (a bit on the user's bucket or not), ε with two (one bit up, one down),
+    and never above it."""
+    oracle = DBitFlip(epsilon=1.0, domain_size=4, d=d)
+    result = audit.lower_bound(oracle, 0, 1, rng=np.random.default_rng(7))
+    assert 0.85 * loss <= result.epsilon <= loss
