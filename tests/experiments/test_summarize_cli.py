@@ -39,7 +39,8 @@ def test_a_wrong_metric_lists_the_valid_names(settings_of, results_dir, capsys):
     _run_two(settings_of)
     assert summarize.main(["custom", "--results-dir", str(results_dir), "--metric", "F1"]) == 2
     err = capsys.readouterr().err
-    assert "no metric 'F1'" in err and "recorded: adversary_success, error_n, shuffle_epsilon, sq_error_n" in err
+    assert "no metric 'F1'" in err
+    assert "recorded: adversary_success, error_n, shuffle_epsilon, sq_error_n" in err
 
 
 def test_trials_recorded_twice_count_once_and_data_sources_are_not_pooled(
