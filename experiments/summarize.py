@@ -425,9 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"commit: {commits}"
     )
     shown = {
-        k: v
-        for k, v in fixed.items()
-        if k not in ("seed", "results_dir") and not _at_default(k, v)
+        k: v for k, v in fixed.items() if k not in ("seed", "results_dir") and not _at_default(k, v)
     }
     print(
         "fixed: " + ", ".join(f"{short_name(k, list(fixed))}={number(v)}" for k, v in shown.items())
