@@ -206,7 +206,9 @@ def exercise_oracle(oracle, names: set[str]) -> None:
         reports = attempt(lambda: oracle.perturb(values, rng), names, "perturb")
         candidates = np.arange(count, dtype=values.dtype)
         if reports is not None:
-            check_finite(attempt(lambda: oracle.estimate(reports, candidates=candidates), names))
+            estimate = attempt(lambda: oracle.estimate(reports, candidates=candidates), names)
+            if estimate is not None:  # None: refused with a clear error (checked)
+                check_finite(estimate)
         if d <= 4096:
             counts = np.bincount(values, minlength=d).astype(np.int64)
             result = attempt(lambda: oracle.simulate(counts, rng, candidates=candidates), names)

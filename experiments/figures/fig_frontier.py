@@ -133,7 +133,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     low, high = (np.log10(times.min()), np.log10(times.max())) if len(times) else (0.0, 1.0)
 
     def area(seconds: float) -> float:
-        return 15 + 160 * (np.log10(seconds) - low) / max(high - low, 1e-9)
+        """Marker area: 15 at the fastest decode, 175 at the slowest (clipped there, as the
+        legend's rounded times may fall outside the measured range)."""
+        scaled = 15 + 160 * (np.log10(seconds) - low) / max(high - low, 1e-9)
+        return float(np.clip(scaled, 5.0, 200.0))
 
     for (i, d), (j, epsilon) in ((a, b) for a in enumerate(ds) for b in enumerate(epsilons)):
         ax = axes[i][j]

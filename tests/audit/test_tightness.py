@@ -6,7 +6,7 @@ or less where the protocol realises less: THE), and the default audit's bound mu
 0.9 of it at ε in {0.5, 1, 2, 4}.  The sample size that takes, in median, is in the
 docs' table (``python -m ldp.audit --table``); ``TRIALS`` (200,000 per input) reaches it
 with room: the median bound is 0.93 ε or more at ε = 0.5, and the 0.9 mark is below the
-0.01 quantile for every protocol but one setting of HPGR
+0.01 quantile for every protocol but one setting each of HPGR and L-OUE
 (:data:`SHORTFALL`, :func:`test_the_default_trials_suffice`).
 """
 
@@ -36,11 +36,12 @@ TIGHT = [name for name, cls in ORACLES.items() if optimal(cls, 1.0)[1] is not No
 
 
 #: The settings where TRIALS puts the 0.5% quantile of the bound below 0.9 of the loss,
-#: with the fraction it does reach: HPGR at d = 4, ε = 0.5 (q = 3, two blocks) has an
-#: optimal event of probabilities 0.191 against 0.116, which needs 300,000 reports per
-#: input for the 0.9 mark at that quantile; its median bound still passes 0.9
-#: (:func:`test_the_default_audit_reaches_nine_tenths`).
-SHORTFALL = {("HPGR", 0.5): 0.87}
+#: with the fraction it does reach.  At d = 4, ε = 0.5 the optimal events of HPGR (q = 3,
+#: two blocks: probabilities 0.191 against 0.116) and L-OUE (its two-step bits: 0.237
+#: against 0.144) are common on both sides, so the 0.9 mark at that quantile needs about
+#: 300,000 and 220,000 reports per input; their quantiles are 0.879 and 0.890, and their
+#: median bounds pass 0.9 (:func:`test_the_default_audit_reaches_nine_tenths`).
+SHORTFALL = {("HPGR", 0.5): 0.87, ("LOUE", 0.5): 0.88}
 
 
 @pytest.mark.slow
