@@ -52,6 +52,7 @@ from ldp.validation import (
     check_counts,
     check_generator,
     check_int,
+    check_total,
     check_values,
 )
 
@@ -294,6 +295,22 @@ class FLH(PureOracle):
         squares = float(np.sum(counts.astype(float) ** 2)) - float(n_v) ** 2
         p = self.p_star
         support = n_v * p * (1 - p) + (n - n_v) * (s2 - shared) + shared * squares
+        return support / (p - 1.0 / self.g) ** 2
+
+    def variances(
+        self, true_counts: np.ndarray, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """:meth:`variance_given_counts` of every candidate at once: the exact Var[ĉ(v)]
+        over the pool and the users for the whole histogram ``true_counts`` (the collision
+        term needs Σ_{u≠v} n_u², which :meth:`variance` takes as n - n_v)."""
+        counts = check_counts(true_counts, self.domain_size)
+        n = check_total(counts)
+        chosen = self.candidates(candidates)
+        s2, shared = self._collision_terms()
+        own = counts[chosen].astype(float)
+        squares = float(np.sum(counts.astype(float) ** 2)) - own**2
+        p = self.p_star
+        support = own * p * (1 - p) + (n - own) * (s2 - shared) + shared * squares
         return support / (p - 1.0 / self.g) ** 2
 
     def variance(self, n_users: int, true_count: float = 0) -> float:

@@ -188,3 +188,14 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         oracle.estimate(reports._replace(index=np.array([0, 20])))
     with pytest.raises(ValueError, match=r"report values must lie in \[0, 4\)"):
         oracle.estimate(reports._replace(values=np.array([0, 4])))
+
+
+def test_variances_are_variance_given_counts_for_every_candidate() -> None:
+    """The histogram form (what the conformance suite and the frontier read) is the exact
+    pool-and-users variance of each value, collisions between other users included."""
+    oracle = FLH(epsilon=1.0, domain_size=12, k_prime=5)
+    counts = np.array([40, 0, 7, 7, 100, 1, 0, 0, 3, 25, 2, 5], dtype=np.int64)
+    expected = [oracle.variance_given_counts(counts, v) for v in range(12)]
+    np.testing.assert_allclose(oracle.variances(counts), expected, rtol=1e-12)
+    chosen = np.array([4, 1, 9])
+    np.testing.assert_allclose(oracle.variances(counts, chosen), np.take(expected, chosen))
