@@ -67,6 +67,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.hadamard import dense_counts
 from ldp.registry import register
+from ldp.streaming import repeat_in_chunks
 from ldp.validation import ParameterError, check_counts, check_generator, check_int, check_values
 
 #: The largest field order q accepted (F_q arithmetic in int64 stays exact far beyond).
@@ -563,9 +564,9 @@ class ProjectiveResponse(FrequencyOracle):
         kept = rng.binomial(counts, self.keep)
         values = np.arange(counts.shape[0], dtype=np.int64)
         light = (kept > 0) & (kept <= b)
-        hist = np.bincount(
-            self._through_draws(np.repeat(values[light], kept[light]), rng), minlength=self.order
-        ).astype(np.int64)
+        hist = np.zeros(self.order, dtype=np.int64)
+        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory at any n
+            hist += np.bincount(self._through_draws(many, rng), minlength=self.order)
         heavy = values[kept > b]
         if heavy.size:
             normals = self.point_vectors(np.arange(b))
