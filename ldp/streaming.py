@@ -118,13 +118,15 @@ def stream_estimate(
     check_additive(oracle)
     rng = check_generator(rng)
     chosen = oracle.candidates(candidates)
-    total = np.zeros(chosen.shape[0], dtype=np.int64)
+    total: np.ndarray | int = 0  # the statistic's shape is the oracle's (one row a candidate)
     n_users = 0
     for values in chunks:
         reports = oracle.perturb(values, rng)
-        total += oracle.aggregate(reports, chosen)
+        total = total + oracle.aggregate(reports, chosen)
         n_users += oracle.n_reports(reports)
         del reports  # one chunk's reports at a time
+    if isinstance(total, int):  # no chunks at all
+        total = np.zeros(chosen.shape[0], dtype=np.int64)
     return oracle.estimate_aggregate(total, n_users)
 
 

@@ -340,7 +340,7 @@ class ProjectiveResponse(FrequencyOracle):
     q: int | None = None
 
     report_model = "categorical"
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
+    capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
     _keep: int = field(init=False, repr=False, compare=False)
     _inv: np.ndarray = field(init=False, repr=False, compare=False)
     _t: int = field(init=False, repr=False, compare=False)
@@ -533,6 +533,22 @@ class ProjectiveResponse(FrequencyOracle):
         reports = self._check_reports(reports)
         distinct, counts = np.unique(reports, return_counts=True)
         return self._from_counts(distinct, counts, chosen)
+
+    def aggregate(self, reports: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+        """The additive statistic: per candidate x, [I(x), N(x)] (reports through x, reports
+        in x's block), int64 of shape (|C|, 2); the statistics of disjoint reports add up."""
+        chosen = self.candidates(candidates)
+        reports = self._check_reports(reports)
+        table = np.bincount(reports, minlength=self.order).reshape(self.blocks, self.block_size)
+        through = incidence_sums(table, self.q, self.t, self._inv)
+        block, point = self.block_of(chosen), chosen % self.block_size
+        return np.stack([through[block, point], table.sum(axis=1)[block]], axis=1).astype(np.int64)
+
+    def estimate_aggregate(self, statistic: np.ndarray, n_users: int) -> np.ndarray:
+        """ĉ(x) = α I(x) + β N(x) + γ n from the summed :meth:`aggregate` statistic."""
+        statistic = np.asarray(statistic, dtype=np.int64)
+        alpha, beta, gamma = self.coefficients()
+        return alpha * statistic[:, 0] + beta * statistic[:, 1] + gamma * int(n_users)
 
     def _from_counts(
         self, distinct: np.ndarray, counts: np.ndarray, chosen: np.ndarray
