@@ -14,13 +14,14 @@ import functools
 import importlib.metadata
 import logging
 import math
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -354,8 +355,10 @@ def parallel_map(function: Callable[..., Any], arguments: Sequence[tuple]) -> li
     trials use, whose workers die with this process); serially for fewer than two calls.
 
     For the figures' model curves: seconds per point, the same numbers in any process.
+    Inside a worker of that pool (a figure drawn in parallel with others) it runs serially:
+    parallelism is at one level.
     """
-    if len(arguments) < 2:
+    if len(arguments) < 2 or multiprocessing.parent_process() is not None:
         return [function(*a) for a in arguments]
     with joblib_backend("loky"):
         return joblib.Parallel(n_jobs=-1)(joblib.delayed(function)(*a) for a in arguments)
@@ -373,93 +376,173 @@ class RunReport:
     foreign: int = 0  #: recorded trials (kept) that another version of the code produced
 
 
-def execute(
-    settings: Sequence[Setting],
-    store: ResultsStore,
+@dataclass
+class Run:
+    """One experiment's settings and store, and its run-only options, for :func:`execute_many`."""
+
+    settings: Sequence[Setting]
+    store: ResultsStore
+    n_trials: int
+    batch_size: int | None = None
+    rerun: bool = False
+    warn_minutes: float | None = None
+    #: called with the number of trials of each of this run's batches the pool records
+    on_trials: Callable[[int], None] | None = None
+
+
+@dataclass
+class _Progressing:
+    """A :class:`Run` once planned: what is left of it and when it began."""
+
+    run: Run
+    planned: Plan  #: its batches: those left for the pool (after the estimate's)
+    keys: set[str]  #: the settings with trials to run, compacted at the end
+    left: int
+    ran: int
+    start: float
+
+    def report(self) -> RunReport:
+        settings = len(self.run.settings)
+        return RunReport(
+            settings,
+            settings * self.run.n_trials,
+            self.planned.done_before,
+            self.ran,
+            time.perf_counter() - self.start,
+            sum(self.planned.foreign.values()),
+        )
+
+
+def execute(settings: Sequence[Setting], store: ResultsStore, **options: Any) -> RunReport:
+    """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
+
+    Keyword options: ``n_trials`` (required), ``batch_size``, ``rerun``, ``warn_minutes``,
+    ``on_trials`` (see :class:`Run`) and those of :func:`execute_many`.
+    """
+    keys = ("n_trials", "batch_size", "rerun", "warn_minutes", "on_trials")
+    run = Run(settings, store, **{k: options.pop(k) for k in keys if k in options})
+    return execute_many([run], **options)[0]
+
+
+def execute_many(
+    runs: Sequence[Run],
     *,
-    n_trials: int,
     n_jobs: int | None = None,
     backend: str = "loky",
     dask_scheduler: str | None = None,
-    batch_size: int | None = None,
     progress: bool = True,
-    rerun: bool = False,
     announce: bool = False,
-    warn_minutes: float | None = None,
-    on_trials: Callable[[int], None] | None = None,
-) -> RunReport:
-    """Run every missing (setting, trial) and record it; return a :class:`RunReport`.
+    on_done: Callable[[int, RunReport], None] | None = None,
+) -> list[RunReport]:
+    """Run the missing trials of several experiments in one pool, in order; record them.
 
-    With ``rerun`` the settings' recorded trials are deleted first and all are computed
-    again.  With ``announce`` the run's first line (:func:`plan_line`) and the data each
-    setting reads are printed before any trial.  ``on_trials`` is called with the number
-    of trials of each batch the pool records (a multirun's progress line).
-    ``KeyboardInterrupt`` stops the run after logging what was kept; rerunning resumes.
+    One pool for all keeps both cores busy across the experiments' boundaries (the next
+    experiment's first batches fill the workers the last one's tail leaves idle).  With a
+    run's ``rerun`` its settings' recorded trials are deleted first.  With ``announce`` each
+    run's first line (:func:`plan_line`) and the data its settings read are printed before
+    any trial, and with its ``warn_minutes`` a few of its trials are timed first for an
+    estimate (:mod:`experiments.estimate`).  ``on_done(i, report)`` is called as soon as
+    run ``i``'s last batch is recorded (its parts compacted).  ``KeyboardInterrupt`` stops
+    after logging what was kept; rerunning resumes.
     """
-    start = time.perf_counter()
     jobs = -1 if n_jobs is None else n_jobs
-    stamp, ran = provenance(), 0
-    with (
-        store.locked(s.key for s in settings) as writable,
-        joblib_backend(backend, dask_scheduler),
-    ):
-        if writable:
-            for setting in settings:
-                store.remove_stale_temporaries(setting.key)
-                if rerun:
-                    store.forget(setting.key)
+    stamp = provenance()
+    states: list[_Progressing] = []
+    tasks: list[tuple[int, Batch]] = []
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(joblib_backend(backend, dask_scheduler))
         workers = joblib.effective_n_jobs(jobs)
-        planned = plan(settings, store, n_trials, batch_size, workers, stamp)
-        batches, done_before, todo = planned.batches, planned.done_before, planned.todo
-        store.check_writable(writable, todo)
-        if announce:
-            print(plan_line(store.experiment, settings, n_trials, planned), flush=True)
-            for line in sorted({s.data for s in settings if s.data}):
-                print(f"  data: {line}", flush=True)
-        for setting in settings if todo else ():
-            store.record_setting(setting.key, setting.config)
-        if announce and warn_minutes is not None and todo:
-
-            def run_here(setting: Setting, trials: tuple[int, ...]) -> None:
-                key, done, rows = run_batch(setting, trials, store.experiment, stamp)
-                store.write_part(key, done, rows)
-
-            probed = estimate.probe(batches, run_here)
-            batches, ran = probed.batches, probed.ran
-            line, warning = estimate.estimate_lines(probed, workers, warn_minutes)
-            if line:
-                print(line, flush=True)
-            if warning:
-                print(warning, file=sys.stderr, flush=True)
-        bar = _Progress(todo, store.experiment, progress and todo > ran, initial=ran)
-        tasks = (
-            joblib.delayed(run_batch)(b.setting, b.trials, store.experiment, stamp) for b in batches
+        for index, run in enumerate(runs):
+            state = _prepare(run, stack, stamp, workers, announce)
+            states.append(state)
+            tasks += [(index, batch) for batch in state.planned.batches]
+        todo = sum(state.left for state in states)
+        timed = sum(state.ran for state in states)  # the estimate's trials, already recorded
+        label = runs[0].store.experiment if len(runs) == 1 else f"{len(runs)} experiments"
+        bar = _Progress(todo + timed, label, progress and todo > 0, initial=timed)
+        for index, state in enumerate(states):
+            if state.left == 0:
+                _finish(index, state, on_done)
+        calls = (
+            joblib.delayed(_run_owned)(i, b.setting, b.trials, runs[i].store.experiment, stamp)
+            for i, b in tasks
         )
         try:
-            outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
-            for key, trials, frame in outputs:
-                store.write_part(key, trials, frame)
-                ran += len(trials)
+            outputs = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(calls)
+            for index, (key, trials, frame) in outputs:
+                state = states[index]
+                state.run.store.write_part(key, trials, frame)
+                state.ran, state.left = state.ran + len(trials), state.left - len(trials)
                 bar.update(len(trials))
-                if on_trials is not None:
-                    on_trials(len(trials))
+                if state.run.on_trials is not None:
+                    state.run.on_trials(len(trials))
+                if state.left == 0:
+                    _finish(index, state, on_done)
         except KeyboardInterrupt:
             log.warning(
                 "interrupted: %d of %d trials recorded in this run; rerun the same "
                 "command to resume",
-                ran,
-                todo,
+                sum(state.ran for state in states),
+                sum(state.ran + state.left for state in states),
             )
             raise
         finally:
             bar.close()
-        for key in {b.setting.key for b in planned.batches}:
-            store.compact(key)
-    return RunReport(
-        len(settings),
-        len(settings) * n_trials,
-        done_before,
-        ran,
-        time.perf_counter() - start,
-        sum(planned.foreign.values()),
-    )
+    return [state.report() for state in states]
+
+
+def _run_owned(index: int, *arguments: Any) -> tuple[int, tuple[str, tuple[int, ...], Rows]]:
+    """:func:`run_batch`, tagged with the index of the run it belongs to."""
+    return index, run_batch(*arguments)
+
+
+def _prepare(
+    run: Run, stack: contextlib.ExitStack, stamp: dict[str, str], workers: int, announce: bool
+) -> _Progressing:
+    """Lock ``run``'s settings (until ``stack`` closes), plan it, record its settings and,
+    with ``warn_minutes``, time its first trials for the estimate."""
+    start = time.perf_counter()
+    store, settings = run.store, run.settings
+    writable = stack.enter_context(store.locked(s.key for s in settings))
+    if writable:
+        for setting in settings:
+            store.remove_stale_temporaries(setting.key)
+            if run.rerun:
+                store.forget(setting.key)
+    planned = plan(settings, store, run.n_trials, run.batch_size, workers, stamp)
+    store.check_writable(writable, planned.todo)
+    if announce:
+        print(plan_line(store.experiment, settings, run.n_trials, planned), flush=True)
+        for line in sorted({s.data for s in settings if s.data}):
+            print(f"  data: {line}", flush=True)
+    for setting in settings if planned.todo else ():
+        store.record_setting(setting.key, setting.config)
+    keys = {b.setting.key for b in planned.batches}
+    state = _Progressing(run, planned, keys, planned.todo, 0, start)
+    if announce and run.warn_minutes is not None and planned.todo:
+
+        def run_here(setting: Setting, trials: tuple[int, ...]) -> None:
+            key, done, rows = run_batch(setting, trials, store.experiment, stamp)
+            store.write_part(key, done, rows)
+
+        probed = estimate.probe(planned.batches, run_here)
+        line, warning = estimate.estimate_lines(probed, workers, run.warn_minutes)
+        if line:
+            print(line, flush=True)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+        state.planned = replace(planned, batches=probed.batches)
+        state.ran, state.left = probed.ran, planned.todo - probed.ran
+        if run.on_trials is not None and probed.ran:
+            run.on_trials(probed.ran)
+    return state
+
+
+def _finish(
+    index: int, state: _Progressing, on_done: Callable[[int, RunReport], None] | None
+) -> None:
+    """Compact a finished run's parts and report it."""
+    for key in state.keys:
+        state.run.store.compact(key)
+    if on_done is not None:
+        on_done(index, state.report())

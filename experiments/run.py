@@ -42,7 +42,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
-from experiments.execute import RunReport, TrialError, die_with, execute
+from experiments.execute import Run, RunReport, TrialError, die_with, execute_many
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
@@ -209,32 +209,82 @@ def run_settings(
 ) -> tuple[RunReport, ResultsStore]:
     """Run the missing trials of ``settings`` (run-only fields from the first one, unless
     given here); with ``rerun`` (default: the config's ``rerun``) recompute the recorded
-    ones too.  ``on_trials``: see :func:`~experiments.execute.execute`.  ``estimate=False``
+    ones too.  ``on_trials``: see :class:`~experiments.execute.Run`.  ``estimate=False``
     skips the up-front estimate whatever the config's ``warn_minutes``."""
-    first = settings[0].config
-    store = ResultsStore(first["results_dir"], first["name"], first["format"])
-    try:
-        report = execute(
-            settings,
-            store,
-            n_trials=first["n_trials"],
-            n_jobs=first["n_jobs"] if n_jobs is None else n_jobs,
-            backend=first["backend"] if backend is None else backend,
-            dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
-            batch_size=first["batch_size"],
-            progress=first["progress"] if progress is None else progress,
-            rerun=first.get("rerun", False) if rerun is None else rerun,
-            announce=announce,
-            warn_minutes=first.get("warn_minutes") if estimate else None,
-            on_trials=on_trials,
+    return run_many(
+        [settings],
+        n_jobs=n_jobs,
+        export=export,
+        rerun=rerun,
+        announce=announce,
+        backend=backend,
+        dask_scheduler=dask_scheduler,
+        progress=progress,
+        on_trials=on_trials,
+        estimate=estimate,
+    )[0]
+
+
+def run_many(
+    groups: Sequence[Sequence[Setting]],
+    *,
+    n_jobs: int | None = None,
+    export: bool = True,
+    rerun: bool | None = None,
+    announce: bool = False,
+    backend: str | None = None,
+    dask_scheduler: str | None = None,
+    progress: bool | None = None,
+    on_trials: Callable[[int], None] | None = None,
+    estimate: bool = True,
+    on_done: Callable[[RunReport, ResultsStore], None] | None = None,
+) -> list[tuple[RunReport, ResultsStore]]:
+    """:func:`run_settings` for several experiments (one group of settings each) through
+    one pool (:func:`~experiments.execute.execute_many`); the pool's options come from the
+    first setting.  Each experiment's table is exported, and ``on_done(report, store)``
+    called, as soon as its last trial is recorded."""
+    first = groups[0][0].config
+    runs = []
+    for settings in groups:
+        config = settings[0].config
+        store = ResultsStore(config["results_dir"], config["name"], config["format"])
+        runs.append(
+            Run(
+                settings,
+                store,
+                n_trials=config["n_trials"],
+                batch_size=config["batch_size"],
+                rerun=config.get("rerun", False) if rerun is None else rerun,
+                warn_minutes=config.get("warn_minutes") if estimate else None,
+                on_trials=on_trials,
+            )
         )
+
+    def finished(index: int, report: RunReport) -> None:
+        store = runs[index].store
         if export:  # under -m every job refreshes it: the last one to finish sees every part
             with store.locked(["table"]) as writable:
                 if writable:
                     store.export()
+        if on_done is not None:
+            on_done(report, store)
+
+    try:
+        reports = execute_many(
+            runs,
+            n_jobs=first["n_jobs"] if n_jobs is None else n_jobs,
+            backend=first["backend"] if backend is None else backend,
+            dask_scheduler=first["dask_scheduler"] if dask_scheduler is None else dask_scheduler,
+            progress=first["progress"] if progress is None else progress,
+            announce=announce,
+            on_done=finished,
+        )
     except OSError as error:  # the trials run in the workers; only the store writes here
+        failed = str(getattr(error, "filename", None) or "")
+        stores = [r.store for r in runs if failed.startswith(str(r.store.directory))]
+        store = stores[0] if stores else runs[0].store
         raise ResultsDirError.writing(store.directory, error) from None
-    return report, store
+    return [(report, run.store) for report, run in zip(reports, runs, strict=True)]
 
 
 def describe(report: RunReport, store: ResultsStore) -> str:

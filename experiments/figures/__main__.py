@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 from hydra import compose, initialize_config_dir
 
-from experiments.execute import TrialError
+from experiments.execute import RunReport, TrialError, parallel_map
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.profile import Profile
 from experiments.figures.reproduction import collect, paper_trials, write_report
 from experiments.preflight import preflight
-from experiments.run import CONF_DIR, describe, run_settings
+from experiments.run import CONF_DIR, describe, run_many
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand
 from experiments.store import ROW_KEY, ResultsDirError, ResultsStore
@@ -97,6 +98,41 @@ def _load_table(
     return table.drop_duplicates(subset=[c for c in ROW_KEY if c in table.columns])
 
 
+def _composed(
+    experiment: str, overrides: Sequence[str], added: Sequence[str]
+) -> tuple[list[Setting], float]:
+    """An experiment's settings, checked (:func:`~experiments.preflight.preflight`), and
+    the seconds that took (run in a worker: composing is a Hydra call per setting)."""
+    began = time.perf_counter()
+    settings = experiment_settings(experiment, overrides, added)
+    preflight([setting.config for setting in settings])
+    return settings, time.perf_counter() - began
+
+
+def _drawn(
+    spec: FigureSpec,
+    results_dir: Path,
+    settings_of: dict[str, list[Setting]],
+    figures_dir: Path,
+    quick: bool,
+) -> tuple[pd.DataFrame, list[Path], dict[str, float]]:
+    """Load a figure's table, draw and save it (run in a worker): the table, the files
+    (none if the table is empty) and the seconds per stage."""
+    seconds = {}
+    began = time.perf_counter()
+    table = _load_table(results_dir, spec.experiments, settings_of)
+    seconds["data"] = time.perf_counter() - began
+    if table.empty:
+        return table, [], seconds
+    began = time.perf_counter()
+    figure = spec.draw(table)
+    seconds["drawing"] = time.perf_counter() - began
+    began = time.perf_counter()
+    files = style.save(figure, figures_dir, spec.name, pdf=not quick)
+    seconds["saving"] = time.perf_counter() - began
+    return table, files, seconds
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(
@@ -139,34 +175,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no figure named {args.only}; known: {[s.name for s in FIGURES]}", file=sys.stderr)
         return 2
     overrides_of: dict[str, tuple[str, ...]] = {}
-    settings_of: dict[str, list[Setting]] = {}
+    for spec in chosen:
+        for experiment in spec.experiments:
+            quick = spec.quick_overrides(experiment) if args.quick else ()
+            overrides = (f"results_dir={results_dir}", *quick, *args.set)
+            if args.n_jobs is not None:
+                overrides += (f"n_jobs={args.n_jobs}",)
+            overrides_of.setdefault(experiment, overrides)
     profile = Profile()
     try:
-        for spec in chosen:
-            for experiment in spec.experiments:
-                if experiment in settings_of:
-                    continue
-                quick = spec.quick_overrides(experiment) if args.quick else ()
-                overrides = (f"results_dir={results_dir}", *quick, *args.set)
-                if args.n_jobs is not None:
-                    overrides += (f"n_jobs={args.n_jobs}",)
-                overrides_of[experiment] = overrides
-                added = {"added": args.add} if args.add else {}
-                with profile.time(experiment, "settings"):
-                    settings_of[experiment] = experiment_settings(experiment, overrides, **added)
-                    preflight([setting.config for setting in settings_of[experiment]])
+        composed = parallel_map(
+            _composed, [(e, o, tuple(args.add)) for e, o in overrides_of.items()]
+        )
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    settings_of: dict[str, list[Setting]] = {}
+    for experiment, (settings, seconds) in zip(overrides_of, composed, strict=True):
+        settings_of[experiment] = settings
+        profile.add(experiment, "settings", seconds)
     if not args.no_run:
+        last = [time.perf_counter()]  # when the previous experiment finished
+
+        def done(report: RunReport, store: ResultsStore) -> None:
+            # one pool runs the experiments in order and their trials overlap: an
+            # experiment's time runs from the previous one's end to its own
+            now = time.perf_counter()
+            profile.add(store.experiment, "trials", now - last[0])
+            last[0] = now
+            print(describe(report, store), flush=True)
+
         try:
-            for experiment, settings in settings_of.items():
-                # --quick runs are seconds each: timing trials first would only serialise them
-                with profile.time(experiment, "trials"):
-                    report, store = run_settings(
-                        settings, rerun=args.force, announce=True, estimate=not args.quick
-                    )
-                print(describe(report, store))
+            # one pool for every experiment keeps both cores busy across their boundaries;
+            # no up-front estimate: timing trials in this process first would leave a core
+            # idle for each experiment, and the printed profile shows where the time went
+            run_many(
+                list(settings_of.values()),
+                rerun=args.force,
+                announce=True,
+                estimate=False,
+                on_done=done,
+            )
         except (TrialError, ResultsDirError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
@@ -183,17 +232,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{', '.join(reasons)}: figures and report go to {out_dir}, not {results_dir}")
     figures_dir = out_dir / "figures"
     entries = []
+    # the longest drawings first, so that the two workers finish together
+    longest_first = sorted(chosen, key=lambda spec: -spec.drawing_seconds)
+    calls = [
+        (spec, results_dir, {n: settings_of[n] for n in spec.experiments}, figures_dir, args.quick)
+        for spec in longest_first
+    ]
+    drawn = dict(zip([s.name for s in longest_first], parallel_map(_drawn, calls), strict=True))
     for spec in chosen:
         settings = [s for name in spec.experiments for s in settings_of[name]]
-        with profile.time(f"figure {spec.name}", "data"):
-            table = _load_table(results_dir, spec.experiments, settings_of)
+        table, files, seconds = drawn[spec.name]
+        for stage, spent in seconds.items():
+            profile.add(f"figure {spec.name}", stage, spent)
         if table.empty:
             print(f"{spec.name}: no results yet (run without --no-run)", file=sys.stderr)
             continue
-        with profile.time(f"figure {spec.name}", "drawing"):
-            figure = spec.draw(table)
-        with profile.time(f"figure {spec.name}", "saving"):
-            files = style.save(figure, figures_dir, spec.name, pdf=not args.quick)
         shown = tuple(o for o in overrides_of[spec.experiments[0]] if not o.startswith("n_jobs"))
         if results_dir == Path("results"):
             shown = tuple(o for o in shown if o != "results_dir=results")

@@ -367,4 +367,5 @@ FIGURE = FigureSpec(
     quick=sec6.QUICK_FIG8,
     order=20.8,
     claims=claims,
+    drawing_seconds=40.0,  # panel (b)'s refined model: about 1 s a point, 40 points
 )

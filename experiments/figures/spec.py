@@ -106,6 +106,9 @@ class FigureSpec:
     order: float = 100.0  #: position in the gallery (paper order)
     #: the quantitative claims this figure checks, computed from its table
     claims: Callable[[pd.DataFrame], list[ClaimCheck]] | None = None
+    #: rough seconds ``draw`` takes (a model curve computed point by point): the longest
+    #: drawings start first when the figures are drawn in parallel
+    drawing_seconds: float = 1.0
 
     @property
     def experiments(self) -> tuple[str, ...]:

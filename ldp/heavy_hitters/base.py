@@ -195,8 +195,14 @@ def split_counts(counts: np.ndarray, fractions: np.ndarray, rng: np.random.Gener
 def aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge equal keys (e.g. values sharing a prefix), summing their counts.
 
-    Returns the distinct keys (same representation as ``keys``) and their total counts.
+    Returns the distinct keys (same representation as ``keys``) and their total counts,
+    in increasing order.  Integer keys that are already non-decreasing (prefixes of a
+    sorted histogram) merge in one pass, with no sort.
     """
+    array = np.asarray(keys)
+    if array.ndim == 1 and array.dtype.kind in "iu" and np.all(array[1:] >= array[:-1]):
+        first = np.concatenate(([0], np.flatnonzero(array[1:] != array[:-1]) + 1))
+        return array[first], np.add.reduceat(np.asarray(counts, dtype=np.int64), first)
     unique, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
     totals = np.bincount(inverse.ravel(), weights=counts, minlength=unique.shape[0])
     return np.asarray(keys)[first], totals.astype(np.int64)

@@ -51,7 +51,7 @@ def test_ctrl_c_during_the_runs_is_one_line_not_a_traceback(tmp_path, monkeypatc
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(figures_main, "run_settings", interrupted)
+    monkeypatch.setattr(figures_main, "run_many", interrupted)
     code = figures_main.main(["--only", "pem_fig2", "--results-dir", str(tmp_path)])
     assert code == 130
     assert capsys.readouterr().err.strip() == (
