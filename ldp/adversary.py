@@ -142,14 +142,21 @@ def support_success(prior: np.ndarray, p: float, q: float) -> float:
                + (1-p) (1-q)^{d-1} π_1.
 
     Uniform π: (p + p(1-q)(1-(1-q)^{d-1})/q + (1-p)(1-q)^{d-1}) / d.
+
+    The sum stops once (1-q)^{i-2} < 10^-20 q p: the rest is below 10^-20 of S (each term
+    is at most π_1 (1-q)^{i-2}, S >= p π_1), invisible in float64, and would otherwise be
+    slow subnormal arithmetic on large domains.
     """
     if not 0 < q <= p <= 1 or q >= 1:
         raise ValueError(f"need 0 < q <= p <= 1 and q < 1, got p = {p}, q = {q}")
     ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
     d, top = ranked.shape[0], ranked[0]
-    decay = np.power(1.0 - q, np.arange(d - 1, dtype=float))  # (1-q)^{i-2}, i = 2..d
-    terms = np.maximum(p * (1.0 - q) * ranked[1:], q * (1.0 - p) * top)
-    return float(p * top + np.dot(decay, terms) + (1.0 - p) * (1.0 - q) ** (d - 1) * top)
+    log_keep = math.log1p(-q)
+    kept = min(d - 1, 2 + math.ceil(math.log(1e-20 * q * p) / log_keep))
+    decay = np.exp(np.arange(kept, dtype=float) * log_keep)  # (1-q)^{i-2}, i = 2..kept+1
+    terms = np.maximum(p * (1.0 - q) * ranked[1 : kept + 1], q * (1.0 - p) * top)
+    tail = (1.0 - p) * math.exp((d - 1) * log_keep) * top
+    return float(p * top + np.dot(decay, terms) + tail)
 
 
 #: :func:`own_coordinate_success` gives up (returns None) above this many evaluations.
@@ -397,20 +404,26 @@ def pushed_prior(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.
     Returns the distinct keys (increasing) and ρ (not normalised: Σρ <= Σπ).
     """
     keys, weights = np.asarray(keys), np.asarray(weights, dtype=float)
-    flat = (
-        keys
-        if keys.ndim == 1
-        else np.ascontiguousarray(keys).view(
-            np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))
-        )[:, 0]
-    )
-    if flat.shape[0] > 1 and flat.dtype.kind in "iu" and np.all(flat[1:] >= flat[:-1]):
-        starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]])  # sorted: one pass
+    if keys.shape[0] > 1 and keys.dtype.kind in "iu" and _non_decreasing(keys):
+        changed = keys[1:] != keys[:-1]  # sorted keys (prefixes of sorted values): one pass
+        starts = np.flatnonzero(np.r_[True, changed if keys.ndim == 1 else changed.any(axis=1)])
         return keys[starts], np.maximum.reduceat(weights, starts)
-    _, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
+    from ldp.oracles.base import row_keys
+
+    _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
     rho = np.zeros(first.shape[0])
     np.maximum.at(rho, inverse.ravel(), weights)
     return keys[first], rho
+
+
+def _non_decreasing(keys: np.ndarray) -> bool:
+    """Whether integer keys (or word rows, most significant word first) never decrease."""
+    if keys.ndim == 1:
+        return bool(np.all(keys[1:] >= keys[:-1]))
+    differ = keys[1:] != keys[:-1]
+    first = np.argmax(differ, axis=1)  # the first differing word of consecutive rows
+    rows = np.arange(first.shape[0])
+    return bool(np.all(~differ.any(axis=1) | (keys[1:][rows, first] > keys[:-1][rows, first])))
 
 
 def mapped_success(
@@ -509,9 +522,10 @@ def heavy_hitter_success(
     words = bits.to_words(np.asarray(values), protocol.m)
     held = weights > 0
     words, weights = words[held], weights[held]
-    if words.ndim == 1:  # increasing values: every prefix of them is non-decreasing
-        order = np.argsort(words, kind="stable")
-        words, weights = words[order], weights[order]
+    # increasing values (word rows: most significant word first): their prefixes never
+    # decrease, so each group's keys are found in one pass (pushed_prior)
+    order = np.argsort(words) if words.ndim == 1 else np.lexsort(words.T[::-1])
+    words, weights = words[order], weights[order]
     if float(weights.max()) == 1.0:
         return AdversarySuccess(1.0, 0.0, "exact")
     value, variance, exact = 0.0, 0.0, True

@@ -181,3 +181,36 @@ def test_an_empirical_group_carries_its_standard_error():
     assert found.method == "empirical" and found.standard_error > 0
     spread = np.hypot(found.standard_error, direct.standard_error)
     assert abs(found.value - direct.value) < 4.5 * spread
+
+
+def test_pushed_prior_of_word_rows_sorted_or_not():
+    """Keys of more than 64 bits (word rows): the one-pass path on sorted rows and the sort
+    on unsorted ones agree."""
+    rows = np.array([[0, 5], [0, 5], [1, 0], [1, 0], [1, 2]], dtype=np.uint64)
+    weights = np.array([0.1, 0.2, 0.3, 0.15, 0.25])
+    held, rho = adversary.pushed_prior(rows, weights)
+    assert held.tolist() == [[0, 5], [1, 0], [1, 2]] and rho.tolist() == [0.2, 0.3, 0.25]
+    order = [4, 2, 0, 3, 1]
+    held, rho = adversary.pushed_prior(rows[order], weights[order])
+    assert held.tolist() == [[0, 5], [1, 0], [1, 2]] and rho.tolist() == [0.2, 0.3, 0.25]
+
+
+def test_values_wider_than_64_bits():
+    """160-bit values as bytes: the same as their 64-bit-wide prefix stand-ins would give."""
+    rng = np.random.default_rng(2)
+    raw = rng.integers(0, 4, size=(30, 20), dtype=np.uint8)  # many shared prefixes
+    values = np.unique(raw.view("S20")[:, 0])
+    counts = rng.integers(1, 9, size=values.shape[0]).astype(float)
+    tree = TreeHist(epsilon=1.0, k=2, m=160, oracle=OLH, form="top-k")
+    found = adversary.heavy_hitter_success(tree, values, counts)
+    prior = counts / counts.sum()
+    words = bits.to_words(values, 160)
+    expected = 0.0
+    for ell in range(1, 161):  # each level unsorted: the np.unique path
+        held, rho = adversary.pushed_prior(bits.prefix(words, 160, ell)[::-1], prior[::-1])
+        if rho.shape[0] == 1:
+            expected += rho.sum() / 160
+            continue
+        oracle = OLH(epsilon=1.0, domain_size=held.shape[0])
+        expected += rho.sum() * oracle.adversary_success(rho / rho.sum()) / 160
+    assert found.method == "exact" and found.value == pytest.approx(expected, rel=1e-12)
