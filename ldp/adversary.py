@@ -36,6 +36,10 @@ Where the value comes from (nothing here knows a protocol by name):
   standard error (:func:`empirical_success`).
 
 :func:`adversary_method` says which applies to a protocol.
+
+Heavy hitters: a user reports a part of the value (a prefix) through its group's oracle;
+:func:`heavy_hitter_success` gives the success at guessing the whole value from the
+groups the protocol declares (``report_groups()``), each through :func:`mapped_success`.
 """
 
 from __future__ import annotations
