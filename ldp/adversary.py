@@ -408,10 +408,11 @@ def pushed_prior(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.
     Returns the distinct keys (increasing) and ρ (not normalised: Σρ <= Σπ).
     """
     keys, weights = np.asarray(keys), np.asarray(weights, dtype=float)
-    if keys.shape[0] > 1 and keys.dtype.kind in "iu" and _non_decreasing(keys):
-        changed = keys[1:] != keys[:-1]  # sorted keys (prefixes of sorted values): one pass
-        starts = np.flatnonzero(np.r_[True, changed if keys.ndim == 1 else changed.any(axis=1)])
-        return keys[starts], np.maximum.reduceat(weights, starts)
+    if keys.shape[0] > 1 and keys.dtype.kind in "iu":
+        changed = _changes_if_sorted(keys)  # sorted keys (prefixes of sorted values): one pass
+        if changed is not None:
+            starts = np.flatnonzero(np.r_[True, changed])
+            return keys[starts], np.maximum.reduceat(weights, starts)
     from ldp.oracles.base import row_keys
 
     _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
@@ -420,14 +421,18 @@ def pushed_prior(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.
     return keys[first], rho
 
 
-def _non_decreasing(keys: np.ndarray) -> bool:
-    """Whether integer keys (or word rows, most significant word first) never decrease."""
+def _changes_if_sorted(keys: np.ndarray) -> np.ndarray | None:
+    """Where consecutive integer keys (or word rows, most significant word first) differ,
+    if they never decrease; None if they do."""
     if keys.ndim == 1:
-        return bool(np.all(keys[1:] >= keys[:-1]))
-    differ = keys[1:] != keys[:-1]
-    first = np.argmax(differ, axis=1)  # the first differing word of consecutive rows
-    rows = np.arange(first.shape[0])
-    return bool(np.all(~differ.any(axis=1) | (keys[1:][rows, first] > keys[:-1][rows, first])))
+        return keys[1:] != keys[:-1] if np.all(keys[1:] >= keys[:-1]) else None
+    later, earlier = keys[1:], keys[:-1]
+    equal = np.ones(later.shape[0], dtype=bool)
+    greater = np.zeros(later.shape[0], dtype=bool)
+    for column in range(keys.shape[1]):  # lexicographic, one word at a time
+        greater |= equal & (later[:, column] > earlier[:, column])
+        equal &= later[:, column] == earlier[:, column]
+    return ~equal if np.all(greater | equal) else None
 
 
 def mapped_success(
