@@ -265,28 +265,33 @@ def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:
     (protocol, data set) and worker; an empirical estimate is seeded by both."""
     from ldp import adversary
 
+    if not callable(getattr(protocol, "report_groups", None)):
+        return []
     values, counts = data.histogram()
     prior = zlib.crc32(np.ascontiguousarray(values).tobytes() + counts.tobytes())
-    key = (protocol, prior)
+    key = (repr(protocol), prior)
     if key not in _HH_ADVERSARY:
         if len(_HH_ADVERSARY) >= 256:
             _HH_ADVERSARY.clear()
-        seed = zlib.crc32(repr(protocol).encode(), prior)
+        seed = zlib.crc32(key[0].encode(), prior)
+        rows = []
         try:
             found = adversary.heavy_hitter_success(
                 protocol, values, counts, rng=np.random.default_rng(seed)
             )
+        except adversary.NoAdversary:  # e.g. groups that send several reports
+            found = None
+        if found is not None:
             exact = found.value if found.method == "exact" else NAN
-            _HH_ADVERSARY[key] = [Measurement("adversary_success", found.value, exact)]
+            rows.append(Measurement("adversary_success", found.value, exact))
             if found.method != "exact":
-                _HH_ADVERSARY[key].append(Measurement("adversary_success_se", found.standard_error))
-            _HH_ADVERSARY[key].append(Measurement("adversary_baseline", counts.max() / data.n))
-        except adversary.NoAdversary:
-            _HH_ADVERSARY[key] = []
+                rows.append(Measurement("adversary_success_se", found.standard_error))
+            rows.append(Measurement("adversary_baseline", float(counts.max() / data.n)))
+        _HH_ADVERSARY[key] = rows
     return list(_HH_ADVERSARY[key])
 
 
-#: (protocol, CRC of the values and counts) -> a heavy-hitter setting's adversary rows.
+#: (repr of the protocol, CRC of the values and counts) -> a setting's adversary rows.
 _HH_ADVERSARY: dict[tuple, list[Measurement]] = {}
 
 
