@@ -525,8 +525,11 @@ def heavy_hitter_success(
     if not callable(groups):
         raise NoAdversary(f"{type(protocol).__name__} declares no report_groups()")
     weights = np.asarray(counts, dtype=float)
-    if weights.ndim != 1 or weights.shape[0] != len(values) or not weights.sum() > 0:
-        raise ParameterError("counts", "mismatched or all zero", "one count per value, not all 0")
+    if weights.ndim != 1 or weights.shape[0] != len(values):
+        raise ParameterError("counts", f"shape {weights.shape}", f"one per value ({len(values)})")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not weights.sum() > 0:
+        allowed = "finite, non-negative, not all 0"
+        raise ParameterError("counts", "a negative, non-finite or all-zero count", allowed)
     weights = weights / weights.sum()
     words = bits.to_words(np.asarray(values), protocol.m)
     held = weights > 0

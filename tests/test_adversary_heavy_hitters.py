@@ -18,6 +18,7 @@ from ldp import adversary, bits
 from ldp.heavy_hitters import PEM, TreeHist
 from ldp.heavy_hitters.base import ReportGroup, UserReport
 from ldp.oracles import GRR, OLH, SUE
+from ldp.validation import ParameterError
 
 M = 3
 #: A prior over the 2^M values with ties, zeros and prefixes shared by several values.
@@ -160,6 +161,10 @@ def test_a_point_prior_and_what_cannot_be_computed():
         success(Split())
     with pytest.raises(adversary.NoAdversary, match="report_groups"):
         success(object())
+    for bad in (-PRIOR, PRIOR[:3], np.zeros(2**M)):
+        with pytest.raises(ParameterError) as error:
+            success(pem, bad)
+        assert error.value.name == "counts"
     with pytest.raises(adversary.NoAdversary, match="adversary_support_only"):  # GRR on 2^64
         adversary.heavy_hitter_success(
             Prefixes(GRR, 1.0, top=40), np.array([1, 2], dtype=np.uint64), [1, 1]
