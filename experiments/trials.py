@@ -252,7 +252,47 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
         for rank, (hit, count) in enumerate(zip(found, true_counts, strict=True), start=1):
             rows.append(Measurement("identified", float(hit), item=rank))
             rows.append(Measurement("frequency", float(count) / data.n, item=rank))
+    rows += heavy_hitter_adversary_rows(protocol, data)
     return TrialResult(rows, data.source, data.n)
+
+
+def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:
+    """``adversary_success``: the Bayesian adversary's rate of guessing a user's whole value
+    from what the user sends (its group's one report; :func:`ldp.adversary.heavy_hitter_success`,
+    the data set's distribution as prior), beside itself where exact (else NaN and a row
+    ``adversary_success_se``), and ``adversary_baseline`` = π_max; no rows for a protocol
+    without ``report_groups()`` or whose groups send several reports.  Once per
+    (protocol, data set) and worker; an empirical estimate is seeded by both."""
+    from ldp import adversary
+
+    if not callable(getattr(protocol, "report_groups", None)):
+        return []
+    values, counts = data.histogram()
+    prior = zlib.crc32(np.ascontiguousarray(values).tobytes() + counts.tobytes())
+    key = (repr(protocol), prior)
+    if key not in _HH_ADVERSARY:
+        if len(_HH_ADVERSARY) >= 256:
+            _HH_ADVERSARY.clear()
+        seed = zlib.crc32(key[0].encode(), prior)
+        rows = []
+        try:
+            found = adversary.heavy_hitter_success(
+                protocol, values, counts, rng=np.random.default_rng(seed)
+            )
+        except adversary.NoAdversary:  # e.g. groups that send several reports
+            found = None
+        if found is not None:
+            exact = found.value if found.method == "exact" else NAN
+            rows.append(Measurement("adversary_success", found.value, exact))
+            if found.method != "exact":
+                rows.append(Measurement("adversary_success_se", found.standard_error))
+            rows.append(Measurement("adversary_baseline", float(counts.max() / data.n)))
+        _HH_ADVERSARY[key] = rows
+    return list(_HH_ADVERSARY[key])
+
+
+#: (repr of the protocol, CRC of the values and counts) -> a setting's adversary rows.
+_HH_ADVERSARY: dict[tuple, list[Measurement]] = {}
 
 
 def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:

@@ -36,6 +36,10 @@ Where the value comes from (nothing here knows a protocol by name):
   standard error (:func:`empirical_success`).
 
 :func:`adversary_method` says which applies to a protocol.
+
+Heavy hitters: a user reports a part of the value (a prefix) through its group's oracle;
+:func:`heavy_hitter_success` gives the success at guessing the whole value from the
+groups the protocol declares (``report_groups()``), each through :func:`mapped_success`.
 """
 
 from __future__ import annotations
@@ -142,14 +146,21 @@ def support_success(prior: np.ndarray, p: float, q: float) -> float:
                + (1-p) (1-q)^{d-1} π_1.
 
     Uniform π: (p + p(1-q)(1-(1-q)^{d-1})/q + (1-p)(1-q)^{d-1}) / d.
+
+    The sum stops once (1-q)^{i-2} < 10^-20 q p: the rest is below 10^-20 of S (each term
+    is at most π_1 (1-q)^{i-2}, S >= p π_1), invisible in float64, and would otherwise be
+    slow subnormal arithmetic on large domains.
     """
     if not 0 < q <= p <= 1 or q >= 1:
         raise ValueError(f"need 0 < q <= p <= 1 and q < 1, got p = {p}, q = {q}")
     ranked = np.sort(np.asarray(prior, dtype=float))[::-1]
     d, top = ranked.shape[0], ranked[0]
-    decay = np.power(1.0 - q, np.arange(d - 1, dtype=float))  # (1-q)^{i-2}, i = 2..d
-    terms = np.maximum(p * (1.0 - q) * ranked[1:], q * (1.0 - p) * top)
-    return float(p * top + np.dot(decay, terms) + (1.0 - p) * (1.0 - q) ** (d - 1) * top)
+    log_keep = math.log1p(-q)
+    kept = min(d - 1, 2 + math.ceil(math.log(1e-20 * q * p) / log_keep))
+    decay = np.exp(np.arange(kept, dtype=float) * log_keep)  # (1-q)^{i-2}, i = 2..kept+1
+    terms = np.maximum(p * (1.0 - q) * ranked[1 : kept + 1], q * (1.0 - p) * top)
+    tail = (1.0 - p) * math.exp((d - 1) * log_keep) * top
+    return float(p * top + np.dot(decay, terms) + tail)
 
 
 #: :func:`own_coordinate_success` gives up (returns None) above this many evaluations.
@@ -381,3 +392,164 @@ def rounds_success(
         rate = float(np.mean(np.argmax(loglik + log_prior, axis=1) == values))
         found.append(AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical"))
     return found
+
+
+# ------------------------------------------------------------------------- heavy hitters
+#: A heavy hitter's group whose oracle does not declare ``adversary_support_only`` is
+#: computed on a dense prior over the oracle's domain, up to this many values.
+MAX_DENSE_PRIOR = 1 << 20
+
+
+def pushed_prior(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ρ_u = max_{x: key(x) = u} π_x over the distinct keys u: the prior pushed through the map.
+
+    ``keys[i]`` is what a user holding the i-th value of the prior's support sends through
+    the oracle (an integer, or a row of words), ``weights[i]`` that value's prior weight.
+    Returns the distinct keys (increasing) and ρ (not normalised: Σρ <= Σπ).
+    """
+    keys, weights = np.asarray(keys), np.asarray(weights, dtype=float)
+    if keys.shape[0] > 1 and keys.dtype.kind in "iu":
+        changed = _changes_if_sorted(keys)  # sorted keys (prefixes of sorted values): one pass
+        if changed is not None:
+            starts = np.flatnonzero(np.r_[True, changed])
+            return keys[starts], np.maximum.reduceat(weights, starts)
+    from ldp.oracles.base import row_keys
+
+    _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
+    rho = np.zeros(first.shape[0])
+    np.maximum.at(rho, inverse.ravel(), weights)
+    return keys[first], rho
+
+
+def _changes_if_sorted(keys: np.ndarray) -> np.ndarray | None:
+    """Where consecutive integer keys (or word rows, most significant word first) differ,
+    if they never decrease; None if they do."""
+    if keys.ndim == 1:
+        return keys[1:] != keys[:-1] if np.all(keys[1:] >= keys[:-1]) else None
+    later, earlier = keys[1:], keys[:-1]
+    equal = np.ones(later.shape[0], dtype=bool)
+    greater = np.zeros(later.shape[0], dtype=bool)
+    for column in range(keys.shape[1]):  # lexicographic, one word at a time
+        greater |= equal & (later[:, column] > earlier[:, column])
+        equal &= later[:, column] == earlier[:, column]
+    return ~equal if np.all(greater | equal) else None
+
+
+def mapped_success(
+    oracle: Any,
+    keys: np.ndarray,
+    weights: np.ndarray,
+    rng: np.random.Generator | None = None,
+    n_samples: int | None = None,
+) -> AdversarySuccess:
+    """Σ_y max_x π_x Pr[y | key(x)]: guessing the whole value x from one report of key(x).
+
+    A heavy-hitter user reports only a part of the value (a prefix, a segment) through the
+    oracle.  Values sharing a key are indistinguishable to the report, so the adversary
+    guesses the most likely of them, and grouping the values by key gives
+
+        Σ_y max_x π_x Pr[y | key(x)] = Σ_y max_u ρ_u Pr[y | u] = (Σρ) S_oracle(ρ/Σρ),
+
+    with ρ = :func:`pushed_prior` and S_oracle the oracle's own adversary
+    (:func:`adversary_success`).  Values with π_x = 0 are never a guess, so only the prior's
+    support is given (``keys``, ``weights``).  Keys with ρ_u = 0 are the rest of the
+    oracle's domain: an oracle that declares ``adversary_support_only = True`` (its
+    ``adversary_success`` does not depend on how many values have weight 0) is given ρ over
+    the held keys only, whatever its domain (2^64 prefixes); any other gets the dense ρ
+    over its domain, up to :data:`MAX_DENSE_PRIOR` values.  The standard error of an
+    empirical S_oracle is scaled by Σρ too.
+
+    Raises
+    ------
+    NoAdversary
+        If the domain is larger than that without the declaration, or the oracle has no
+        adversary at all.
+    """
+    held, rho = pushed_prior(keys, weights)
+    total = float(rho.sum())
+    if getattr(oracle, "adversary_support_only", False) and callable(
+        getattr(oracle, "adversary_success", None)
+    ):
+        if rho.shape[0] == 1:
+            return AdversarySuccess(total, 0.0, "exact")
+        return AdversarySuccess(total * float(oracle.adversary_success(rho / total)), 0.0, "exact")
+    d = oracle.domain_size
+    if held.ndim != 1 or d > MAX_DENSE_PRIOR:
+        raise NoAdversary(
+            f"{type(oracle).__name__} over {d} values neither declares adversary_support_only "
+            f"nor fits a dense prior (<= {MAX_DENSE_PRIOR} values)"
+        )
+    dense = np.zeros(d)
+    dense[held.astype(np.int64)] = rho / total
+    found = adversary_success(oracle, dense, rng, n_samples)
+    return AdversarySuccess(total * found.value, total * found.standard_error, found.method)
+
+
+def heavy_hitter_success(
+    protocol: Any,
+    values: np.ndarray,
+    counts: np.ndarray,
+    rng: np.random.Generator | None = None,
+    n_samples: int | None = None,
+) -> AdversarySuccess:
+    """The adversary's success at guessing a heavy-hitter user's whole value from what it sends.
+
+    The protocol declares its users' groups (``report_groups()``, a tuple of
+    :class:`ldp.heavy_hitters.base.ReportGroup`): a user joins group j with probability
+    w_j, independently of the value, and then sends one report of key_j(v) through the
+    group's oracle.  The adversary sees the report and the group, so
+
+        S(π) = Σ_j w_j Σ_y max_x π_x Pr_j[y | key_j(x)]        (:func:`mapped_success`).
+
+    Exact when every group's is (standard errors add in quadrature otherwise).
+
+    Parameters
+    ----------
+    protocol : HeavyHitterLike
+        A heavy hitter with ``report_groups()`` and ``m``.
+    values, counts :
+        The population's distinct values (the data set's representation, as
+        ``Dataset.histogram``) and their counts: the prior.
+    rng, n_samples :
+        For a group whose oracle's adversary is empirical.
+
+    Raises
+    ------
+    NoAdversary
+        If the protocol declares no groups, a group sends more than one report (the
+        budget split across reports: not computed), or a group's oracle has no adversary.
+    """
+    from ldp import bits
+
+    groups = getattr(protocol, "report_groups", None)
+    if not callable(groups):
+        raise NoAdversary(f"{type(protocol).__name__} declares no report_groups()")
+    weights = np.asarray(counts, dtype=float)
+    if weights.ndim != 1 or weights.shape[0] != len(values):
+        raise ParameterError("counts", f"shape {weights.shape}", f"one per value ({len(values)})")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not weights.sum() > 0:
+        allowed = "finite, non-negative, not all 0"
+        raise ParameterError("counts", "a negative, non-finite or all-zero count", allowed)
+    weights = weights / weights.sum()
+    words = bits.to_words(np.asarray(values), protocol.m)
+    held = weights > 0
+    words, weights = words[held], weights[held]
+    # increasing values (word rows: most significant word first): their prefixes never
+    # decrease, so each group's keys are found in one pass (pushed_prior)
+    order = np.argsort(words) if words.ndim == 1 else np.lexsort(words.T[::-1])
+    words, weights = words[order], weights[order]
+    if float(weights.max()) == 1.0:
+        return AdversarySuccess(1.0, 0.0, "exact")
+    value, variance, exact = 0.0, 0.0, True
+    for group in groups():
+        if len(group.reports) != 1:
+            raise NoAdversary(
+                f"{type(protocol).__name__}: a group sends {len(group.reports)} reports of one "
+                "value (a split budget); only single-report groups are computed"
+            )
+        report = group.reports[0]
+        found = mapped_success(report.oracle, report.key(words), weights, rng, n_samples)
+        value += group.weight * found.value
+        variance += (group.weight * found.standard_error) ** 2
+        exact = exact and found.method == "exact"
+    return AdversarySuccess(value, math.sqrt(variance), "exact" if exact else "empirical")

@@ -11,7 +11,9 @@ harness, the auditor (:mod:`ldp.audit`), the figures and the conformance suite
 way: the likelihood of ``report_model``, the auditor's ``audit_*`` methods, and the
 adversary's ``adversary_success(prior)`` (exact) or ``log_likelihoods(reports)``
 (empirical), from which :func:`ldp.adversary.adversary_method` derives how a protocol's
-adversary is computed.
+adversary is computed; a heavy hitter's ``report_groups()`` (what one user sends, see
+:class:`ldp.heavy_hitters.base.ReportGroup`) is read by
+:func:`ldp.adversary.heavy_hitter_success`.
 
 >>> from ldp.contract import Capabilities, capabilities_of
 >>> class Toy:

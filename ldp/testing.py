@@ -857,6 +857,39 @@ def heavy_hitter_checks(
         )
         return f"mean F1 reports {first.mean():.3f}, sampled {second.mean():.3f}, p = {p_value:.2g}"
 
+    def adversary() -> str:
+        """With ``report_groups()``: the group weights sum to 1, every report's key maps the
+        values into its oracle's domain, and the adversary's success on the Zipf data
+        (:func:`ldp.adversary.heavy_hitter_success`) lies between the blind guess π_max and
+        the ε-LDP bound (a user's group is independent of the value, its report ε-LDP)."""
+        from ldp import adversary as bayes
+        from ldp import bits
+
+        if not callable(getattr(protocol, "report_groups", None)):
+            raise CheckSkipped("declares no report_groups()")
+        groups = protocol.report_groups()
+        total = sum(group.weight for group in groups)
+        assert abs(total - 1) <= 1e-12, f"group weights sum to {total}, not 1"
+        values, counts = data.histogram()
+        words = bits.to_words(values, protocol.m)
+        for group in groups:
+            for report in group.reports:
+                keys = np.asarray(report.key(words))
+                assert keys.shape[0] == words.shape[0], "a key per value"
+                if keys.ndim == 1:
+                    assert int(keys.max()) < report.oracle.domain_size, "key outside the domain"
+        try:
+            found = bayes.heavy_hitter_success(protocol, values, counts, _rng(settings, "hh"))
+        except bayes.NoAdversary as reason:
+            return f"{len(groups)} groups; no adversary: {reason}"
+        prior = counts / counts.sum()
+        slack = Z * found.standard_error + 1e-12
+        bound, blind = bayes.ldp_bound(protocol.epsilon, prior), bayes.baseline(prior)
+        assert blind - slack <= found.value <= bound + slack, (
+            f"success {found.value:.6f} outside [π_max = {blind:.6f}, ε-LDP bound {bound:.6f}]"
+        )
+        return f"{len(groups)} groups; success {found.value:.4f} ({found.method})"
+
     for check in (
         constructor_validation,
         keyword_only,
@@ -865,6 +898,7 @@ def heavy_hitter_checks(
         results,
         client_reports,
         engines_agree_f1,
+        adversary,
     ):
         yield Check(check.__name__, check)
 

@@ -18,7 +18,7 @@ oracle that cannot be built at the protocol's ε refused before any run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,6 +84,31 @@ class ClientReports:
     parts: tuple[Any, ...]
     value: Any = None
     public: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UserReport:
+    """One report a user sends: ``oracle``'s report of ``key(words)``.
+
+    ``key`` maps the users' values, as :func:`ldp.bits.to_words` gives them, to what the
+    oracle perturbs (a prefix, a segment, a puzzle key): one per value, integers or word rows.
+    """
+
+    oracle: FrequencyOracle
+    key: Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class ReportGroup:
+    """A group of a heavy hitter's users, as the protocol's ``report_groups()`` declares it.
+
+    A user joins the group with probability ``weight`` (independently of the value) and sends
+    ``reports``, independent given the value.  :func:`ldp.adversary.heavy_hitter_success`
+    reads it.
+    """
+
+    weight: float
+    reports: tuple[UserReport, ...]
 
 
 def check_m(m: object) -> int:

@@ -11,6 +11,7 @@ parameters the configuration comes from the optimizer of Sec. IV-C
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -23,6 +24,8 @@ from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
     Population,
+    ReportGroup,
+    UserReport,
     assign_groups,
     build_oracle,
     check_dataset,
@@ -155,6 +158,19 @@ class PEM:
     def step_oracle(self, step: int) -> FrequencyOracle:
         """The oracle group ``step`` reports through: over its 2^{γ+η[1]+...+η[i]} prefixes."""
         return self.oracle(epsilon=self.epsilon, domain_size=2 ** self.config.lengths[step])
+
+    def report_groups(self) -> tuple[ReportGroup, ...]:
+        """Group i (weight n[i]/n) sends one report: the step oracle's of v[0:γ+η[1]+...+η[i]]."""
+        total, m = float(sum(self.config.fractions)), self.m
+        return tuple(
+            ReportGroup(
+                fraction / total,
+                (UserReport(self.step_oracle(i), functools.partial(bits.prefix, m=m, ell=ell)),),
+            )
+            for i, (fraction, ell) in enumerate(
+                zip(self.config.fractions, self.config.lengths, strict=True)
+            )
+        )
 
     # --- client ----------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:

@@ -33,6 +33,7 @@ estimated at >= θ n.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -46,6 +47,8 @@ from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
     Population,
+    ReportGroup,
+    UserReport,
     assign_groups,
     check_engine,
     resolve_oracle,
@@ -205,6 +208,21 @@ class TreeHist:
         for [PEM] Eq. (4)-(5) (:func:`ldp.theory.pem.utility`)."""
         m = self.m
         return pem_theory.PEMConfig(m, 0, (1,) * m, (1 / m,) * m, (self.k,) * m)
+
+    def report_groups(self) -> tuple[ReportGroup, ...]:
+        """Level ℓ's group (weight 1/m) sends one report: the oracle's of the ℓ-bit prefix."""
+        return tuple(
+            ReportGroup(
+                1 / self.m,
+                (
+                    UserReport(
+                        self.client(level).oracle,
+                        functools.partial(bits.prefix, m=self.m, ell=level),
+                    ),
+                ),
+            )
+            for level in self.levels
+        )
 
     # --- the client ----------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:

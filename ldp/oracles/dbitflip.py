@@ -1,7 +1,8 @@
 """dBitFlip: d sampled buckets, one randomized bit each, memoized per value.
 
-Ding, Kulkarni, Yekhanin, *Collecting Telemetry Data Privately*, NeurIPS 2017, Sec. 3
-("dBitFlip") and Sec. 4 (memoization).  The domain is k buckets (``domain_size``).  Each
+Ding, Kulkarni, Yekhanin, *Collecting Telemetry Data Privately*, NeurIPS 2017: dBitFlip
+and its memoization (section numbers not verified).  The domain is k buckets
+(``domain_size``).  Each
 user samples d distinct buckets j_1..j_d uniformly, once and for all (public randomness,
 independent of the value), and reports for each sampled bucket j a bit b_j that is 1 with
 probability p = e^{ε/2}/(e^{ε/2}+1) if the user's bucket is j, else q = 1/(e^{ε/2}+1).
@@ -13,14 +14,19 @@ contribution, with P(v sampled) = d/k:
 
     Var ĉ(v) = n_v [(k/d)(p(1-q)² + (1-p)q²)/(p-q)² - 1] + (n - n_v)(k/d) q(1-q)/(p-q)²
 
-(with q = 1 - p, the paper's p³ + q³ and pq).  Memoization (Sec. 4): the bits of each
+(with q = 1 - p, the paper's p³ + q³ and pq).  Memoization: the bits of each
 (user, value) are drawn once and replayed, so a user whose value never changes sends the
 same report at every collection and spends ε in all (``rounds_epsilon``); a user who held
 c distinct values spends at most c ε (``memoized_epsilon``).
 
 Coins are drawn on the exact 53-bit grid (p rounded down, q up); p*, q* are realised.
-The section numbers are cited from memory of the paper (its text was not at hand); the
-variance is derived here and tested against the reports engine.
+The paper's text was not at hand, so no section or equation number is cited; the
+variance is derived here and tested against the reports engine.  Compared with the
+``dBitFlipPM`` of the LOLOHA authors' code (``hharcolezi/LOLOHA``, also in multi-freq-ldpy):
+p, q and the estimator agree; their client memoizes per *pattern* (the one-hot value
+restricted to the d sampled buckets, so every value outside them shares one memo: at most
+min(d + 1, k) memos), where this one memoizes per value (c distinct values, at most c ε:
+the claimed bound here, larger than theirs when c > d + 1).
 """
 
 from __future__ import annotations
@@ -268,7 +274,8 @@ class DBitFlip(FrequencyOracle):
         return int(self._check_reports(reports).buckets.shape[0])
 
     def estimate(self, reports: DBitFlipReports, candidates: np.ndarray | None = None):
-        """ĉ(v) = (k/d) Σ_{i: v sampled} (b_{i,v} - q)/(p - q) (Ding et al. Sec. 3)."""
+        """ĉ(v) = (k/d) Σ_{i: v sampled} (b_{i,v} - q)/(p - q) (Ding et al.'s histogram
+        estimator, in counts)."""
         reports = self._check_reports(reports)
         chosen = self.candidates(candidates)
         k = self.domain_size

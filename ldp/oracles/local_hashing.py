@@ -86,6 +86,11 @@ class _LocalHashing(PureOracle):
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
         return probabilities
 
+    #: adversary_success depends on the prior's positive weights only (values of weight 0
+    #: just extend a geometric tail that sums to the same): it may be given the prior
+    #: restricted to its support, whatever the domain (ldp.adversary.mapped_success).
+    adversary_support_only: ClassVar[bool] = True
+
     def adversary_success(self, prior: np.ndarray) -> float:
         """The Bayesian adversary's success over the draw of the hash (an ideal hash family).
 

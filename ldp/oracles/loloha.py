@@ -1,19 +1,19 @@
 """LOLOHA: longitudinal local hashing with two-step GRR memoization.
 
 Arcolezi, Pinzón, Palamidessi, Gambs, *Frequency Estimation of Evolving Data Under Local
-Differential Privacy*, EDBT 2023, Sec. 4.  Each user draws a hash function H: [k] → [g]
-once (its seed is public, as OLH's), hashes the value, and runs L-GRR over the g cells
-(:mod:`ldp.oracles.longitudinal`): GRR at ε_∞ on H(v), memoized per (user, *hashed*
-value), then GRR with the p2 that makes one report ε₁-LDP.  A report (seed, y) supports
-every v with H(v) = y: p* = p_s, q* = 1/g (ideal hash), so one round from fresh users is
-a pure oracle; in fact it is OLH with g cells at ε₁ (the chain of two GRRs over g cells
-is GRR at ε₁).
+Differential Privacy*, EDBT 2023 (section numbers not verified).  Each user draws a hash
+function H: [k] → [g] once (its seed is public, as OLH's), hashes the value, and runs
+L-GRR over the g cells (:mod:`ldp.oracles.longitudinal`): GRR at ε_∞ on H(v), memoized
+per (user, *hashed* value), then GRR with the p2 that makes one report ε₁-LDP.  A report
+(seed, y) supports every v with H(v) = y: p* = p_s, q* = 1/g (ideal hash), so one round
+from fresh users is a pure oracle; in fact it is OLH with g cells at ε₁ (the chain of two
+GRRs over g cells is GRR at ε₁).
 
 Longitudinal privacy: the memo is keyed by the hashed value, so a user whose value
-changes any number of times spends at most g ε_∞ (at most g distinct memos; paper
-Sec. 4), against one ε_∞ per distinct value for L-GRR; a changed value that hashes to the
-same cell even goes unnoticed.  A small g (g = 2: "BiLOLOHA") caps the budget, a larger
-one lowers the variance.
+changes any number of times spends at most g ε_∞ (at most g distinct memos, as the
+authors' client counts them), against one ε_∞ per distinct value for L-GRR; a changed
+value that hashes to the same cell even goes unnoticed.  A small g (g = 2: "BiLOLOHA")
+caps the budget, a larger one lowers the variance.
 
 The variance-optimal g.  Under the exact-ε₁ instantaneous step used here the variance of
 a value nobody holds is (e^ε₁ + g - 1)²/((e^ε₁ - 1)² (g - 1)) per user, minimal at
@@ -21,8 +21,12 @@ g = e^ε₁ + 1 (OLH's optimum); the default ``g`` is the better of the two inte
 it.  The paper's optimal g (written in α = ε₁/ε_∞, "OLOLOHA") is derived with the authors'
 L-GRR instantaneous step, which realises a smaller single-report ε than ε₁ (see
 :func:`ldp.theory.longitudinal.l_grr_parameters`); it is not used here.
-Section numbers are cited from memory of the paper, whose text was not at hand; the client
-and estimator were compared with the authors' public code.
+
+The paper's text was not at hand, so no section or equation number is cited.  Compared
+with the authors' public code (``hharcolezi/LOLOHA``, ``LDP/protocols.py``): the client
+(GRR at ε_∞ on H(v) memoized per hashed cell, then GRR), the server's q* = 1/g, the
+estimator and the budget count (memoized cells) agree; their instantaneous p2 is their
+L-GRR's (see :func:`ldp.theory.longitudinal.l_grr_parameters`).
 """
 
 from __future__ import annotations
@@ -184,7 +188,7 @@ class LOLOHA(Memoized):
         return chain.categorical_sequence_log_likelihoods(counts, own, *self.prr, *self.irr)
 
     def memoized_epsilon(self, tau: int, distinct: int = 1) -> float:
-        """ε₁ for one report, else min(distinct, g) ε_∞: at most g memos (paper Sec. 4)."""
+        """ε₁ for one report, else min(distinct, g) ε_∞: at most g memos (one per cell)."""
         tau = check_int(tau, "tau", minimum=1)
         distinct = check_int(distinct, "distinct", minimum=1)
         return chain.memoized_epsilon(

@@ -2,8 +2,9 @@
 
 Arcolezi, Couchot, Al Bouna, Xiao, *Improving the utility of locally differentially
 private protocols for longitudinal and multidimensional frequency estimates* (2022, arXiv
-2111.04636), Sec. 3, on RAPPOR's two-step memoization (Erlingsson, Pihur, Korolova, CCS
-2014).  Closed forms: :mod:`ldp.theory.longitudinal`.
+2111.04636; section numbers not verified), on RAPPOR's two-step memoization (Erlingsson,
+Pihur, Korolova, CCS 2014).  Closed forms, and what was checked against the authors' code:
+:mod:`ldp.theory.longitudinal`.
 
 A user's value v goes through a *permanent* randomized response at ε_∞ (``epsilon_inf``)
 whose output B is memoized per (user, value) and reused at every collection while the

@@ -137,6 +137,11 @@ class UnaryEncoding(PureOracle):
         probabilities[value] = self.p_star
         return probabilities
 
+    #: adversary_success depends on the prior's positive weights only (values of weight 0
+    #: just extend a geometric tail that sums to the same): it may be given the prior
+    #: restricted to its support, whatever the domain (ldp.adversary.mapped_success).
+    adversary_support_only: ClassVar[bool] = True
+
     def adversary_success(self, prior: np.ndarray) -> float:
         """The Bayesian adversary's success: bits set independently, p* own, q* others.
 

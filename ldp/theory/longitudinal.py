@@ -4,11 +4,13 @@ Citations:
 
 * [ACBX22] Arcolezi, Couchot, Al Bouna, Xiao, *Improving the utility of locally
   differentially private protocols for longitudinal and multidimensional frequency
-  estimates*, Digital Communications and Networks 2022 (arXiv 2111.04636), Sec. 3: the
+  estimates*, Digital Communications and Networks 2022 (arXiv 2111.04636): the
   two-round ("chained") protocols L-GRR, L-OUE, L-OSUE (and L-SUE = basic RAPPOR,
-  L-SOUE), their instantaneous parameters and their variance.
+  L-SOUE), their instantaneous parameters and their variance (section and equation
+  numbers not verified).
 * [RAPPOR] Erlingsson, Pihur, Korolova, *RAPPOR: Randomized aggregatable
-  privacy-preserving ordinal response*, CCS 2014, Sec. 3 and 6: the permanent randomized
+  privacy-preserving ordinal response*, CCS 2014 (section numbers not verified): the
+  permanent randomized
   response (PRR) memoized per value bounds the privacy of any number of reports of one
   value by ε_∞; the instantaneous randomized response (IRR) makes one report ε₁-LDP.
 
@@ -21,12 +23,15 @@ q_s = q2 + q1 (p2 - q2) (the same for d-ary randomized response, where p1 + (d-2
 p* = p_s, q* = q_s, and (p_s - q_s) = (p1 - q1)(p2 - q2).  (p2, q2) is chosen so that
 one report is exactly ε₁-LDP.
 
-The papers' texts were not at hand while this was written: the section numbers cited are
-where these results sit to our knowledge, not checked line by line.  Every formula here is
-therefore derived afresh and tested (the exact ε₁ of one report, the exact loss over
-rounds against enumeration: ``tests/oracles/test_longitudinal.py``) and compared with the
-authors' public code (multi-freq-ldpy), which differs for L-GRR's p2 (see
-:func:`l_grr_parameters`).
+The papers' texts were not at hand: no section, equation or theorem number of [ACBX22]
+is cited, because none could be checked.  Every formula here is derived afresh and tested
+(the exact ε₁ of one report, the exact loss over rounds against enumeration:
+``tests/oracles/test_longitudinal.py``) and was compared with the authors' public code
+(multi-freq-ldpy, ``long_freq_est``): the estimator's offset n q1 (p2 - q2) + n q2 and
+denominator n (p1 - q1)(p2 - q2), PRR parameters, L-OSUE's p2 and L-OUE's q2 (their
+closed form equals the root found here to 1e-12) agree; L-GRR's p2 differs (see
+:func:`l_grr_parameters`), and so does the f-term of the variance (see
+:func:`longitudinal_variance`).
 """
 
 from __future__ import annotations
@@ -39,14 +44,14 @@ from scipy import optimize, special
 
 
 def chained_pq(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
-    """(p_s, q_s) of one report of a chained protocol ([ACBX22] Sec. 3, the estimator's
+    """(p_s, q_s) of one report of a chained protocol ([ACBX22], the estimator's
     denominator n (p1 - q1)(p2 - q2) and offset n q1 (p2 - q2) + n q2)."""
     gap = p2 - q2
     return q2 + p1 * gap, q2 + q1 * gap
 
 
 def l_grr_parameters(epsilon_inf: float, epsilon_1: float, k: int) -> tuple[float, ...]:
-    """(p1, q1, p2, 1 - p2) of L-GRR over k values ([ACBX22] Sec. 3, L-GRR).
+    """(p1, q1, p2, 1 - p2) of L-GRR over k values ([ACBX22], L-GRR).
 
     PRR: GRR at ε_∞, p1 = e^{ε_∞}/(e^{ε_∞}+k-1), q1 = (1-p1)/(k-1).  IRR: GRR keeping the
     memoized value with p2 (each other value with q2 = (1-p2)/(k-1)), chosen so that
@@ -70,7 +75,8 @@ def l_grr_parameters(epsilon_inf: float, epsilon_1: float, k: int) -> tuple[floa
 
 
 def l_osue_parameters(epsilon_inf: float, epsilon_1: float) -> tuple[float, float]:
-    """(p2, q2 = 1 - p2) of L-OSUE's symmetric IRR ([ACBX22] Sec. 3, L-OSUE).
+    """(p2, q2 = 1 - p2) of L-OSUE's symmetric IRR ([ACBX22], L-OSUE; the authors' code
+    has the same p2).
 
     PRR: OUE at ε_∞ (p1 = 1/2, q1 = 1/(e^{ε_∞}+1)); IRR: SUE-like, q2 = 1 - p2, with
 
@@ -85,7 +91,7 @@ def l_osue_parameters(epsilon_inf: float, epsilon_1: float) -> tuple[float, floa
 
 
 def l_oue_q2(epsilon_inf: float, epsilon_1: float) -> float:
-    """q2 of L-OUE's IRR (OUE-like, p2 = 1/2) ([ACBX22] Sec. 3, L-OUE).
+    """q2 of L-OUE's IRR (OUE-like, p2 = 1/2) ([ACBX22], L-OUE).
 
     PRR: OUE at ε_∞; IRR keeps a 1 with p2 = 1/2 and turns a 0 into 1 with q2, the root
     in (0, 1/2) of p_s (1 - q_s) = e^{ε₁} (1 - p_s) q_s (a quadratic; the paper writes its
@@ -113,12 +119,15 @@ def l_oue_feasible(epsilon_inf: float, epsilon_1: float) -> bool:
 def longitudinal_variance(
     n: float, p1: float, q1: float, p2: float, q2: float, f: float = 0.0
 ) -> float:
-    """Var of one round's estimated *frequency* f̂(v) ([ACBX22] Sec. 3, the variance of
-    the chained protocols): σ(1-σ)/(n (p1-q1)² (p2-q2)²), σ = q_s + f (p_s - q_s).
+    """Var of one round's estimated *frequency* f̂(v) ([ACBX22], the variance of the
+    chained protocols): σ(1-σ)/(n (p1-q1)² (p2-q2)²), σ = q_s + f (p_s - q_s).
 
     At f = 0 (the paper's approximate variance) it equals the pure framework's
     n q*(1-q*)/(p*-q*)² divided by n²; with f > 0 it approximates the exact variance
-    (users of v and of other values pooled into one Bernoulli(σ)).
+    (users of v and of other values pooled into one Bernoulli(σ)).  The authors' code
+    writes the f-term as f (2 p1 p2 - 2 p1 q2 + 2 q2 - 1), which is f (p_s - q_s) only
+    when both steps are symmetric (q1 = 1 - p1, q2 = 1 - p2: L-SUE); σ here is the mean
+    share of supporting reports for every chain.
     """
     p_s, q_s = chained_pq(p1, q1, p2, q2)
     sigma = q_s + f * (p_s - q_s)
@@ -128,7 +137,7 @@ def longitudinal_variance(
 def memoized_epsilon(epsilon_1: float, epsilon_inf: float, tau: int, distinct: int = 1) -> float:
     """The privacy spent by τ reports of a user who held ``distinct`` distinct values.
 
-    [RAPPOR] Sec. 3 and 6: each distinct value's memoized PRR is ε_∞-LDP and every report
+    [RAPPOR]: each distinct value's memoized PRR is ε_∞-LDP and every report
     is post-processing of the memos, so the whole sequence is (distinct · ε_∞)-LDP
     whatever τ; a single report (τ = 1) is ε₁-LDP.  A value that changes c times takes at
     most c + 1 distinct values (returning to an earlier value reuses its memo and costs

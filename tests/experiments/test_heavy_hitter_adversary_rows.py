@@ -1,0 +1,29 @@
+"""Heavy-hitter trials record the adversary's success and the blind guess beside it."""
+
+from __future__ import annotations
+
+import json
+
+from experiments.build import cached_heavy_hitter
+from experiments.population import load_dataset
+from experiments.settings import make_setting
+from experiments.trials import run_trial
+from ldp.adversary import heavy_hitter_success, ldp_bound
+
+
+def test_a_pem_trial_records_the_adversary_once_per_setting(compose_config):
+    overrides = ("protocol=pem", "dataset=zipf", "dataset.n=5000", "dataset.m=12", "k=4")
+    config = make_setting(compose_config(*overrides, "epsilon=2", "progress=false")).config
+    rows = {m.metric: m for m in run_trial(config, 0).measurements}
+    data = load_dataset(config["dataset"])
+    values, counts = data.histogram()
+    built = {key: config[key] for key in ("protocol", "epsilon", "k")}
+    pem = cached_heavy_hitter(json.dumps(built, sort_keys=True), data.m, data.n)
+    expected = heavy_hitter_success(pem, values, counts).value
+    success, baseline = rows["adversary_success"], rows["adversary_baseline"]
+    assert success.value == success.analytic == expected  # exact: beside itself
+    assert baseline.value == counts.max() / data.n
+    assert baseline.value < success.value < ldp_bound(2.0, counts / counts.sum())
+    assert "adversary_success_se" not in rows
+    again = {m.metric: m.value for m in run_trial(config, 1).measurements}
+    assert again["adversary_success"] == success.value  # the same number every trial
