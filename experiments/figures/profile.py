@@ -93,7 +93,9 @@ class Profile:
         wall = time.perf_counter() - self.start
         lines += [
             "",
-            f"Wall time {wall:.1f} s (seconds per stage above; the rest is start-up). "
+            f"Wall time {wall:.1f} s. Settings and figures are prepared on the workers, "
+            "whose seconds add up above; an experiment's trials run from the previous "
+            "one's end to its own, in one pool. "
             f"Peak memory (maxrss): this process {own:.0f} MB, its largest child process "
             f"{largest:.0f} MB, at most {together:.0f} MB together.",
         ]
