@@ -186,13 +186,16 @@ class PM(MeanProtocol):
         m, one, grid = self._m, 2**self._s, 2**INPUT_BITS
         low, coins = _input_coins(points)
         ups = rng.binomial(counts, coins / exact.GRID)
-        size = 2 * grid + 2  # users by k' = k + 2^a (float weights: exact below 2^53)
-        users = np.bincount(low + grid, counts - ups, size) + np.bincount(low + grid + 1, ups, size)
-        users = users.astype(np.int64)
-        shifted = np.flatnonzero(users)
+        # the users of each grid point held, by k' = k + 2^a in [0, 2^{a+1}]
+        weights = np.concatenate([counts - ups, ups])
+        held = weights > 0
+        points_held = np.concatenate([low, low + 1])[held] + grid
+        shifted, where = np.unique(points_held, return_inverse=True)
+        users = np.bincount(where, weights[held].astype(np.float64), shifted.shape[0])
+        users = users.astype(np.int64)  # exact: counts below 2^53
         inside_count, total = self._centre
-        centre = rng.binomial(users[shifted], inside_count / total)
-        outer = users[shifted] - centre
+        centre = rng.binomial(users, inside_count / total)
+        outer = users - centre
         below = rng.binomial(outer, shifted / (2 * grid))
         above = outer - below
         centre_cells, half = (m - one) * 2 * grid, m * 2 * grid
