@@ -106,7 +106,10 @@ POPULATIONS = {
 
 
 @pytest.mark.parametrize("population", list(POPULATIONS))
-@pytest.mark.parametrize(("cls", "epsilon"), [(PM, 1.0), (PM, 6.0), (Hybrid, 2.0)])
+@pytest.mark.parametrize(
+    ("cls", "epsilon"),
+    [(PM, 1.0), (PM, 6.0), (Hybrid, 2.0), (Hybrid, 0.5)],  # 0.5: Duchi only
+)
 def test_engines_have_the_same_law(cls, epsilon: float, population: str) -> None:
     """Two-sample Kolmogorov-Smirnov test of the estimate's law (2000 runs an engine)."""
     protocol = cls(epsilon=epsilon)
