@@ -181,8 +181,9 @@ class PM(MeanProtocol):
         return (2 * self.cell_sum(points, counts, rng) + n) / (2 * n) * self.cell
 
     def cell_sum(self, points: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> int:
-        """S = Σ j, the cell indices of ``counts[i]`` users holding ``points[i]``, drawn
-        from its exact law (the module docstring; a report is (2j + 1) h/2)."""
+        """S = Σ j, the cell indices of ``counts[i]`` users holding ``points[i]`` (values
+        in [-1, 1], checked by the caller), drawn from its exact law (see the module
+        docstring; a report is (2j + 1) h/2)."""
         m, one, grid = self._m, 2**self._s, 2**INPUT_BITS
         low, coins = _input_coins(points)
         ups = rng.binomial(counts, coins / exact.GRID)
