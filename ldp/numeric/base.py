@@ -36,12 +36,33 @@ from typing import ClassVar
 
 import numpy as np
 
+from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.validation import check_bounded, check_epsilon, check_generator
 
 #: (1 + t)/2 is seen by the coins as a multiple of 2^-53.
 _HALF_GRID = float(exact.GRID)
+#: Working bytes per user of a sampled engine: the sorted copy, mask, indices and counts
+#: of ``np.unique`` over the values.
+SAMPLED_BYTES_PER_USER = 32
+
+
+def distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and how many users hold each (a sampled engine's population)."""
+    return np.unique(values, return_counts=True)
+
+
+def check_sampled_size(name: str, n_users: int) -> None:
+    """Refuse a sampled-engine call whose working arrays exceed the memory budget."""
+    most = budget.current().memory_bytes // SAMPLED_BYTES_PER_USER
+    budget.check_memory(
+        "values",
+        f"{n_users} users",
+        f"at most {most} users per simulate call",
+        SAMPLED_BYTES_PER_USER * float(n_users),
+        f"the distinct values of {n_users} users for {name}'s sampled engine",
+    )
 
 
 def value_coins(values: np.ndarray) -> np.ndarray:

@@ -26,7 +26,13 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, coin_threshold, value_coins
+from ldp.numeric.base import (
+    MeanProtocol,
+    check_sampled_size,
+    coin_threshold,
+    distinct,
+    value_coins,
+)
 from ldp.oracles import exact
 from ldp.registry import register
 from ldp.theory import numeric as theory
@@ -76,10 +82,17 @@ class Duchi(MeanProtocol):
         n = values.shape[0]
         if n == 0:
             return math.nan
-        thresholds, counts = np.unique(value_coins(values), return_counts=True)
-        ups = int(rng.binomial(counts, thresholds / exact.GRID).sum())
-        plus = int(rng.binomial(ups, self.p_keep)) + int(rng.binomial(n - ups, 1 - self.p_keep))
+        check_sampled_size(self.name, n)
+        plus = self.plus_count(*distinct(value_coins(values)), rng)
         return self.bound * (2 * plus - n) / (n * self.kappa)
+
+    def plus_count(self, coins: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> int:
+        """The number of +B reports of ``counts[i]`` users whose rounding coin is
+        ``coins[i]`` (:func:`~ldp.numeric.base.value_coins`): Bin(K, p) + Bin(n - K, 1 - p),
+        K the users rounded to +1 (binomials over the coins)."""
+        ups = int(rng.binomial(counts, coins / exact.GRID).sum())
+        n = int(np.sum(counts))
+        return int(rng.binomial(ups, self.p_keep)) + int(rng.binomial(n - ups, 1 - self.p_keep))
 
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         """E[t*²|t] = B² (the reports are ±B)."""

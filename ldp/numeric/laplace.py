@@ -51,7 +51,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol
+from ldp.numeric.base import MeanProtocol, check_sampled_size, distinct
 from ldp.oracles import exact
 from ldp.oracles.discrete_laplace import ShiftedNoise, shifted_noise
 from ldp.registry import register
@@ -142,8 +142,9 @@ class Laplace(MeanProtocol):
         n = values.shape[0]
         if n == 0:
             return math.nan
+        check_sampled_size(self.name, n)
         floor, threshold = self._coins(values)
-        thresholds, counts = np.unique(threshold, return_counts=True)
+        thresholds, counts = distinct(threshold)
         ups = int(rng.binomial(counts, thresholds / exact.GRID).sum())
         success = 1.0 - self.noise.alpha  # exact: α is in (1/2, 1)
         noise = int(rng.negative_binomial(n, success)) - int(rng.negative_binomial(n, success))

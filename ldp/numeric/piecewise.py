@@ -20,10 +20,10 @@ drawn with exactly known probability:
   density ratio ((C'+1)/(C'-1))² <= e^ε (checked with exact rationals at construction,
   given exp() within 2^-50 relative); C' exceeds C by at most 2^-s, a relative change of
   ~2^-30 in the variance;
-* the value t is first rounded to a multiple of 2^-a (a = 20) up or down with the
+* the value t is first rounded to a multiple of 2^-a (a = 16) up or down with the
   probabilities that keep its mean (randomised rounding: a mixture over the two grid
   inputs, so the ratio bound holds for every t); this adds (C'+1)/2 (t-t_lo)(t_hi-t)
-  <= (C'+1) 2^-43 to the variance;
+  <= (C'+1) 2^-35 to the variance;
 * with the grid input, l and r are multiples of h = 2^-(s+a+1), and the report is the
   midpoint of a cell of width h drawn uniformly (``rng.integers``, exact) among the cells
   of the centre piece or of the outer pieces: the cells' probabilities are those of the
@@ -32,8 +32,30 @@ drawn with exactly known probability:
 
 ``conditional_variance`` includes all three; it equals Lemma 1's to ~1e-9 relative.
 
-No sampled engine: the sum of n PM reports is a sum of uniforms on t-dependent pieces
-with no exact law cheaper than drawing them, so only the reports engine is offered.
+Sampled engine (exact).  The estimate is h (2S + n)/(2n), S the sum of the users' cell
+indices j, so it suffices to draw S.  A user on the input grid point k (k' = k + 2^a in
+[0, 2^{a+1}]) has, in units of h:
+
+* with probability P_h, j = l(k) + U, U uniform on the N_c = (C'-1)/h centre cells;
+* otherwise v is uniform on the N_o = (C'+1)/h outer cells, j = v - C'/h below the
+  centre piece and j = v - C'/h + N_c above it.  With C' = m/2^s, N_o = (m + 2^s) 2^{a+1},
+  so v = (m + 2^s) V + W with V uniform on {0..2^{a+1}-1} and W uniform on
+  {0..m + 2^s - 1}, independent; the centre piece starts at outer cell (m + 2^s) k', so
+  v lies above it exactly when V >= k'.
+
+So, given each grid point's number of users (binomials over the distinct values for the
+rounding), its centre count (Bin(n_k, P_h)) and its outer users above the piece
+(Bin(n_o, 1 - k'/2^{a+1})), S is a sum of known integers and of independent uniform
+integers: Σ U over all centre users (one size N_c), Σ W over all outer users (one size),
+and Σ V split by grid point into the ranges below and above k' (sizes k' and
+2^{a+1} - k').  Each sum of uniforms is drawn from its exact law by
+:func:`ldp.numeric.uniform_sum.uniform_sum` (a multinomial over dyadic blocks, then one
+binomial per bit).  The cost is O(#distinct values + #grid points used · a), at most
+2^{a+1} + 1 grid points whatever n; the law is the reports engine's up to numpy's float64
+probabilities (P_h and the block probabilities, within 2^-53 relative).
+
+HM's sampled engine splits each distinct value's users with Bin(n_t, α) and draws PM's S
+for one part and Duchi's number of +B reports for the other.
 """
 
 from __future__ import annotations
@@ -46,14 +68,14 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol
+from ldp.numeric.base import MeanProtocol, check_sampled_size, distinct, value_coins
 from ldp.numeric.duchi import Duchi
+from ldp.numeric.uniform_sum import uniform_sum
 from ldp.oracles import exact
 from ldp.registry import register
 from ldp.theory import numeric as theory
-from ldp.validation import ParameterError
+from ldp.validation import ParameterError, check_bounded, check_generator
 
-_REPORTS_ONLY = Capabilities(engines=("reports",))
 #: a: the user's value is rounded (unbiasedly) to a multiple of 2^-a.
 INPUT_BITS = 16
 #: Reports are odd multiples of h/2 below 2^OUTPUT_BITS · h/2 in magnitude: exact floats.
@@ -74,7 +96,7 @@ class PM(MeanProtocol):
     """
 
     name = "PM"
-    capabilities: ClassVar[Capabilities] = _REPORTS_ONLY
+    capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True
     _m: int = field(init=False, repr=False, compare=False)
     _s: int = field(init=False, repr=False, compare=False)
@@ -146,6 +168,50 @@ class PM(MeanProtocol):
         cells = np.where(centre, inside, outside)
         return (2 * cells + 1).astype(np.float64) * (self.cell / 2)  # exact: |2j+1| < 2^53
 
+    def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
+        """The estimated mean drawn from its exact law, h (2S + n)/(2n), without reports
+        (see the module docstring); correctly rounded."""
+        values = check_bounded(values)
+        rng = check_generator(rng)
+        n = values.shape[0]
+        if n == 0:
+            return math.nan
+        check_sampled_size(self.name, n)
+        points, counts = distinct(values)
+        return (2 * self.cell_sum(points, counts, rng) + n) / (2 * n) * self.cell
+
+    def cell_sum(self, points: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> int:
+        """S = Σ j, the cell indices of ``counts[i]`` users holding ``points[i]`` (values
+        in [-1, 1], checked by the caller), drawn from its exact law (see the module
+        docstring; a report is (2j + 1) h/2)."""
+        m, one, grid = self._m, 2**self._s, 2**INPUT_BITS
+        low, coins = _input_coins(points)
+        ups = rng.binomial(counts, coins / exact.GRID)
+        # the users of each grid point held, by k' = k + 2^a in [0, 2^{a+1}]
+        weights = np.concatenate([counts - ups, ups])
+        held = weights > 0
+        points_held = np.concatenate([low, low + 1])[held] + grid
+        shifted, where = np.unique(points_held, return_inverse=True)
+        users = np.bincount(where, weights[held].astype(np.float64), shifted.shape[0])
+        users = users.astype(np.int64)  # exact: counts below 2^53
+        inside_count, total = self._centre
+        centre = rng.binomial(users, inside_count / total)
+        outer = users - centre
+        below = rng.binomial(outer, shifted / (2 * grid))
+        above = outer - below
+        centre_cells, half = (m - one) * 2 * grid, m * 2 * grid
+        n_centre, n_outer, n_above = int(centre.sum()), int(outer.sum()), int(above.sum())
+        # centre users: j = l(k)/h + U, l(k)/h = (m + 2^s) k - (m - 2^s) 2^a
+        lefts = (m + one) * int(np.dot(centre, shifted - grid)) - (m - one) * grid * n_centre
+        centre_sum = lefts + uniform_sum(rng, np.array([n_centre]), np.array([centre_cells]))
+        # outer users: j = (m + 2^s) V + W - C'/h (+ N_c above the centre piece)
+        v_sum = uniform_sum(
+            rng, np.concatenate([below, above]), np.concatenate([shifted, 2 * grid - shifted])
+        ) + int(np.dot(above, shifted))
+        w_sum = uniform_sum(rng, np.array([n_outer]), np.array([m + one]))
+        outer_sum = (m + one) * v_sum + w_sum - half * n_outer + centre_cells * n_above
+        return centre_sum + outer_sum
+
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         """E[t*²|t]: the continuous PM's (with C') at t, plus (C'+1)/2 times the variance of
         the input rounding, (t - t_lo)(t_hi - t), minus h²/12 (a cell's midpoint for a
@@ -176,10 +242,15 @@ class PM(MeanProtocol):
 
 def input_grid(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """k with k/2^a = t rounded up or down, P(up) = frac(t 2^a) on the 53-bit grid (int64)."""
+    low, coins = _input_coins(values)
+    return low + (exact.uniform(rng, values.shape[0]) < coins)
+
+
+def _input_coins(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """⌊t 2^a⌋ and the 53-bit threshold ⌊frac(t 2^a) 2^53⌋ of rounding up (int64 each)."""
     scaled = values * 2.0**INPUT_BITS  # exact
     low = np.floor(scaled)
-    up = exact.uniform(rng, values.shape[0]) < np.floor((scaled - low) * exact.GRID)
-    return low.astype(np.int64) + up
+    return low.astype(np.int64), np.floor((scaled - low) * exact.GRID).astype(np.int64)
 
 
 @register(kind="mean", label="HM", order=3030)
@@ -188,7 +259,7 @@ class Hybrid(MeanProtocol):
     """The Hybrid Mechanism: PM with probability α = 1 - e^{-ε/2} (ε > ε*), else Duchi."""
 
     name = "Hybrid"
-    capabilities: ClassVar[Capabilities] = _REPORTS_ONLY
+    capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True  # both parts emit fixed floats with exact probabilities
     _pm: PM = field(init=False, repr=False, compare=False)
     _duchi: Duchi = field(init=False, repr=False, compare=False)
@@ -228,6 +299,24 @@ class Hybrid(MeanProtocol):
         if use_pm.any():
             reports[use_pm] = self._pm._perturb(values[use_pm], rng)
         return reports
+
+    def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
+        """The estimated mean drawn from its exact law: Bin(n_t, α) of each distinct
+        value's users run PM (its cell sum), the others Duchi (its +B count)."""
+        values = check_bounded(values)
+        rng = check_generator(rng)
+        n = values.shape[0]
+        if n == 0:
+            return math.nan
+        check_sampled_size(self.name, n)
+        points, counts = distinct(values)
+        pm_users = rng.binomial(counts, self.alpha)
+        cells = self._pm.cell_sum(points, pm_users, rng)
+        duchi_users = counts - pm_users
+        plus = self._duchi.plus_count(value_coins(points), duchi_users, rng)
+        total = Fraction(self._pm.cell) * Fraction(2 * cells + int(pm_users.sum()), 2)
+        total += Fraction(self._duchi.bound) * (2 * plus - int(duchi_users.sum()))
+        return float(total / n) / self.kappa
 
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         a = self.alpha

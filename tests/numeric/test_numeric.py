@@ -243,13 +243,13 @@ def test_duchi_reports_are_two_floats() -> None:
 
 
 def test_sampled_engines_match_reports_on_skewed_data() -> None:
-    """Duchi and Laplace: the sampled and reports engines on values piled at 0.9 (n = 500):
+    """Every sampled engine against the reports engine on values piled at 0.9 (n = 500):
     two-sample z of the mean at level ALPHA."""
     from scipy import stats
 
     z_limit = float(stats.norm.isf(ALPHA / 2))
     values = np.concatenate([np.full(400, 0.9), np.linspace(-1, 1, 100)])
-    for cls in (Duchi, Laplace):
+    for cls in (Duchi, PM, Hybrid, Laplace):
         protocol = cls(epsilon=2.0)
         rng = np.random.default_rng(11)
         a = np.array([protocol.estimate(protocol.perturb(values, rng)) for _ in range(2000)])
