@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from experiments.figures.fig_frontier import FIGURE, advice, costs, frontier, with_frontier
+from experiments.kinds.oracle_frontier import report_bits
 from experiments.results import FRONTIER_SKIPS
 from experiments.run import run_settings
-from experiments.trials import report_bits
 from ldp import registry
 from ldp.oracles import GRR, OLH, OUE, PureOracle
 
