@@ -3,7 +3,8 @@
 
 Per oracle ``sq_error_n.<NAME>`` (measured Var/n beside the exact), ``bits.<NAME>``,
 ``decode_s.<NAME>`` (with ``options.time_server``) and ``skipped.<NAME>`` (reason flags,
-:data:`experiments.results.FRONTIER_SKIPS`).
+:data:`experiments.results.FRONTIER_SKIPS`): the metric names the oracle a row measures.
+The setting's protocol node names none (:data:`experiments.schema.FRONTIER_PROTOCOL`).
 """
 
 from __future__ import annotations
