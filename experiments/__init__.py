@@ -8,7 +8,8 @@
 * :mod:`experiments.population` — a setting's data: loaded, counted, its shape.
 * :mod:`experiments.build` — a setting's protocol from its config node (or a results row).
 * :mod:`experiments.preflight` — every protocol built on its data before any trial runs.
-* :mod:`experiments.trials` — what one trial does, per kind (:data:`TRIAL_KINDS`).
+* :mod:`experiments.trials` — one trial of a setting, by its kind (:data:`TRIAL_KINDS`).
+* :mod:`experiments.kinds` — what a trial does, one module per kind.
 * :mod:`experiments.execute` — settings x trials through one joblib pool.
 * :mod:`experiments.store` — the results store (atomic, checked parts; resume).
 * :mod:`experiments.summarize` — ``python -m experiments.summarize <experiment>``.

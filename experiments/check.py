@@ -19,6 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.schema import (
     DATASET_SCHEMAS,
+    FRONTIER_PROTOCOL,
     KIND_TRIALS,
     Config,
     ConfigError,
@@ -109,8 +110,12 @@ def check_config(cfg: DictConfig | dict) -> dict:
     for group in ("protocol", "dataset"):
         if not isinstance(raw.get(group), dict):
             raise ConfigError(f"{group}: missing; choose one with {group}=<name>")
-    protocol_name = raw["protocol"].get("name")
-    protocol = typed(raw["protocol"], protocol_schema(str(protocol_name)), "protocol.")
+    frontier = raw["protocol"].get("kind") == FRONTIER_PROTOCOL["kind"]
+    if frontier:
+        protocol = _frontier_protocol(raw["protocol"])
+    else:
+        protocol_name = raw["protocol"].get("name")
+        protocol = typed(raw["protocol"], protocol_schema(str(protocol_name)), "protocol.")
     if protocol["label"] is None:
         protocol["label"] = registry.get(protocol["name"]).label
     dataset_name = raw["dataset"].get("name")
@@ -122,10 +127,27 @@ def check_config(cfg: DictConfig | dict) -> dict:
     root = typed({**raw, "protocol": {}, "dataset": {}}, Config, "")
     config = {**root, "protocol": protocol, "dataset": dataset}
     _check_fields(config, Config)
-    _check_fields(protocol, protocol_schema(protocol["name"]), "protocol.")
+    if not frontier:
+        _check_fields(protocol, protocol_schema(protocol["name"]), "protocol.")
     _check_fields(dataset, DATASET_SCHEMAS[dataset_name], "dataset.")
     _check_rules(config)
     return config
+
+
+def _frontier_protocol(node: dict) -> dict:
+    """:data:`~experiments.schema.FRONTIER_PROTOCOL` for the protocol node of an
+    ``oracle_frontier`` setting, whichever protocol it was composed from (the experiment
+    only sets ``protocol.kind``); ConfigError if it sets a parameter, which no oracle of
+    the frontier would use (each is built with its defaults)."""
+    if node.get("name") != FRONTIER_PROTOCOL["name"]:
+        node = typed(node, protocol_schema(str(node.get("name"))), "protocol.")
+    unused = sorted(k for k, v in node.items() if v is not None and k not in FRONTIER_PROTOCOL)
+    if unused:
+        raise ConfigError(
+            f"protocol.{unused[0]}: the oracle_frontier trial builds every registered oracle "
+            f"with its defaults, so it uses no protocol parameter; got {node[unused[0]]!r}"
+        )
+    return dict(FRONTIER_PROTOCOL)
 
 
 def _check_rules(config: dict) -> None:
@@ -135,7 +157,8 @@ def _check_rules(config: dict) -> None:
     its class's checks, run on the real data by :func:`experiments.preflight.preflight`.
     """
     protocol, dataset, options = config["protocol"], config["dataset"], config["options"]
-    kind = registry.get(protocol["name"]).kind
+    frontier = protocol["kind"] == FRONTIER_PROTOCOL["kind"]
+    kind = "oracle" if frontier else registry.get(protocol["name"]).kind
     allowed = KIND_TRIALS[kind]
     if protocol["kind"] not in allowed:
         raise ConfigError(

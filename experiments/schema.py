@@ -40,6 +40,10 @@ TRIAL_KINDS = (
 )
 #: The trial kinds that run a frequency oracle (``oracle_frontier``: every registered one).
 ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal", "oracle_frontier")
+#: The protocol node of every ``oracle_frontier`` setting: its trial builds every registered
+#: oracle with its defaults, so the node names none of them (``*`` is no protocol's name);
+#: each row names the oracle it measures in its metric (``sq_error_n.<NAME>``, ...).
+FRONTIER_PROTOCOL = {"name": "*", "kind": "oracle_frontier", "label": "every registered oracle"}
 
 
 class ConfigError(ValueError):

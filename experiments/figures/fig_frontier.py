@@ -2,10 +2,10 @@
 
 Every oracle the registry holds when the experiment runs (plug-ins included) is placed,
 per (d, ε) panel, by three costs read from the ``oracle_frontier`` table
-(:func:`experiments.trials.oracle_frontier_trial`): Var[ĉ(v)]/n of a value nobody holds
-(the exact closed form where the oracle declares one that applies, else the sampled
-engine's measured mean square), the bits of one report, and the server's seconds to
-decode n = 10,000 real reports over the whole domain (median over trials).  An oracle is
+(:func:`experiments.kinds.oracle_frontier.oracle_frontier_trial`): Var[ĉ(v)]/n of a value
+nobody holds (the exact closed form where the oracle declares one that applies, else the
+sampled engine's measured mean square), the bits of one report, and the server's seconds
+to decode n = 10,000 real reports over the whole domain (median over trials).  An oracle is
 on the frontier when no other is at least as good on all three and better on one; the
 text under the panels names the frontier of each panel, computed from the table.
 

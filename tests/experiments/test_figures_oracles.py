@@ -18,12 +18,13 @@ from experiments.figures import fig_oracle_mse_kosarak as mse
 from experiments.figures import fig_oracle_multiple_questions as questions
 from experiments.figures import fig_oracle_variance as variance
 from experiments.figures.spec import ClaimCheck
+from experiments.kinds.multiple_questions import multiple_questions_trial
+from experiments.kinds.oracle import oracle_trial
 from experiments.preflight import preflight
 from experiments.run import run_settings
 from experiments.schema import ConfigError
 from experiments.seeding import trial_streams
 from experiments.settings import make_setting
-from experiments.trials import multiple_questions_trial, oracle_trial
 from ldp.theory import multiple_questions_variance
 
 from .test_figure_colours import check_series_colours

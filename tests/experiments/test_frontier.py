@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from experiments.figures.fig_frontier import FIGURE, advice, costs, frontier, with_frontier
+from experiments.kinds.oracle_frontier import report_bits
 from experiments.results import FRONTIER_SKIPS
 from experiments.run import run_settings
-from experiments.trials import report_bits
+from experiments.schema import FRONTIER_PROTOCOL, ConfigError
 from ldp import registry
 from ldp.oracles import GRR, OLH, OUE, PureOracle
 
@@ -72,6 +74,24 @@ def test_every_registered_oracle_is_placed_or_skipped_with_a_reason(settings_of,
     figure = FIGURE.draw(table)
     assert len(figure.axes) == 1 and figure.texts
     assert [c.verdict for c in FIGURE.claims(table)]  # claims are computed (never empty)
+
+
+def test_each_row_names_its_oracle_and_the_setting_names_none(settings_of) -> None:
+    (setting,) = settings_of(*SMALL, "n_trials=1")
+    assert setting.config["protocol"] == FRONTIER_PROTOCOL  # composed from OLH's node
+    _, store = run_settings([setting])
+    table, _ = store.load()
+    assert set(table["protocol.name"]) == {"*"}  # no registered protocol is named "*"
+    assert set(table["protocol.label"]) == {"every registered oracle"}
+    what, dot, oracle = table["metric"].str.partition(".").T.to_numpy()
+    assert (dot == ".").all() and set(what) <= {"sq_error_n", "bits", "decode_s", "skipped"}
+    assert set(oracle) == set(registry.protocols("oracle"))
+    assert (table[what == "bits"].groupby(oracle[what == "bits"]).size() == 1).all()
+
+
+def test_a_protocol_parameter_is_refused_as_no_frontier_oracle_uses_it(settings_of) -> None:
+    with pytest.raises(ConfigError, match=r"^protocol\.g: the oracle_frontier trial builds"):
+        settings_of(*SMALL, "protocol.g=3")
 
 
 def test_frontier_is_the_non_dominated_set() -> None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from experiments.kinds.oracle import adversary_rows
 from experiments.settings import make_setting
-from experiments.trials import adversary_rows, run_trial
+from experiments.trials import run_trial
 from ldp.adversary import adversary_success
 from ldp.heavy_hitters.base import HeavyHitterResult
 from ldp.oracles import ORACLES
