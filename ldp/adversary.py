@@ -413,7 +413,7 @@ def pushed_prior(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.
         if changed is not None:
             starts = np.flatnonzero(np.r_[True, changed])
             return keys[starts], np.maximum.reduceat(weights, starts)
-    from ldp.oracles.base import row_keys
+    from ldp.bits import row_keys
 
     _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
     rho = np.zeros(first.shape[0])

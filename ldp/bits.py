@@ -320,3 +320,12 @@ def format_value(value: object, m: int, *, text: bool = False) -> str:
     if text and m % 8 == 0 and m > 0:
         return repr(int_to_bytes(integer, m // 8).decode("latin-1"))
     return f"0x{integer:0{max(1, -(-m // 4))}x}"
+
+
+def row_keys(values: np.ndarray) -> np.ndarray:
+    """A 1-D sortable view of values: integers as they are, word rows as opaque bytes."""
+    array = np.asarray(values)
+    if array.ndim == 1:
+        return array
+    rows = np.ascontiguousarray(array)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]

@@ -25,9 +25,9 @@ from typing import Any, Literal
 import numpy as np
 
 from ldp import bits, registry
+from ldp.bits import row_keys
 from ldp.oracles import FrequencyOracle
 from ldp.oracles.base import lookup as lookup  # re-exported for callers such as the notebooks
-from ldp.oracles.base import row_keys
 from ldp.validation import ParameterError, check_generator, check_int
 
 Engine = Literal["sampled", "reports"]

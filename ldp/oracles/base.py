@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import budget, theory
+from ldp.bits import row_keys
 from ldp.validation import (
     ParameterError,
     check_counts,
@@ -44,15 +45,6 @@ def check_variance_input(n_users: object, true_count: object) -> tuple[int, floa
     if not 0 <= true_count <= n_users:
         raise ValueError(f"true_count must lie in [0, n_users = {n_users}], got {true_count}")
     return n_users, float(true_count)
-
-
-def row_keys(values: np.ndarray) -> np.ndarray:
-    """A 1-D sortable view of values: integers as they are, word rows as opaque bytes."""
-    array = np.asarray(values)
-    if array.ndim == 1:
-        return array
-    rows = np.ascontiguousarray(array)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
 
 
 def has_duplicates(values: np.ndarray) -> bool:

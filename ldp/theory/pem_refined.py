@@ -60,14 +60,6 @@ NODES = 24
 BINS = 64
 
 
-def _row_keys(prefixes: np.ndarray) -> np.ndarray:
-    """1-D sortable keys of prefixes (integers, or word rows viewed as bytes)."""
-    if prefixes.ndim == 1:
-        return prefixes
-    rows = np.ascontiguousarray(prefixes)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
-
-
 def _survival(x: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """P(N(mean, sd^2) > x)."""
     return special.ndtr((mean - x) / sd)
@@ -418,7 +410,7 @@ def refined_identification(
         config.lengths, config.fractions, config.domain_sizes, config.candidate_sizes, strict=True
     ):
         _, first, inverse = np.unique(
-            _row_keys(bits.prefix(values, m, ell)), return_index=True, return_inverse=True
+            bits.row_keys(bits.prefix(values, m, ell)), return_index=True, return_inverse=True
         )
         inverse = inverse.ravel()
         frequencies = np.bincount(inverse, weights=counts) / n
