@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from omegaconf import OmegaConf
 
 from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
