@@ -175,8 +175,9 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     grows = full[high][0] > full[low][0]
     verdict = both("reproduced" if big else "differs", "reproduced" if grows else "differs")
     ours = f"MSE of full one-time {name} over {reference}'s: {_ratio_text(full)}"
-    for other in (other for other in standins if ratios.get(other)):
-        ours += f"; {other} over {reference} on the same data: {_ratio_text(ratios[other])}"
+    for other in standins:
+        if ratios.get(other):
+            ours += f"; {other} over {reference} on the same data: {_ratio_text(ratios[other])}"
     n = int(table.loc[table["experiment"] == RAPPOR_EXPERIMENT, "n"].iloc[0])
     return ClaimCheck(
         source="USENIX'17 slides 'Experiments Highlights' (Kosarak), RAPPOR itself",
