@@ -23,6 +23,7 @@ from experiments.schema import (
     KIND_TRIALS,
     Config,
     ConfigError,
+    FigureConfig,
     TrialOptions,
     protocol_schema,
 )
@@ -32,11 +33,12 @@ from ldp import registry
 def _check_value(key: str, value: Any, meta: dict) -> None:
     if value is None:
         return
-    if "registry" in meta:  # the name of a registered protocol of that kind
-        try:
-            registry.get(str(value), meta["registry"])
-        except registry.RegistryError as error:
-            raise ConfigError(f"{key}: {error}") from None
+    if "registry" in meta:  # the name of a registered protocol of that kind (or a list)
+        for name in value if isinstance(value, list | tuple) else [value]:
+            try:
+                registry.get(str(name), meta["registry"])
+            except registry.RegistryError as error:
+                raise ConfigError(f"{key}: {error}") from None
         return
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(f"{key}: must be one of {', '.join(meta['choices'])}; got {value!r}")
@@ -126,6 +128,7 @@ def check_config(cfg: DictConfig | dict) -> dict:
     dataset = typed(raw["dataset"], DATASET_SCHEMAS[dataset_name], "dataset.")
     root = typed({**raw, "protocol": {}, "dataset": {}}, Config, "")
     config = {**root, "protocol": protocol, "dataset": dataset}
+    config["figure"] = check_figure(config["figure"])
     _check_fields(config, Config)
     if not frontier:
         _check_fields(protocol, protocol_schema(protocol["name"]), "protocol.")
@@ -148,6 +151,24 @@ def _frontier_protocol(node: dict) -> dict:
             f"with its defaults, so it uses no protocol parameter; got {node[unused[0]]!r}"
         )
     return dict(FRONTIER_PROTOCOL)
+
+
+def check_figure(node: dict | None) -> dict[str, list[str]]:
+    """Check an experiment's ``figure`` block (:class:`experiments.schema.FigureConfig`);
+    return it with every protocol in the registry's spelling (``olh`` -> ``OLH``).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the field: an unknown key, a value that is not a list of names,
+        or a name no protocol is registered under.
+    """
+    for key, value in (node or {}).items():
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"figure.{key}: must be a list of protocol names, got {value!r}")
+    figure = typed(node or {}, FigureConfig, "figure.")
+    _check_fields(figure, FigureConfig, "figure.")
+    return {key: [registry.get(name).name for name in names] for key, names in figure.items()}
 
 
 def _check_rules(config: dict) -> None:

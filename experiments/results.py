@@ -3,17 +3,24 @@ summary per group, what a metric's rows mean, and the protocol a row was measure
 
 Figures use this module, never the Hydra app or the trial code: a table's ``protocol.*``
 columns give back the protocol node (:func:`protocol_from_row`), built as the trial built
-it (:func:`build_protocol`, :func:`build_heavy_hitter`) to draw its closed forms.
+it (:func:`build_protocol`, :func:`build_heavy_hitter`) to draw its closed forms; the
+protocols a paper's comparison names come from the experiment's ``figure:`` block
+(:func:`figure_config`), so a figure's code names none.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
 from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
+from experiments.check import check_figure
+from experiments.schema import FigureConfig
 
 __all__ = [
     "FRONTIER_SKIPS",
@@ -21,6 +28,7 @@ __all__ = [
     "SHUFFLE_DELTA",
     "build_heavy_hitter",
     "build_protocol",
+    "figure_config",
     "label_of",
     "per_trial",
     "protocol_from_row",
@@ -44,6 +52,24 @@ FRONTIER_SKIPS = {
 
 #: Values nobody holds whose estimates measure an oracle's variance (the first ones).
 FRONTIER_VALUES = 256
+
+
+#: Where the experiment configs live.
+EXPERIMENT_DIR = Path(__file__).resolve().parent.parent / "conf" / "experiment"
+
+
+@functools.cache
+def figure_config(experiment: str) -> FigureConfig:
+    """The ``figure:`` block of ``conf/experiment/<experiment>.yaml``, checked: the
+    protocols the figure reproduces in legend order (``series``), its reference
+    (``reference``) and its claims' subjects (``subjects``), in the registry's spelling.
+
+    It is read from the file itself (a figure-level key, written in the experiment's own
+    yaml, not composed into a setting); ConfigError if a name is not registered.
+    """
+    node = OmegaConf.load(EXPERIMENT_DIR / f"{experiment}.yaml").get("figure")
+    container = OmegaConf.to_container(node, resolve=True) if node is not None else {}
+    return FigureConfig(**check_figure(container))
 
 
 def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:

@@ -252,6 +252,30 @@ class TrialOptions:
 
 
 @dataclass
+class FigureConfig:
+    """The paper comparison that a figure drawn from this experiment reproduces.
+
+    Set in the experiment's own yaml (``figure:``) and read by its figure module through
+    :func:`experiments.results.figure_config`, so a figure's code names no protocol.  Each
+    list holds registered protocol names (any case; kept in the registry's spelling).  Not
+    part of any setting: it is in :data:`RUN_ONLY_FIELDS`, so it never changes a key.
+    """
+
+    #: the protocols the figure reproduces, in legend order
+    series: typing.List[str] = field(  # noqa: UP006 (OmegaConf wants typing.List)
+        default_factory=list, metadata={"registry": None}
+    )
+    #: the reference of the comparison: a closed-form line, a ratio's denominator
+    reference: typing.List[str] = field(  # noqa: UP006
+        default_factory=list, metadata={"registry": None}
+    )
+    #: the protocols the figure's claims are about (compared with the reference)
+    subjects: typing.List[str] = field(  # noqa: UP006
+        default_factory=list, metadata={"registry": None}
+    )
+
+
+@dataclass
 class Config:
     """The root config; its top-level names are the public override interface."""
 
@@ -274,6 +298,7 @@ class Config:
     #: estimate the run's time up front and warn above this many minutes (None: no estimate)
     warn_minutes: float | None = ranged(10.0, ge=0)
     options: TrialOptions = field(default_factory=TrialOptions)
+    figure: FigureConfig = field(default_factory=FigureConfig)  #: what its figure compares
 
 
 #: Fields that change how a run goes but never what a trial computes: not in the key.
@@ -289,6 +314,7 @@ RUN_ONLY_FIELDS = (
     "dask_scheduler",
     "rerun",
     "warn_minutes",
+    "figure",
 )
 
 

@@ -15,7 +15,10 @@ How to add a figure
 2. Write ``experiments/figures/fig_<name>.py`` with ``draw(table) -> Figure`` reading only
    the tidy table (columns: ``metric``, ``item``, ``value``, ``analytic``, the flattened
    parameters such as ``epsilon``, ``protocol.name``, ``protocol.label``, ``engine``,
-   ``dataset.name``) and closed forms from :mod:`ldp.theory`; colours, markers and the
+   ``dataset.name``) and closed forms from :mod:`ldp.theory`.  The protocols a claim
+   compares are data, never names in the code: a ``figure:`` block in the yaml
+   (``series``, ``subjects``, ``reference``), read by
+   :func:`experiments.results.figure_config`.  Colours, markers and the
    theme from :mod:`experiments.figures.style`.  End it with ``FIGURE = FigureSpec(...)``
    (name, experiment, draw, title, caption, claim, quick overrides, ``order`` in the
    gallery, and ``claims(table) -> list[ClaimCheck]`` for ``results/REPRODUCTION.md``).  The

@@ -19,11 +19,13 @@ from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import build_protocol, protocol_from_row, summary
+from experiments.results import build_protocol, figure_config, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
-SKETCHES = ("CMS", "HCMS")
+#: The sketches (``subjects``: points and exact lines) and the Table 1 references
+#: (``reference``: closed-form lines), from ``cms_variance``'s ``figure:`` block.
+COMPARISON = figure_config("cms_variance")
 #: Family-wise false-alarm rate of the variance claims (a max over every setting).
 FAMILY_ALPHA = 0.01
 #: Offsets of the two engines' points: added on the ε axis, multiplied on the m axis.
@@ -75,7 +77,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     by_eps = rows[rows["experiment"] == "cms_variance"]
     by_m = rows[rows["experiment"] == "cms_width"]
     figure, axes = plt.subplots(1, 2, figsize=(10.4, 4.2))
-    names = style.order(list(dict.fromkeys([*rows["protocol.name"].unique(), "OLH", "OUE"])))
+    names = style.order(
+        list(dict.fromkeys([*rows["protocol.name"].unique(), *COMPARISON.reference]))
+    )
     ax = axes[0]
     if len(by_eps):
         grid = np.linspace(by_eps["epsilon"].min(), by_eps["epsilon"].max(), 60)
@@ -85,7 +89,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if mine.empty:
                 continue
             colour = style.color(name)
-            if name in SKETCHES:
+            if name in COMPARISON.subjects:
                 line = exact_line(mine.iloc[0], grid)
             else:
                 line = table1_variance(name, grid, d)
@@ -100,17 +104,19 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         epsilon = float(by_m["epsilon"].iloc[0])
         d = int(by_m["options.domain_size"].iloc[0])
         widths = np.unique(by_m["protocol.m"].astype(int))
-        for name in ("OLH", "OUE"):
+        for name in COMPARISON.reference:
             ax.axhline(float(table1_variance(name, epsilon, d)), color=style.color(name), lw=1.0)
-        for name in SKETCHES:
+        for name in COMPARISON.subjects:
             mine = by_m[by_m["protocol.name"] == name]
             if mine.empty:
                 continue
             colour = style.color(name)
             fine = np.unique(np.geomspace(widths.min(), widths.max(), 40).astype(int))
-            if name == "HCMS":
-                fine = widths
-            ax.plot(fine, exact_line(mine.iloc[0], epsilon, fine), color=colour, lw=1.0)
+            try:
+                line = exact_line(mine.iloc[0], epsilon, fine)
+            except ValueError:  # a width the sketch refuses (a Hadamard one: not 2^j)
+                fine, line = widths, exact_line(mine.iloc[0], epsilon, widths)
+            ax.plot(fine, line, color=colour, lw=1.0)
             _points(ax, mine, "protocol.m", colour, log_x=True)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -131,7 +137,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     rows = table[(table["metric"] == METRIC) & table["item"].isna()]
     out = []
     for experiment, x in (("cms_variance", "epsilon"), ("cms_width", "protocol.m")):
-        mine = rows[(rows["experiment"] == experiment) & rows["protocol.name"].isin(SKETCHES)]
+        sketches = rows["protocol.name"].isin(COMPARISON.subjects)
+        mine = rows[(rows["experiment"] == experiment) & sketches]
         if mine.empty:
             continue
         gaps, trials = [], []
@@ -150,7 +157,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         bound = float(stats.t.isf(FAMILY_ALPHA / (2 * len(gaps)), df=min(trials) - 1))
         out.append(
             ClaimCheck(
-                source=f"Apple 2017, CMS/HCMS variance ({experiment})",
+                source=f"Apple 2017, {'/'.join(COMPARISON.subjects)} variance ({experiment})",
                 paper="f(v) unbiased; Var = pure-protocol variance + collisions/(k(m-1))",
                 ours=f"largest |mean - exact| over {len(gaps)} settings: {worst:.1f} SE",
                 tolerance=(

@@ -17,7 +17,12 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, protocol_from_row
+from experiments.results import build_protocol, figure_config, protocol_from_row
+
+#: The pooled-hashing oracle against k' (``subjects``) and the oracle it speeds up
+#: (``reference``: a dashed level), from ``oracle_flh_pool``'s ``figure:`` block.
+COMPARISON = figure_config("oracle_flh_pool")
+(POOL,), (REFERENCE,) = COMPARISON.subjects, COMPARISON.reference
 
 
 def _point_counts(d: int, n: int) -> np.ndarray:
@@ -34,8 +39,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     markers = {1.0: "o", 4.0: "s"}
     for epsilon in sorted(errors["epsilon"].unique()):
         marker = markers.get(float(epsilon), "D")
-        flh = errors[(errors["protocol.name"] == "FLH") & (errors["epsilon"] == epsilon)]
-        olh = errors[(errors["protocol.name"] == "OLH") & (errors["epsilon"] == epsilon)]
+        flh = errors[(errors["protocol.name"] == POOL) & (errors["epsilon"] == epsilon)]
+        olh = errors[(errors["protocol.name"] == REFERENCE) & (errors["epsilon"] == epsilon)]
         if len(flh):
             pools = np.sort(flh["protocol.k_prime"].unique()).astype(int)
             means = flh.groupby("protocol.k_prime")["value"].mean()
@@ -48,26 +53,28 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 / n
                 for k in pools
             ]
-            left.plot(pools, exact, color=style.color("FLH"), lw=1)
-            left.plot(means.index, means.to_numpy(), marker, color=style.color("FLH"), ms=5)
-            timed = seconds[(seconds["protocol.name"] == "FLH") & (seconds["epsilon"] == epsilon)]
+            left.plot(pools, exact, color=style.color(POOL), lw=1)
+            left.plot(means.index, means.to_numpy(), marker, color=style.color(POOL), ms=5)
+            timed = seconds[(seconds["protocol.name"] == POOL) & (seconds["epsilon"] == epsilon)]
             median = timed.groupby("protocol.k_prime")["value"].median()
-            right.plot(median.index, median.to_numpy(), marker + "-", color=style.color("FLH"))
+            right.plot(median.index, median.to_numpy(), marker + "-", color=style.color(POOL))
         if len(olh):
             d, n = int(olh["options.domain_size"].iloc[0]), int(olh["dataset.n"].iloc[0])
             oracle = build_protocol(protocol_from_row(olh.iloc[0]), float(epsilon), domain_size=d)
-            left.axhline(oracle.variance(n) / n, color=style.color("OLH"), ls="--", lw=1)
-            timed = seconds[(seconds["protocol.name"] == "OLH") & (seconds["epsilon"] == epsilon)]
+            left.axhline(oracle.variance(n) / n, color=style.color(REFERENCE), ls="--", lw=1)
+            timed = seconds[
+                (seconds["protocol.name"] == REFERENCE) & (seconds["epsilon"] == epsilon)
+            ]
             if len(timed):
-                right.axhline(timed["value"].median(), color=style.color("OLH"), ls="--", lw=1)
+                right.axhline(timed["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("pool size k'")
         ax.set_ylabel(label)
     handles = [
-        Line2D([], [], color=style.color("FLH"), label="FLH (exact: variance_given_counts)"),
-        Line2D([], [], color=style.color("OLH"), ls="--", label="OLH"),
+        Line2D([], [], color=style.color(POOL), label=f"{POOL} (exact: variance_given_counts)"),
+        Line2D([], [], color=style.color(REFERENCE), ls="--", label=REFERENCE),
         Line2D([], [], color="0.3", marker="o", ls="", label="ε = 1"),
         Line2D([], [], color="0.3", marker="s", ls="", label="ε = 4"),
     ]
@@ -80,14 +87,14 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """FLH's aggregation is faster than OLH's; its error approaches OLH's as k' grows."""
     seconds = table[table["metric"] == "server_seconds"]
     errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
-    flh_t = seconds[seconds["protocol.name"] == "FLH"]
-    olh_t = seconds[seconds["protocol.name"] == "OLH"]
+    flh_t = seconds[seconds["protocol.name"] == POOL]
+    olh_t = seconds[seconds["protocol.name"] == REFERENCE]
     if flh_t.empty or olh_t.empty:
         return []
     by_pool = flh_t.groupby("protocol.k_prime")["value"].median()
     speedups = olh_t["value"].median() / by_pool
-    flh_e = errors[errors["protocol.name"] == "FLH"].groupby(["epsilon", "protocol.k_prime"])
-    olh_e = errors[errors["protocol.name"] == "OLH"].groupby("epsilon")["value"].mean()
+    flh_e = errors[errors["protocol.name"] == POOL].groupby(["epsilon", "protocol.k_prime"])
+    olh_e = errors[errors["protocol.name"] == REFERENCE].groupby("epsilon")["value"].mean()
     ratios = (flh_e["value"].mean() / olh_e.reindex(flh_e["value"].mean().index, level=0)).unstack()
     largest, smallest = int(by_pool.index.max()), int(by_pool.index.min())
     fast = bool((speedups > 1).all())
@@ -99,14 +106,16 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             paper="FLH trades a little accuracy for much faster aggregation than OLH; its "
             "error tends to OLH's as the pool grows",
             ours=(
-                f"OLH/FLH server time {speedups.loc[largest]:.1f}x at k' = {largest} and "
-                f"{speedups.loc[smallest]:.1f}x at k' = {smallest}; FLH/OLH MSE (all users on "
-                f"one value, FLH's worst case) {ratios[smallest].max():.3g} at k' = {smallest}, "
+                f"{REFERENCE}/{POOL} server time {speedups.loc[largest]:.1f}x at k' = "
+                f"{largest} and {speedups.loc[smallest]:.1f}x at k' = {smallest}; "
+                f"{POOL}/{REFERENCE} MSE (all users on one value, {POOL}'s worst case) "
+                f"{ratios[smallest].max():.3g} at k' = {smallest}, "
                 f"{ratios[largest].max():.3g} at k' = {largest}"
             ),
             tolerance=(
-                "orderings: 'faster' read as OLH/FLH median server time > 1 at every k'; "
-                "'tends to OLH's' read as the FLH/OLH MSE ratio falling as k' grows"
+                f"orderings: 'faster' read as {REFERENCE}/{POOL} median server time > 1 at "
+                f"every k'; 'tends to {REFERENCE}'s' read as the {POOL}/{REFERENCE} MSE ratio "
+                "falling as k' grows"
             ),
             verdict=both(
                 "reproduced" if fast else "differs",

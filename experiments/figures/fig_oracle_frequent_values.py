@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import label_of, sources_text, summary
+from experiments.results import figure_config, label_of, sources_text, summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -138,13 +138,15 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     spread = 1 / math.sqrt(2 * max(trials, 1))
     ranking = score.sort_values("rmse")
     listed = ", ".join(f"{name} {100 * row['rmse']:.3f}%" for name, row in ranking.iterrows())
-    needed = {"OLH", "SUE", "BLH"}
-    if not needed <= set(score.index):
+    comparison = figure_config("oracle_frequent_values")
+    (reference,), subjects = comparison.reference, comparison.subjects
+    if not {reference, *subjects} <= set(score.index):
         return []
-    olh = score.loc["OLH", "rmse"]
-    margins = {name: score.loc[name, "rmse"] / olh for name in ("SUE", "BLH")}
+    olh = score.loc[reference, "rmse"]
+    margins = {name: score.loc[name, "rmse"] / olh for name in subjects}
+    ratios = [f"{name}/{reference}" for name in subjects]
     # per item the RMSE carries ~1/√(2t) relative noise; averaging 30 items shrinks it
-    noise = 2 * spread / math.sqrt(int(score.loc["OLH", "items"]))
+    noise = 2 * spread / math.sqrt(int(score.loc[reference, "items"]))
     better = all(margin > 1 + 2 * noise for margin in margins.values())
     return [
         ClaimCheck(
@@ -153,16 +155,18 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             "RAPPOR (SUE); the slides give the figure, no number",
             ours=(
                 f"RMSE of the frequency estimate, mean over the top {int(stats['item'].max())} "
-                f"items at ε = {_epsilon(table)} ({trials} runs): {listed}; SUE/OLH = "
-                f"{margins['SUE']:.2f}, BLH/OLH = {margins['BLH']:.2f}"
+                f"items at ε = {_epsilon(table)} ({trials} runs): {listed}; "
+                + ", ".join(f"{r} = {m:.2f}" for r, m in zip(ratios, margins.values(), strict=True))
             ),
             tolerance=(
-                f"'more accurately' read as SUE/OLH and BLH/OLH RMSE ratios above 1 + "
+                f"'more accurately' read as {' and '.join(ratios)} RMSE ratios above 1 + "
                 f"{2 * noise:.3f}: two standard errors of a ratio of mean RMSEs "
-                f"(≈ 1/√(2t) relative per item over {int(score.loc['OLH', 'items'])} items)"
+                f"(≈ 1/√(2t) relative per item over {int(score.loc[reference, 'items'])} items)"
             ),
             verdict="reproduced" if better else "differs",
-            reason="" if better else "OLH is not clearly ahead of SUE and BLH here",
+            reason=""
+            if better
+            else f"{reference} is not clearly ahead of {' and '.join(subjects)} here",
         )
     ]
 

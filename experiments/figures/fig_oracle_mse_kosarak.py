@@ -22,7 +22,14 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, both, chance_beyond, largest_z
-from experiments.results import build_protocol, label_of, protocol_from_row, sources_text, summary
+from experiments.results import (
+    build_protocol,
+    figure_config,
+    label_of,
+    protocol_from_row,
+    sources_text,
+    summary,
+)
 
 METRIC = "sq_error_n"
 #: Full one-time RAPPOR beside SUE and OLH on Kosarak's top items (read by the claims only).
@@ -134,9 +141,10 @@ def rappor_ratios(table: pd.DataFrame) -> dict[str, dict[float, tuple[float, flo
         return {}
     stats = mse_stats(table[table["experiment"] == RAPPOR_EXPERIMENT])
     out: dict[str, dict[float, tuple[float, float]]] = {}
-    for name in ("RAPPOR", "SUE"):
+    (reference,) = figure_config(RAPPOR_EXPERIMENT).reference
+    for name in figure_config(RAPPOR_EXPERIMENT).subjects:
         for epsilon in sorted(stats["epsilon"].unique()):
-            row, olh = _at(stats, name, epsilon), _at(stats, "OLH", epsilon)
+            row, olh = _at(stats, name, epsilon), _at(stats, reference, epsilon)
             if row is None or olh is None:
                 continue
             ratio = row["mean"] / olh["mean"]
@@ -153,16 +161,23 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     """Full one-time RAPPOR against OLH on Kosarak's top items: the paper's claim for the
     protocol it names, where SUE (basic RAPPOR) stands in on the whole domain."""
     ratios = rappor_ratios(table)
-    full = ratios.get("RAPPOR", {})
+    comparison = figure_config(RAPPOR_EXPERIMENT)
+    name, standins, (reference,) = (
+        comparison.subjects[0],
+        comparison.subjects[1:],
+        comparison.reference,
+    )
+    full = ratios.get(name, {})
     if len(full) < 2:
         return None
     low, high = min(full), max(full)
     big = full[high][0] >= 10
     grows = full[high][0] > full[low][0]
     verdict = both("reproduced" if big else "differs", "reproduced" if grows else "differs")
-    ours = f"MSE of full one-time RAPPOR over OLH's: {_ratio_text(full)}"
-    if ratios.get("SUE"):
-        ours += f"; SUE over OLH on the same data: {_ratio_text(ratios['SUE'])}"
+    ours = f"MSE of full one-time {name} over {reference}'s: {_ratio_text(full)}"
+    for other in standins:
+        if ratios.get(other):
+            ours += f"; {other} over {reference} on the same data: {_ratio_text(ratios[other])}"
     n = int(table.loc[table["experiment"] == RAPPOR_EXPERIMENT, "n"].iloc[0])
     return ClaimCheck(
         source="USENIX'17 slides 'Experiments Highlights' (Kosarak), RAPPOR itself",
@@ -188,40 +203,42 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation; full
     RAPPOR's lead over OLH on Kosarak's top items."""
     rappor = rappor_claim(table)
-    full = rappor_ratios(table).get("RAPPOR", {})
+    full = rappor_ratios(table).get(figure_config(RAPPOR_EXPERIMENT).subjects[0], {})
+    comparison = figure_config("oracle_mse_kosarak")
+    (reference,) = comparison.reference
     table = main_rows(table)
     stats = mse_stats(table)
     out: list[ClaimCheck] = []
     if stats.empty:
         return out
     top = float(stats["epsilon"].max())
-    olh = _at(stats, "OLH", top)
-    others = [(name, _at(stats, name, top)) for name in ("BLH", "SUE")]
+    olh = _at(stats, reference, top)
+    others = [(name, _at(stats, name, top)) for name in comparison.subjects]
     if olh is not None and all(row is not None for _, row in others):
         parts, big = [], []
         for name, row in others:
             ratio = row["mean"] / olh["mean"]
             # relative standard errors add in quadrature for a ratio of independent means
             rel = math.hypot(row["se"] / row["mean"], olh["se"] / olh["mean"])
-            parts.append(f"{name}/OLH = {ratio:.2f} ± {2 * rel * ratio:.2f}")
+            parts.append(f"{name}/{reference} = {ratio:.2f} ± {2 * rel * ratio:.2f}")
             big.append(ratio >= 10)
         ours = (
             f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): "
             f"{'; '.join(parts)} (±2 SE)"
         )
         bottom = float(stats["epsilon"].min())
-        low = {name: _at(stats, name, bottom) for name in ("OLH", "BLH", "SUE")}
-        if low["OLH"] is None:
+        low = {name: _at(stats, name, bottom) for name in (reference, *comparison.subjects)}
+        if low[reference] is None:
             bottom = top
         if bottom < top and all(row is not None for row in low.values()):
-            ours += (
-                f"; at ε = {bottom:g}: BLH/OLH = {low['BLH']['mean'] / low['OLH']['mean']:.2f}, "
-                f"SUE/OLH = {low['SUE']['mean'] / low['OLH']['mean']:.2f}"
+            ours += f"; at ε = {bottom:g}: " + ", ".join(
+                f"{name}/{reference} = {low[name]['mean'] / low[reference]['mean']:.2f}"
+                for name in comparison.subjects
             )
         grows = [
             bottom < top
             and low[name] is not None
-            and row["mean"] / olh["mean"] > low[name]["mean"] / low["OLH"]["mean"]
+            and row["mean"] / olh["mean"] > low[name]["mean"] / low[reference]["mean"]
             for name, row in others
         ]
         verdict = both(

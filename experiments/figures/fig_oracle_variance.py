@@ -21,8 +21,13 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
-from experiments.results import build_protocol, label_of, protocol_from_row, summary
+from experiments.results import build_protocol, figure_config, label_of, protocol_from_row, summary
 from ldp.theory import table1_variance
+
+#: Table 1's comparisons (``oracle_variance``'s ``figure:`` block): ``reference`` the
+#: hashing oracle both claims divide by; ``subjects`` the one with the same variance, then
+#: the one whose lead depends on d and ε.
+COMPARISON = figure_config("oracle_variance")
 
 METRIC = "sq_error_n"
 #: Horizontal offset of the two engines' points, so their error bars do not overlap.
@@ -231,7 +236,8 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
             f"± {200 * row['se'] / row['table1']:.1f}% (2 SE; {row['protocol']}, "
             f"{row['engine']}, ε = {row['epsilon']:g})"
         )
-    olh = stats[stats["protocol"] == "OLH"]
+    (reference,) = COMPARISON.reference
+    olh = stats[stats["protocol"] == reference]
     olh_gap = float((olh["exact"] / olh["table1"] - 1).abs().max()) if len(olh) else 0.0
     ok = math.isfinite(worst_z) and worst_z < Z_LIMIT
     return ClaimCheck(
@@ -242,7 +248,7 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
         ours=(
             f"{len(stats)} points ({stats['protocol'].nunique()} oracles × d × both engines × ε, "
             f"{int(stats['trials'].min())} trials each): {'; '.join(parts)}; against the "
-            f"exact expectation the largest |gap|/SE = {worst_z:.1f} (OLH's integer "
+            f"exact expectation the largest |gap|/SE = {worst_z:.1f} ({reference}'s integer "
             f"g = ⌈e^ε+1⌉ moves its exact variance up to {100 * olh_gap:.1f}% from the table's "
             "g = e^ε+1). At d = 2 a trial sees a single value, so a point's 2 SE is about ±40%"
         ),
@@ -259,8 +265,9 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
 
 def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, agree = [], []
+    (reference,), same = COMPARISON.reference, COMPARISON.subjects[0]
     for d in sorted(stats["d"].unique()):
-        olh, oue = _pooled(stats, "OLH", d), _pooled(stats, "OUE", d)
+        olh, oue = _pooled(stats, reference, d), _pooled(stats, same, d)
         both = olh.add_suffix("_olh").join(oue.add_suffix("_oue"), how="inner")
         if both.empty:
             continue
@@ -270,7 +277,7 @@ def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
         z = (ratio - exact) / (rel * ratio)
         agree.append(bool((z.abs() < 4).all()))
         parts.append(
-            f"d = {d}: OLH/OUE {ratio.min():.3f}-{ratio.max():.3f} (±2 SE up to "
+            f"d = {d}: {reference}/{same} {ratio.min():.3f}-{ratio.max():.3f} (±2 SE up to "
             f"{200 * (rel * ratio).max():.1f}%; exact with integer g "
             f"{exact.min():.3f}-{exact.max():.3f})"
         )
@@ -294,8 +301,9 @@ def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 
 def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, consistent = [], []
+    (reference,), name = COMPARISON.reference, COMPARISON.subjects[1]
     for d in sorted(stats["d"].unique()):
-        grr, olh = _pooled(stats, "GRR", d), _pooled(stats, "OLH", d)
+        grr, olh = _pooled(stats, name, d), _pooled(stats, reference, d)
         both = grr.add_suffix("_grr").join(olh.add_suffix("_olh"), how="inner")
         if both.empty:
             continue
@@ -306,11 +314,11 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
         consistent.append(bool((predicted == measured).all()))
         formula = math.log((d - 2) / 3) if d > 5 else -math.inf
         where = (
-            f"GRR better at all {len(eps)} ε"
+            f"{name} better at all {len(eps)} ε"
             if measured.all()
-            else f"GRR worse at all {len(eps)} ε"
+            else f"{name} worse at all {len(eps)} ε"
             if not measured.any()
-            else f"GRR better from ε = {eps[measured].min():g}"
+            else f"{name} better from ε = {eps[measured].min():g}"
         )
         # The measured ratio fitted as a + b e^{-ε} (Table 1's shape: 1/4 + (d-2)/(4e^ε))
         design = np.column_stack([np.ones_like(eps), np.exp(-eps)])
@@ -319,9 +327,10 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
         cross_text = (
             f"fitted crossing ε = {crossing:.2f} (formula ln((d-2)/3) = {formula:.2f})"
             if math.isfinite(formula)
-            else "no crossing (formula: GRR better at every ε > 0, since d < 5)"
+            else f"no crossing (formula: {name} better at every ε > 0, since d < 5)"
         )
-        parts.append(f"d = {d}: GRR/OLH {ratio.min():.2f}-{ratio.max():.2f}, {where}; {cross_text}")
+        ratios = f"{name}/{reference} {ratio.min():.2f}-{ratio.max():.2f}"
+        parts.append(f"d = {d}: {ratios}, {where}; {cross_text}")
     if not parts:
         return None
     ok = all(consistent)

@@ -37,23 +37,20 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     (the sensitivity lines are drawn, not judged)."""
     table = sec6.main_rows(table[np.isclose(table["k"], 16)])
     f1 = summary(table, "f1", ["dataset.name", "protocol.name", "epsilon"])
+    name, baselines = sec6.proposed(), sec6.comparison().reference
     at = {
-        name: sec6.pick(f1, dataset__name="url", protocol__name=name, epsilon=4.0)
-        for name in sec6.PROTOCOLS
+        p: sec6.pick(f1, dataset__name="url", protocol__name=p, epsilon=4.0)
+        for p in [name, *baselines]
     }
-    pem, mcm, spm = (
-        sec6.mean_of(f1, dataset__name="url", protocol__name=name, epsilon=4.0)
-        for name in ("PEM", "MCM", "SPM")
+    mean = {p: sec6.mean_of(f1, dataset__name="url", protocol__name=p, epsilon=4.0) for p in at}
+    pem = mean[name]
+    ours = f"URL (surrogate), ε = 4, {sec6.runs_note(table)}: {name} F1 {sec6.fmt(at[name])}; "
+    ours += "; ".join(
+        f"{p} {sec6.fmt(at[p])}"
+        + (f" (≈ {16 * mean[p]:.1f} of 16 found)" if mean[p] == mean[p] else "")
+        for p in baselines
     )
-    found = {
-        name: f" (≈ {16 * value:.1f} of 16 found)" if value == value else ""
-        for name, value in (("MCM", mcm), ("SPM", spm))
-    }
-    ours = (
-        f"URL (surrogate), ε = 4, {sec6.runs_note(table)}: PEM F1 {sec6.fmt(at['PEM'])}; "
-        f"MCM {sec6.fmt(at['MCM'])}{found['MCM']}; SPM {sec6.fmt(at['SPM'])}{found['SPM']}"
-    )
-    known = [value for value in (mcm, spm) if value == value]
+    known = [mean[p] for p in baselines if mean[p] == mean[p]]
     baseline = max(known) if known else float("nan")
     if pem >= 0.8 and baseline <= 0.25:
         verdict, reason = "reproduced", ""
@@ -91,7 +88,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ),
             ours=ours,
             measured=pem,
-            se=float(at["PEM"]["se"].iloc[0]) if len(at["PEM"]) else float("nan"),
+            se=float(at[name]["se"].iloc[0]) if len(at[name]) else float("nan"),
             tolerance=(
                 "from the paper's digits and its reading: PEM's 'F1 = 0.9 (more than ten "
                 "URLs)' as a mean F1 of at least 0.8; 'only two' (F1 ≈ 0.125) as the better "
@@ -102,16 +99,16 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         )
     ]
     wide = f1.pivot_table(index=["dataset.name", "epsilon"], columns="protocol.name", values="mean")
-    if "PEM" in wide:
-        others = wide.drop(columns="PEM").max(axis=1)
+    if name in wide:
+        others = wide.drop(columns=name).max(axis=1)
         # "best": PEM's mean is at least the best baseline's (ties at 1.0 count as best)
-        best = wide["PEM"] >= others - 0.02
+        best = wide[name] >= others - 0.02
         # "more so as ε grows": PEM's lead over the best baseline at each data set's largest
         # ε at least its lead at the smallest
-        lead = (wide["PEM"] - others).dropna()
+        lead = (wide[name] - others).dropna()
         grows = sec6.end_to_end(lead)
         losses = [
-            f"{d} ε = {e:g} (PEM {wide.loc[(d, e), 'PEM']:.2f} vs {others[(d, e)]:.2f})"
+            f"{d} ε = {e:g} ({name} {wide.loc[(d, e), name]:.2f} vs {others[(d, e)]:.2f})"
             for d, e in wide.index[~best.to_numpy()]
         ]
         out.append(
@@ -119,10 +116,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 source="PEM Sec. VI-B1 (Fig. 5)",
                 paper="PEM performs best among the three protocols, more so as ε grows",
                 ours=(
-                    f"PEM's mean F1 is the highest (within 0.02) at {int(best.sum())} of "
+                    f"{name}'s mean F1 is the highest (within 0.02) at {int(best.sum())} of "
                     f"{len(best)} (data set, ε) points"
                     + (f"; not at {', '.join(losses)}" if losses else "")
-                    + "; PEM's lead at the largest minus at the smallest ε: "
+                    + f"; {name}'s lead at the largest minus at the smallest ε: "
                     + ", ".join(f"{d} {change:+.2f}" for d, change in grows.items())
                 ),
                 tolerance=(

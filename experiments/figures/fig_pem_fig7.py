@@ -65,7 +65,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 [f"{t:g}\n({counts.get(t, float('nan')):.0f})" for t in thetas], fontsize=8
             )
             ax.set_xlabel("threshold θ (values with frequency ≥ θ)")
-    handles, labels = sec6.legend_entries(axes, [_label(n) for n in sec6.PROTOCOLS])
+    handles, labels = sec6.legend_entries(axes, [_label(n) for n in sec6.comparison().series])
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 5), bbox_to_anchor=(0.5, -0.03)
     )
@@ -80,12 +80,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     stats = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
     panel = stats[np.isclose(stats["protocol.threshold"], THETA)]
     wide = panel.pivot_table(index="epsilon", columns="protocol.name", values="mean")
-    if "PEM" not in wide or wide.shape[1] < 2:
+    name = sec6.proposed()
+    if name not in wide or wide.shape[1] < 2:
         return theta_claims(table)
-    gap = wide["PEM"] - wide.drop(columns="PEM").max(axis=1)
+    gap = wide[name] - wide.drop(columns=name).max(axis=1)
     listed = "; ".join(
-        f"ε = {e:g}: PEM {wide.loc[e, 'PEM']:.2f}, SPM {wide.loc[e].get('SPM', np.nan):.2f}, "
-        f"MCM {wide.loc[e].get('MCM', np.nan):.2f}"
+        f"ε = {e:g}: "
+        + ", ".join(f"{p} {wide.loc[e].get(p, np.nan):.2f}" for p in sec6.comparison().series)
         for e in wide.index
     )
     widest = float(gap.idxmax())
@@ -124,7 +125,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "advantage most profound at ε = 2"
             ),
             ours=(
-                f"mean F1 ({sec6.runs_note(table)}): {listed}; PEM's lead over the best "
+                f"mean F1 ({sec6.runs_note(table)}): {listed}; {name}'s lead over the best "
                 f"baseline is widest at ε = {widest:g} ({gap.max():+.2f}); at ε = 2 it is "
                 f"{gap.get(2.0, np.nan):+.2f}"
             ),
@@ -156,21 +157,19 @@ def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     counted = ", ".join(
         f"θ = {t:g}: {c:.0f}" for t, c in zip(truth["protocol.threshold"], counts, strict=True)
     )
-    out = []
+    out, name = [], sec6.proposed()
     for panel, epsilon in (("b", 2.0), ("c", 4.0)):
         rows = f1[np.isclose(f1["epsilon"], epsilon) & ~np.isclose(f1["protocol.threshold"], THETA)]
         wide = rows.pivot_table(index="protocol.threshold", columns="protocol.name", values="mean")
-        if "PEM" not in wide or wide.shape[1] < 2:
-            ahead, listed = "not measurable", "no θ point with PEM and a baseline"
+        if name not in wide or wide.shape[1] < 2:
+            ahead, listed = "not measurable", f"no θ point with {name} and a baseline"
         else:
-            gap = wide["PEM"] - wide.drop(columns="PEM").max(axis=1)
+            gap = wide[name] - wide.drop(columns=name).max(axis=1)
             ahead = "reproduced" if bool((gap >= -0.05).all()) else "partly"
             ahead = ahead if bool((gap >= -0.05).any()) else "differs"
             listed = "; ".join(
-                f"θ = {t:g}: PEM {wide.loc[t, 'PEM']:.2f}, "
-                + ", ".join(
-                    f"{name} {wide.loc[t, name]:.2f}" for name in wide.columns if name != "PEM"
-                )
+                f"θ = {t:g}: {name} {wide.loc[t, name]:.2f}, "
+                + ", ".join(f"{p} {wide.loc[t, p]:.2f}" for p in wide.columns if p != name)
                 for t in wide.index
             )
         verdicts = (ahead, more_below)

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import summary
+from experiments.results import figure_config, summary
 
 EXPERIMENTS = ("pem_fig9", "pem_fig5", "pem_fig5_spm")
 METRIC = "sq_error"
@@ -29,35 +29,37 @@ METRIC = "sq_error"
 MIN_RUNS_DRAWN, MIN_RUNS_CLAIM = 5, 8
 #: Line style of PEM's paper-shape variance line.
 PAPER_LS = ":"
+#: The claim's protocols (``pem_fig9``'s ``figure:`` block): PEM, then MCM and SPM.
+SERIES = figure_config("pem_fig9").series
 
 
 def rows_of(table: pd.DataFrame) -> pd.DataFrame:
     """Exponential data, k = 16, PEM optimised under the default (zipf) assumption."""
     rows = table[(table["dataset.name"] == "exponential") & np.isclose(table["k"], 16)]
-    pem = rows["protocol.name"] == "PEM"
+    pem = rows["protocol.name"] == SERIES[0]
     assumed = rows.get("protocol.assumed", pd.Series("zipf", index=rows.index))
     fixed = rows.get("protocol.eta", pd.Series(np.nan, index=rows.index)).notna()
     default = assumed.fillna("zipf").eq("zipf")
     rows = rows[~pem | (default & ~fixed)]
     # MCM/SPM from pem_fig9 only: Fig. 5's improved MCM and SPM are the same split versions
-    pem = rows["protocol.name"] == "PEM"
+    pem = rows["protocol.name"] == SERIES[0]
     rows = rows[pem | (rows["experiment"] == "pem_fig9")]
     shape = rows.get("protocol.shape", pd.Series("optimizer", index=rows.index))
     pem_mode = shape.map({"paper": "paper"}).fillna("-")  # PEM: optimiser or paper shape
-    return rows.assign(budget=sec6.budget(rows).where(rows["protocol.name"] != "PEM", pem_mode))
+    return rows.assign(budget=sec6.budget(rows).where(~pem, pem_mode))
 
 
 def _series(name: str, budget: str) -> str:
     """The series' label as in every figure (its colour and marker): PEM's paper shape is
     the "PEM (paper shape)" preset; the budget modes are drawn by fill and line style."""
-    return "PEM (paper shape)" if name == "PEM" and budget == "paper" else name
+    return f"{name} (paper shape)" if name == SERIES[0] and budget == "paper" else name
 
 
 def _series_label(name: str, budget: str) -> str:
-    if name == "PEM":
+    if name == SERIES[0]:
         if budget == "paper":
-            return "PEM (paper shape), last of g = 6 groups at m = 64"
-        return "PEM, last of g groups"
+            return f"{name} (paper shape), last of g = 6 groups at m = 64"
+        return f"{name}, last of g groups"
     return f"{name}, " + ("ε split" if budget == "split" else "users partitioned (10%)")
 
 
@@ -90,7 +92,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 label=_series_label(name, mode),
             )
             row = rows[(rows["protocol.name"] == name) & (rows["budget"] == mode)].iloc[0]
-            xs = series["epsilon"].to_numpy() if name == "PEM" else grid  # PEM: optimiser per ε
+            xs = series["epsilon"].to_numpy() if name == SERIES[0] else grid  # optimiser per ε
             model = [sec6.squared_error_model(row, e) for e in xs]
             sec6.model_line(
                 ax,
@@ -118,42 +120,43 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     stats = stats[stats["trials"] >= min(MIN_RUNS_CLAIM, stats["trials"].max())]
     key = stats["protocol.name"] + "/" + stats["budget"]
     wide = stats.assign(series=key).pivot_table(index="epsilon", columns="series", values="mean")
-    needed = ("MCM/split", "SPM/split", "PEM/-")
-    if any(c not in wide for c in needed):
+    pem, mcm, spm = SERIES
+    columns = {pem: f"{pem}/-", mcm: f"{mcm}/split", spm: f"{spm}/split"}  # listed in this order
+    if any(c not in wide for c in columns.values()):
         return []
-    wide = wide.dropna(subset=list(needed))
-    mcm_spm = wide["MCM/split"] / wide["SPM/split"]
-    pem_mcm = wide["PEM/-"] / wide["MCM/split"]
-    groups = sec6.built(rows[(rows["protocol.name"] == "PEM") & (rows["budget"] == "-")].iloc[0])
+    wide = wide.dropna(subset=list(columns.values()))
+    mcm_spm = wide[columns[mcm]] / wide[columns[spm]]
+    pem_mcm = wide[columns[pem]] / wide[columns[mcm]]
+    groups = sec6.built(rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")].iloc[0])
     groups = groups.config.g
-    if "PEM/paper" in wide:
-        paper = (wide["PEM/paper"] / wide["MCM/split"]).dropna()
+    if f"{pem}/paper" in wide:
+        paper = (wide[f"{pem}/paper"] / wide[columns[mcm]]).dropna()
         partitioned_note = (
-            f" PEM with the paper's shape (g = 6, one sixth of the users): PEM/MCM ratio "
+            f" {pem} with the paper's shape (g = 6, one sixth of the users): {pem}/{mcm} ratio "
             f"{paper.min():.2f}-{paper.max():.2f}."
         )
     else:
         partitioned_note = ""
     listed = "; ".join(
-        f"ε = {e:g}: PEM {wide.loc[e, 'PEM/-']:.2g}, MCM {wide.loc[e, 'MCM/split']:.2g}, "
-        f"SPM {wide.loc[e, 'SPM/split']:.2g}"
+        f"ε = {e:g}: " + ", ".join(f"{name} {wide.loc[e, c]:.2g}" for name, c in columns.items())
         for e in wide.index
     )
     below = bool((mcm_spm < 1).all())
     similar = bool(((pem_mcm > 0.5) & (pem_mcm < 2)).all())
     partitioned = ""
-    if "MCM/partition" in wide and "SPM/partition" in wide:
-        ratio = (wide["MCM/partition"] / wide["SPM/partition"]).median()
-        lower = wide["PEM/-"] < wide[["MCM/partition", "SPM/partition"]].min(axis=1)
+    split_up = [f"{mcm}/partition", f"{spm}/partition"]
+    if all(column in wide for column in split_up):
+        ratio = (wide[split_up[0]] / wide[split_up[1]]).median()
+        lower = wide[columns[pem]] < wide[split_up].min(axis=1)
         partitioned = (
-            f" Partitioned versions (10% of the users at ε): MCM/SPM median ratio "
-            f"{ratio:.2f}; PEM below both at {int(lower.sum())} of {len(lower)} ε."
+            f" Partitioned versions (10% of the users at ε): {mcm}/{spm} median ratio "
+            f"{ratio:.2f}; {pem} below both at {int(lower.sum())} of {len(lower)} ε."
         )
     partitioned += partitioned_note
     if below and similar:
         verdict = "reproduced"
         reason = (
-            f"(our PEM's optimiser chose g = {groups} groups, so 1/{groups} of the users "
+            f"(our {pem}'s optimiser chose g = {groups} groups, so 1/{groups} of the users "
             "estimate, not one sixth)"
             if groups != 6
             else ""
@@ -174,7 +177,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ours=(
                 f"mean squared error ({sec6.runs_note(rows)}; at the ε where at least "
                 f"{MIN_RUNS_CLAIM} runs of each identified a heavy hitter), ε split: {listed}. "
-                f"MCM/SPM ratio {mcm_spm.min():.2f}-{mcm_spm.max():.2f}, PEM/MCM "
+                f"{mcm}/{spm} ratio {mcm_spm.min():.2f}-{mcm_spm.max():.2f}, {pem}/{mcm} "
                 f"{pem_mcm.min():.2f}-{pem_mcm.max():.2f}.{partitioned}"
             ),
             tolerance=(

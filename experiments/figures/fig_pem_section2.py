@@ -31,10 +31,12 @@ from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import per_trial, summary
+from experiments.results import per_trial, protocol_name, summary
 from ldp import theory
 
 EXPERIMENTS = ("pem_section2_grr", "pem_section2_olh")
+#: The worked examples' experiments, each of one protocol: Eq. (1)'s and Eq. (3)'s.
+GRR_EXAMPLE, OLH_EXAMPLE = EXPERIMENTS
 METRIC = "sq_error_n"
 #: The examples' parameters as the paper prints them.
 GRR_E, GRR_D = 49.0, 2**16
@@ -56,14 +58,16 @@ def big_e(epsilon: float | np.ndarray) -> float | np.ndarray:
 def stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard error and exact expectation of ``sq_error_n`` per setting."""
     if per_trial(table, METRIC).empty:
-        return pd.DataFrame(columns=["protocol", "epsilon", "n", "mean", "se", "exact", "trials"])
-    out = summary(table, METRIC, ["protocol.name", "epsilon", "dataset.n"])
+        columns = ["experiment", "protocol", "epsilon", "n", "mean", "se", "exact", "trials"]
+        return pd.DataFrame(columns=columns)
+    out = summary(table, METRIC, ["experiment", "protocol.name", "epsilon", "dataset.n"])
     return out.rename(columns={"protocol.name": "protocol", "dataset.n": "n", "analytic": "exact"})
 
 
-def _at(frame: pd.DataFrame, protocol: str, e_power: float) -> pd.DataFrame:
-    """The rows of ``protocol`` at e^ε = ``e_power`` (to 1e-9)."""
-    return frame[(frame["protocol"] == protocol) & np.isclose(np.exp(frame["epsilon"]), e_power)]
+def _at(frame: pd.DataFrame, experiment: str, e_power: float) -> pd.DataFrame:
+    """The rows of ``experiment`` at e^ε = ``e_power`` (to 1e-9)."""
+    at = np.isclose(np.exp(frame["epsilon"].astype(float)), e_power)
+    return frame[(frame["experiment"] == experiment) & at]
 
 
 def _pooled(rows: pd.DataFrame) -> tuple[float, float, int]:
@@ -103,7 +107,7 @@ def grr_claim(frame: pd.DataFrame) -> ClaimCheck:
     p, q = theory.grr_pq(epsilon, GRR_D)
     exact = float(theory.pure_variance(1, p, q))  # Var/n of a value nobody holds
     closed = (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2  # Eq. (1) as printed: 65583/2304
-    mean, se, trials = _pooled(_at(frame, "GRR", GRR_E))
+    mean, se, trials = _pooled(_at(frame, GRR_EXAMPLE, GRR_E))
     verdicts = (_printed(p, 0.00075, 2), _printed(exact, 28.5, 3), _sim_verdict(mean, se, exact))
     return ClaimCheck(
         source="PEM Sec. II-B1 (GRR, Eq. (1))",
@@ -129,7 +133,7 @@ def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
     g = math.ceil(OLH_E + 1)  # d' = ⌈e^ε + 1⌉ = 11 (the paper's integer e^ε)
     p, q = theory.olh_pq(epsilon, g)
     exact = float(theory.pure_variance(1, p, q))
-    mean, se, trials = _pooled(_at(frame, "OLH", OLH_E))
+    mean, se, trials = _pooled(_at(frame, OLH_EXAMPLE, OLH_E))
     sd, sd_se = (math.sqrt(mean), se / (2 * math.sqrt(mean))) if mean > 0 else (math.nan,) * 2
     sim = _sim_verdict(mean, se, exact)
     sd_claim = ClaimCheck(
@@ -187,7 +191,7 @@ def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
 def lemma1_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (ε, g) of :data:`PAIRS` with rows in the table: n·Var[f̂] of the partition (n/g
     users at ε) and of the split (n users at ε/g), with standard errors and closed forms."""
-    olh = frame[frame["protocol"] == "OLH"]
+    olh = frame[frame["experiment"] == OLH_EXAMPLE]
     out = []
     for epsilon, g in PAIRS:
         part = olh[np.isclose(olh["epsilon"], epsilon) & (olh["n"] == N_FULL // g)]
@@ -493,29 +497,42 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     ]
 
 
+def _protocol(table: pd.DataFrame, experiment: str) -> str:
+    """The one protocol of a worked example's experiment (its name while it has no rows)."""
+    rows = table[table["experiment"] == experiment]
+    return protocol_name(rows) if len(rows) else experiment
+
+
 def draw(table: pd.DataFrame) -> plt.Figure:
     """(a) the worked examples' Var/n, simulated against Eq. (1) / (3); (b) Lemma 1's pairs:
     n·Var[f̂] partitioned against split."""
     style.apply_theme()
     frame = stats(table)
     figure, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.0))
+    grr, olh = (_protocol(table, name) for name in EXPERIMENTS)
     examples = [
-        ("GRR", GRR_E, "GRR, ε = ln 49\nd = 2^16 (Eq. 1)", (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2),
-        ("OLH", OLH_E, "OLH, e^ε = 10\n(Eq. 3)", 4 * OLH_E / (OLH_E - 1) ** 2),
+        (
+            GRR_EXAMPLE,
+            grr,
+            GRR_E,
+            f"{grr}, ε = ln 49\nd = 2^16 (Eq. 1)",
+            (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2,
+        ),
+        (OLH_EXAMPLE, olh, OLH_E, f"{olh}, e^ε = 10\n(Eq. 3)", 4 * OLH_E / (OLH_E - 1) ** 2),
     ]
-    for i, (name, e_power, _label, closed) in enumerate(examples):
-        mean, se, _ = _pooled(_at(frame, name, e_power))
+    for i, (experiment, name, e_power, _label, closed) in enumerate(examples):
+        mean, se, _ = _pooled(_at(frame, experiment, e_power))
         colour = style.color(name)
         left.errorbar(i, mean, yerr=2 * se, fmt="o", color=colour, ms=6, capsize=3)
         left.hlines(closed, i - 0.3, i + 0.3, color=colour, lw=1.2)
         left.annotate(f"{closed:.3g}", (i + 0.32, closed), va="center", fontsize=8)
-    left.set_xticks(range(len(examples)), [e[2] for e in examples])
+    left.set_xticks(range(len(examples)), [e[3] for e in examples])
     left.set_xlim(-0.6, len(examples) - 0.2)
     left.set_yscale("log")
     left.set_ylabel("Var[ĉ(v)] / n")
     left.set_title("(a) Sec. II-B worked examples")
     pairs = lemma1_pairs(frame)
-    colour = style.color("OLH")
+    colour = style.color(olh)
     x = np.arange(len(pairs))
     if len(pairs):
         right.errorbar(
@@ -531,7 +548,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         right.set_xticks(x, [f"ε = {r.epsilon:g}, g = {r.g}" for r in pairs.itertuples()])
     right.set_yscale("log")
     right.set_ylabel("n · Var[f̂]")
-    right.set_title("(b) Lemma 1: partition vs split (OLH)")
+    right.set_title(f"(b) Lemma 1: partition vs split ({olh})")
     right.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.tight_layout()
     return figure

@@ -19,8 +19,7 @@ import pandas as pd
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import FigureSpec
-
-PROTOCOLS = ("PEM", "SPM", "MCM", "SFP")
+from experiments.results import figure_config
 
 
 def _legend(figure: plt.Figure) -> plt.Figure:
@@ -31,7 +30,8 @@ def _legend(figure: plt.Figure) -> plt.Figure:
     for ax in figure.axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
-    labels = [sec6.protocol_label(n) for n in PROTOCOLS if sec6.protocol_label(n) in seen]
+    series = figure_config("sfp_eps").series  # both figures' legend order
+    labels = [sec6.protocol_label(n) for n in series if sec6.protocol_label(n) in seen]
     figure.legend(
         [seen[label] for label in labels],
         labels,

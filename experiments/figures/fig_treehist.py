@@ -25,13 +25,15 @@ from matplotlib.lines import Line2D
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import summary
-from ldp.heavy_hitters import TreeHist
+from experiments.results import figure_config, summary
 from ldp.theory import pem as pem_theory
 
-NAME = "TreeHist"
-TOPK_LABEL = "TreeHist (top-k)"
-THRESHOLD_LABEL = "TreeHist (threshold)"
+#: The comparison of [PEM] Sec. VII: ``subjects`` the tree protocol, ``reference`` PEM,
+#: ``series`` the legend order (``treehist_eps``'s ``figure:`` block, for all three figures).
+COMPARISON = figure_config("treehist_eps")
+NAME = COMPARISON.subjects[0]
+TOPK_LABEL = f"{NAME} (top-k)"
+THRESHOLD_LABEL = f"{NAME} (threshold)"
 SOURCE = "[PEM] Sec. VII, on [BNST] (Bassily et al., NeurIPS 2017)"
 
 
@@ -51,7 +53,11 @@ def _with_series(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _legend_order(labels) -> list[str]:
-    ranked = [sec6.protocol_label(n) for n in sec6.PROTOCOLS] + [THRESHOLD_LABEL, TOPK_LABEL]
+    ranked = [
+        label
+        for n in COMPARISON.series
+        for label in ([THRESHOLD_LABEL, TOPK_LABEL] if n == NAME else [sec6.protocol_label(n)])
+    ]
     return [label for label in ranked if label in set(labels)]
 
 
@@ -67,8 +73,9 @@ def _style(label: str) -> dict:
 
 
 def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
-    """[PEM] Eq. (4) for TreeHist's top-k form on the exponential data (its law as truth)."""
-    tree = TreeHist(epsilon=epsilon, k=k, m=int(row["dataset.m"]), form="top-k")
+    """[PEM] Eq. (4) for TreeHist's top-k form on the exponential data (its law as truth),
+    built from a top-k ``row``'s setting at ``epsilon`` and ``k``."""
+    tree = sec6.built(row, epsilon, k)
     f = sec6.exponential_frequencies(row)
     return pem_theory.utility(f[:k], int(row["n"]), epsilon, tree.pem_config(), k, goal)
 
@@ -132,7 +139,7 @@ def _legend(figure: plt.Figure, axes, model: bool) -> plt.Figure:
     handles = [seen[label] for label in labels]
     if model:
         handles.append(Line2D([], [], color=style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
-        labels.append("TreeHist top-k model, [PEM] Eq. (4) (synthetic)")
+        labels.append(f"{NAME} top-k model, [PEM] Eq. (4) (synthetic)")
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.03)
     )
@@ -177,15 +184,16 @@ def claims_for(by: str, fixed: str):
     def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         """[PEM] Sec. VII: TreeHist's one-bit-per-group split loses to PEM."""
         wide, runs = _gap(table, by)
-        if "PEM" not in wide or not any(c.startswith(NAME) for c in wide.columns):
+        (pem_name,) = COMPARISON.reference
+        if pem_name not in wide or not any(c.startswith(NAME) for c in wide.columns):
             return []
         tree = wide[[c for c in wide.columns if c.startswith(NAME)]].max(axis=1)
         # a grid point where either protocol has no result (TreeHist sweeps fewer ε or k
         # than PEM) is neither a win nor a loss: compare only the points both measured
-        both = tree.notna() & wide["PEM"].notna()
+        both = tree.notna() & wide[pem_name].notna()
         if not both.any():
             return []
-        tree, pem = tree[both], wide["PEM"][both]
+        tree, pem = tree[both], wide[pem_name][both]
         below = pem >= tree - 0.02
         gap = (pem - tree).mean()
         return [
@@ -196,7 +204,7 @@ def claims_for(by: str, fixed: str):
                     "the users into m groups gives poor accuracy (Principle 2)"
                 ),
                 ours=(
-                    f"{fixed}, {runs}: PEM's mean F1 is at least the better TreeHist "
+                    f"{fixed}, {runs}: {pem_name}'s mean F1 is at least the better {NAME} "
                     f"form's (within 0.02) at {int(below.sum())} of {len(below)} "
                     f"(data set, {by}) points; mean gap {gap:+.2f}"
                 ),

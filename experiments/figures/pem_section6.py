@@ -23,7 +23,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.results import build_heavy_hitter, protocol_from_row, summary
+from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
+from experiments.schema import FigureConfig
 from ldp import theory
 from ldp.theory import pem as pem_theory
 from ldp.theory import pem_refined
@@ -33,14 +34,23 @@ DATASETS = ("url", "aol", "exponential")
 DATASET_TITLES = {"url": "URL", "aol": "AOL", "exponential": "synthetic"}
 #: The two utility metrics of Figs. 5-6 ([PEM] Sec. IV-B1).
 METRIC_LABELS = {"f1": "F1", "ncr": "NCR"}
-#: Protocols in legend order.
-PROTOCOLS = ("PEM", "SPM", "MCM")
 #: Line style of a budget variant (MCM, SPM): users partitioned (solid), ε split (dashed).
 BUDGET_LS = {"partition": "-", "split": "--"}
 CAPSIZE = 2.5
 
 
 # ------------------------------------------------------------------------------ table
+def comparison() -> FigureConfig:
+    """The protocols Sec. VI compares, from ``pem_fig5``'s ``figure:`` block: ``series`` in
+    legend order, ``subjects`` the protocol the paper proposes, ``reference`` its baselines."""
+    return figure_config("pem_fig5")
+
+
+def proposed() -> str:
+    """The protocol Sec. VI proposes (the claims' subject; its model, Eq. (4), is drawn)."""
+    return comparison().subjects[0]
+
+
 def budget(rows: pd.DataFrame) -> pd.Series:
     """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default
     (``"partitioned"``: the users; ``"original"`` and ``"improved"``: ε split)."""
@@ -201,7 +211,7 @@ def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
     ``final_fraction`` at ε; splitting ε: every user at ``value_share`` x ε.
     """
     protocol = built(row, epsilon)
-    if row["protocol.name"] == "PEM":
+    if row["protocol.name"] == proposed():
         return protocol.config.fractions[-1], epsilon
     if protocol.budget == "partition":
         return protocol.final_fraction, epsilon
@@ -274,7 +284,7 @@ def runs_note(table: pd.DataFrame) -> str:
 # ----------------------------------------------------------------- Figs. 5 and 6 grids
 def protocol_label(name: str) -> str:
     """Legend text of the Sec. VI-A versions: PEM, and the improved MCM and SPM."""
-    return name if name == "PEM" else f"{name} (improved)"
+    return name if name == proposed() else f"{name} (improved)"
 
 
 #: Line styles of the sensitivity lines drawn beside a protocol (open markers).
@@ -374,14 +384,14 @@ def utility_grid(
             grid = np.sort(panel[x].unique())  # a protocol's missing points break its line
             draw_series(ax, panel, x, protocol_label, grid=grid)
             pem = main_rows(table[table["dataset.name"] == dataset])
-            pem = pem[pem["protocol.name"] == "PEM"]
+            pem = pem[pem["protocol.name"] == proposed()]
             if dataset == "exponential" and model_x is not None and len(pem):
                 row = pem.iloc[0]
                 values = [
                     pem_model(row, metric, **{("epsilon" if x == "epsilon" else "k"): v})
                     for v in model_x
                 ]
-                model_line(ax, model_x, values, style.color("PEM"), ls=":")
+                model_line(ax, model_x, values, style.color(proposed()), ls=":")
             letter = letters[row_index * len(datasets) + col]
             ax.set_title(f"({letter}) {data_title(table, dataset)}, {METRIC_LABELS[metric]}")
             utility_axis(ax, METRIC_LABELS[metric] if col == 0 else None)
@@ -391,10 +401,10 @@ def utility_grid(
                 ax.set_xlabel(xlabel if not log2_x else ax.get_xlabel())
             else:
                 ax.set_xlabel("")
-    handles, labels = legend_entries(axes, [protocol_label(n) for n in PROTOCOLS])
+    handles, labels = legend_entries(axes, [protocol_label(n) for n in comparison().series])
     if model_x is not None and "exponential" in datasets:
-        handles.append(Line2D([], [], color=style.color("PEM"), lw=0.9, ls=":"))
-        labels.append("PEM model, Eq. (4) (synthetic)")
+        handles.append(Line2D([], [], color=style.color(proposed()), lw=0.9, ls=":"))
+        labels.append(f"{proposed()} model, Eq. (4) (synthetic)")
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.01)
     )

@@ -29,6 +29,7 @@ def _oracle_rows(protocol: str, epsilon: float, n: int, d: int, shift: float = 0
         {
             "metric": "sq_error_n",
             "item": np.nan,
+            "experiment": f"pem_section2_{protocol.lower()}",  # each example's own config
             "protocol.name": protocol,
             "epsilon": epsilon,
             "dataset.n": n,
