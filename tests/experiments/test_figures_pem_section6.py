@@ -205,11 +205,13 @@ def test_a_configs_own_quick_overrides_replace_the_figures_for_the_same_key():
 def test_figures_quick_runs_each_config_with_its_own_overrides(monkeypatch, tmp_path):
     seen: dict[str, tuple[str, ...]] = {}
 
-    def record(experiment, overrides):
+    def record(experiment, overrides, added=()):
         seen[experiment] = tuple(overrides)
         return []
 
     monkeypatch.setattr(figures_main, "experiment_settings", record)
+    # the settings are composed on the pool's workers; here in this process, patched
+    monkeypatch.setattr(figures_main, "parallel_map", lambda f, calls: [f(*c) for c in calls])
     argv = ["--quick", "--no-run", "--only", "pem_fig5", "--results-dir", str(tmp_path)]
     assert figures_main.main(argv) == 0
     spec = SPECS["pem_fig5"]
