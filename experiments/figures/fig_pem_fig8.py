@@ -37,7 +37,7 @@ ASSUMED_MARKERS = {"zipf": "o", "zipf1.5": "s", "exponential": "D", "uniform": "
 
 def panels(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The rows of (a) MCM/SPM, (b) PEM with a fixed η, (c) optimised PEM."""
-    pem = table["protocol.name"] == "PEM"
+    pem = table["protocol.name"] == sec6.proposed()
     fixed = table["protocol.eta"].notna() if "protocol.eta" in table else pem & False
     return table[~pem].copy(), table[pem & fixed].copy(), table[pem & ~fixed].copy()
 
@@ -67,7 +67,8 @@ def ceiling_line(ax: plt.Axes, rows: pd.DataFrame, grid: np.ndarray) -> None:
         theory.mcm_f1_ceiling(e, int(row["n"]), int(row["dataset.m"]), int(row["k"]), f)
         for e in grid
     ]
-    ax.plot(grid, ceiling, color=style.color("MCM"), lw=1.0, ls=":", label=CEILING_LABEL)
+    mcm = sec6.comparison().reference[0]
+    ax.plot(grid, ceiling, color=style.color(mcm), lw=1.0, ls=":", label=CEILING_LABEL)
 
 
 def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
@@ -93,7 +94,7 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
                 filled=mode == "partition",
                 label=f"{name}, {BUDGET_LABELS[mode]}",
             )
-    if (rows["protocol.name"] == "MCM").any():
+    if (rows["protocol.name"] == sec6.comparison().reference[0]).any():
         ceiling_line(ax, rows, np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 40))
     ax.set_title("(a) partitioning users vs splitting ε")
     # below the panel: inside, ten entries would cover the points
@@ -104,7 +105,7 @@ def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = summary(rows, "f1", ["protocol.eta", "epsilon"])
     etas = sorted(int(e) for e in stats["protocol.eta"].unique())
     grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
-    for eta, colour in zip(etas, style.shades("PEM", len(etas)), strict=True):
+    for eta, colour in zip(etas, style.shades(sec6.proposed(), len(etas)), strict=True):
         series = stats[stats["protocol.eta"] == eta].sort_values("epsilon")
         sec6.points(ax, series["epsilon"], series, colour, join=False, label=f"η = {eta}")
         row = rows[rows["protocol.eta"] == eta].iloc[0]
@@ -126,7 +127,7 @@ def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = summary(rows, "f1", ["assumed", "epsilon"])
     present = [a for a in ASSUMED if a in set(stats["assumed"])]
     present += sorted(set(stats["assumed"]) - set(present))
-    colours = style.shades("PEM", len(present))
+    colours = style.shades(sec6.proposed(), len(present))
     width = 0.02 * (rows["epsilon"].max() - rows["epsilon"].min())
     for i, (assumed, colour) in enumerate(zip(present, colours, strict=True)):
         series = stats[stats["assumed"] == assumed].sort_values("epsilon")
@@ -195,7 +196,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         }
         plain = budget[budget["series"] == budget["protocol.name"]]  # 1-bit, k^1.5 channels
         stats = summary(plain, "f1", ["protocol.name", "budget", "epsilon"])
-        row = budget[budget["protocol.name"] == "MCM"].iloc[0]
+        mcm, spm = sec6.comparison().reference
+        row = budget[budget["protocol.name"] == mcm].iloc[0]
         ceiling = theory.mcm_f1_ceiling(
             1.2,
             int(row["n"]),
@@ -205,11 +207,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         )
         at = {
             (name, mode): sec6.pick(stats, protocol__name=name, budget=mode, epsilon=1.2)
-            for name in ("MCM", "SPM")
+            for name in (mcm, spm)
             for mode in ("split", "partition")
         }
-        split = sec6.mean_of(stats, protocol__name="MCM", budget="split", epsilon=1.2)
-        part = sec6.mean_of(stats, protocol__name="MCM", budget="partition", epsilon=1.2)
+        split = sec6.mean_of(stats, protocol__name=mcm, budget="split", epsilon=1.2)
+        part = sec6.mean_of(stats, protocol__name=mcm, budget="partition", epsilon=1.2)
         if np.isnan(split) or np.isnan(part):  # ε = 1.2 not in this run's grid
             verdict = None
         elif split < 0.2 and part >= 0.7:
@@ -238,10 +240,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     "users for the final test nearly 0.8"
                 ),
                 ours=(
-                    f"ε = 1.2, {runs}: MCM split {sec6.fmt(at[('MCM', 'split')])}, "
-                    f"partitioned {sec6.fmt(at[('MCM', 'partition')])}; SPM split "
-                    f"{sec6.fmt(at[('SPM', 'split')])}, partitioned "
-                    f"{sec6.fmt(at[('SPM', 'partition')])}"
+                    f"ε = 1.2, {runs}: {mcm} split {sec6.fmt(at[(mcm, 'split')])}, "
+                    f"partitioned {sec6.fmt(at[(mcm, 'partition')])}; {spm} split "
+                    f"{sec6.fmt(at[(spm, 'split')])}, partitioned "
+                    f"{sec6.fmt(at[(spm, 'partition')])}"
                 ),
                 tolerance=(
                     "from the paper's words: 'F1 < 0.2' as the split MCM's mean below 0.2; "
