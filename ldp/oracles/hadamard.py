@@ -46,8 +46,8 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
+from ldp.oracles.hadamard_sampling import coset_histograms
 from ldp.registry import register
-from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_generator, check_values
 
 #: Bytes per entry of the order-K transform at its peak (the histogram, its transform and
@@ -114,26 +114,6 @@ def draw_in_half(rows: np.ndarray, inside: np.ndarray, order: int, rng) -> np.nd
     return r ^ np.where(wrong, rows & -rows, 0)
 
 
-def kept_histogram(kept: np.ndarray, rows: np.ndarray, order: int, rng) -> np.ndarray:
-    """The histogram over [K] of ``kept[j]`` uniform draws from the +1 set of ``rows[j]``, all j.
-
-    Exact: a value with at most K/2 kept users draws them one by one
-    (:func:`draw_in_half`); one with more draws a multinomial over the +1 set (K/2 cells).
-    Cost Σ_j min(kept[j], K/2) + K per heavy value.
-    """
-    hist = np.zeros(order, dtype=np.int64)
-    light = (kept > 0) & (kept <= order // 2)
-    for many in repeat_in_chunks(rows[light], kept[light]):  # bounded memory
-        hist += np.bincount(
-            draw_in_half(many, np.ones(many.shape[0], bool), order, rng), minlength=order
-        )
-    everything = np.arange(order, dtype=np.int64)
-    for row, k in zip(rows[kept > order // 2], kept[kept > order // 2], strict=True):
-        cells = everything[parity(row & everything) == 0]
-        hist[cells] += rng.multinomial(int(k), np.full(cells.shape[0], 1.0 / cells.shape[0]))
-    return hist
-
-
 def dense_counts(values: np.ndarray, counts: np.ndarray, domain_size: int) -> np.ndarray:
     """The histogram of the whole domain from a sparse one (distinct values, their counts)."""
     full = np.zeros(domain_size, dtype=np.int64)
@@ -168,14 +148,14 @@ def simulate_histogram(
     Reporting "uniformly from C_v with p, else from its complement" is "uniformly from
     C_v with probability 2p - 1, else uniformly from all of [K]" (a uniform index is in
     C_v half the time; 2p* - 1 is exact in float64).  So value v keeps Bin(n_v, 2p* - 1)
-    users, drawn from C_v (:func:`kept_histogram`), and the others are one multinomial
-    over [K].
+    users, uniform on C_v = {y : (v+1)·y = 0}, and the others are uniform on [K] (code
+    0): one :func:`~ldp.oracles.hadamard_sampling.coset_histograms` of the codes.
     """
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
-    rows = np.arange(1, counts.shape[0] + 1, dtype=np.int64)
-    hist = kept_histogram(kept, rows, order, rng)
-    spread = int(counts.sum() - kept.sum())
-    return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
+    codes = np.zeros((1, order), dtype=np.int64)
+    codes[0, 1 : counts.shape[0] + 1] = kept
+    codes[0, 0] = int(counts.sum() - kept.sum())
+    return coset_histograms(codes, None, rng)[0]
 
 
 @register(label="HR", color="#d62728", order=80)
@@ -313,23 +293,24 @@ def simulate_coefficient_sums(
     """S[j] = Σ of the ±1 signs of the users who sampled coefficient j, drawn exactly.
 
     A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Value v keeps
-    Bin(n_v, 2p* - 1) users, each at a uniform j, contributing H[v, j] (one by one, or a
-    multinomial over [D] for more than D of them); the others are a multinomial over [D]
-    whose cell m_j sums to 2 Bin(m_j, 1/2) - m_j.
+    Bin(n_v, 2p* - 1) users, each at a uniform j with sign H[v, j]: for v >= 1,
+    Bin(kept, 1/2) of them on {v·j = 0} with +1 and the rest on {v·j = 1} with -1 (value
+    0 always +1, j uniform); the others are Bin(·, 1/2) fair +1 and the rest -1, j
+    uniform.  S is the histogram of the + users minus that of the - users, both drawn by
+    :func:`~ldp.oracles.hadamard_sampling.coset_histograms`.
     """
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
-    sums = np.zeros(order, dtype=np.int64)
-    light = (kept > 0) & (kept <= order)
-    for values in repeat_in_chunks(np.flatnonzero(light), kept[light]):  # bounded memory
-        index = rng.integers(0, order, size=values.shape[0], dtype=np.int64)
-        signs = 1 - 2 * parity(values & index)
-        sums += np.bincount(index, weights=signs, minlength=order).astype(np.int64)
-    everything = np.arange(order, dtype=np.int64)
-    for value in np.flatnonzero(kept > order):
-        spread = rng.multinomial(int(kept[value]), np.full(order, 1.0 / order))
-        sums += spread * (1 - 2 * parity(value & everything))
-    fair = rng.multinomial(int(counts.sum() - kept.sum()), np.full(order, 1.0 / order))
-    return sums + 2 * rng.binomial(fair, 0.5) - fair
+    plus = rng.binomial(kept, 0.5)
+    plus[0] = kept[0]  # row 0 of H is all ones
+    fair = int(counts.sum() - kept.sum())
+    fair_plus = int(rng.binomial(fair, 0.5))
+    even, odd = np.zeros((2, order), dtype=np.int64), np.zeros((2, order), dtype=np.int64)
+    even[0, : counts.shape[0]] = plus
+    even[0, 0] += fair_plus
+    even[1, 0] = fair - fair_plus
+    odd[1, 1 : counts.shape[0]] = (kept - plus)[1:]
+    hist = coset_histograms(even, odd, rng)
+    return hist[0] - hist[1]
 
 
 @register(label="HM", color="#9467bd", order=82)
