@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.hashing import HAVE_NUMBA, numba
-from ldp.streaming import CHUNK_USERS, repeat_in_chunks
+from ldp.streaming import GAMMA, repeat_in_chunks, splitmix64
 
 #: A code of level j is split cell by cell (2^j binomials) once it has at least
 #: HEAVY 2^j users; below, its users are drawn one by one (a binomial costs about ten
@@ -48,22 +48,6 @@ from ldp.streaming import CHUNK_USERS, repeat_in_chunks
 HEAVY = 8
 #: Cells (codes x low patterns) of heavy codes split at once: bounds the memory.
 HEAVY_CELLS = 1 << 22
-
-GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser of uint64 words (wrapping arithmetic)."""
-    x = x.astype(np.uint64, copy=True)
-    with np.errstate(over="ignore"):
-        x ^= x >> np.uint64(30)
-        x *= _MIX1
-        x ^= x >> np.uint64(27)
-        x *= _MIX2
-        x ^= x >> np.uint64(31)
-    return x
 
 
 def halving_counts(totals: np.ndarray, bits: int, rng: np.random.Generator) -> np.ndarray:
@@ -83,7 +67,7 @@ def _place_light_numpy(flat, width, groups, codes, betas, counts, level, seed) -
     """The reference path of :func:`_place_light`: the same draws, a chunk at a time."""
     shift = np.uint64(63 - level)
     offset = 0
-    for which in repeat_in_chunks(np.arange(codes.shape[0]), counts, CHUNK_USERS):
+    for which in repeat_in_chunks(np.arange(codes.shape[0]), counts):
         u = np.arange(offset + 1, offset + 1 + which.shape[0], dtype=np.uint64)
         offset += which.shape[0]
         with np.errstate(over="ignore"):
@@ -97,7 +81,9 @@ def _place_light_numpy(flat, width, groups, codes, betas, counts, level, seed) -
 if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
-    def _place_light_kernel(flat, width, groups, codes, betas, counts, level, seed):  # pragma: no cover
+    def _place_light_kernel(
+        flat, width, groups, codes, betas, counts, level, seed
+    ):  # pragma: no cover
         gamma, mix1, mix2 = (
             np.uint64(0x9E3779B97F4A7C15),
             np.uint64(0xBF58476D1CE4E5B9),
