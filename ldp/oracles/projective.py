@@ -205,6 +205,68 @@ def random_orthogonal(points_: np.ndarray, q: int, rng: np.random.Generator) -> 
     return out
 
 
+def through_histograms(
+    kept: np.ndarray, q: int, t: int, inv: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """h[g] = Σ_x Mult(kept[g, x], U{hyperplanes u through x}) over [P_t], exactly.
+
+    ``kept`` has shape (G, P_t): the users of point x in group (block) g.  Dimension by
+    dimension (derived here).  A point of index < P_R is a vector whose leading 1 lies in
+    the last R coordinates, and its index is the same in every dimension >= R.  A user of
+    such an x holds, in dimension R, a uniform canonical hyperplane c through x among
+    P_(R-1).  In dimension R + 1 (a new first coordinate, 0 in x) the canonical
+    hyperplanes through x are (0, c) for c canonical, (1, v) for v any vector with
+    <v, x> = 0: P_(R-1) + q^(R-1) = P_R of them.  Move each user from c to (0, c) with
+    probability P_(R-1)/P_R, to (1, λc) for each λ in F_q^* with that same probability, to
+    (1, 0) with probability 1/P_R: every (1, v) is reached from one c (v = λc) or from all
+    (v = 0), so the user is uniform on the P_R again, *whatever x is*.  The users of all
+    points of index < P_R therefore move together, one multinomial of q + 1 outcomes per
+    cell; (0, c) keeps c's index and (1, v) has index P_R + (v's base-q value).  The
+    points whose leading 1 is the new coordinate (index in [P_R, P_(R+1))) join in
+    dimension R + 1 with their own draws: one by one (:func:`random_orthogonal`) while at
+    most P_R users, else a multinomial over their P_R hyperplanes.  Dimension 2 starts
+    the recursion (no hyperplane of F_q^1 passes through its point).  Cost
+    (q + 1) Σ_R P_R outcomes plus Σ_x min(kept_x, P_(dim x)) draws, instead of one draw
+    per kept user.  (The multinomials' probabilities are rounded once to float64.)
+    """
+    kept = np.asarray(kept, dtype=np.int64)
+    groups = kept.shape[0]
+    hist = np.zeros((groups, 0), dtype=np.int64)
+    for dim in range(2, t + 1):
+        size, before = points(q, dim), points(q, dim - 1)
+        grown = np.zeros((groups, size), dtype=np.int64)
+        if dim > 2:  # move the users already placed from dimension dim - 1 to dim
+            inner = points(q, dim - 2)
+            stay = inner / before
+            moves = rng.multinomial(hist.reshape(-1), [stay] * q + [1.0 / before])
+            moves = moves.reshape(groups, before, q + 1)
+            grown[:, :before] = moves[:, :, 0]
+            vectors = vectors_of(np.arange(before), q, dim - 1)
+            for scale in range(1, q):
+                grown[:, before + base_q(vectors * scale % q, q)] = moves[:, :, scale]
+            grown[:, before] += moves[:, :, q].sum(axis=1)
+        first = 0 if dim == 2 else before  # the points joining in this dimension
+        block, point = np.nonzero(kept[:, first:size])
+        point = point + first
+        m = kept[block, point]
+        flat = grown.reshape(-1)
+        light = m <= before
+        for which in repeat_in_chunks(np.flatnonzero(light), m[light]):  # bounded memory
+            normals = random_orthogonal(vectors_of(point[which], q, dim), q, rng)
+            flat += np.bincount(
+                block[which] * size + index_of(normals, q, inv), minlength=flat.shape[0]
+            )
+        heavy = np.flatnonzero(~light)
+        if heavy.size:
+            normals = vectors_of(np.arange(size), q, dim)
+            for i in heavy:
+                cells = np.flatnonzero(normals @ vectors_of(point[i], q, dim) % q == 0)
+                draws = rng.multinomial(int(m[i]), np.full(cells.shape[0], 1.0 / cells.shape[0]))
+                flat[block[i] * size + cells] += draws
+        hist = grown
+    return hist
+
+
 # --- the decoder ----------------------------------------------------------------------------
 def incidence_sums(hist: np.ndarray, q: int, t: int, inv: np.ndarray) -> np.ndarray:
     """S(x) = Σ_{u : <u, x> = 0} hist[u] for every point x of P^(t-1)(F_q) (int64).
@@ -571,29 +633,18 @@ class ProjectiveResponse(FrequencyOracle):
     def simulate_histogram(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The histogram over [h b] of the reports of a whole population, drawn exactly.
 
-        Value x keeps Bin(n_x, κ*) users, each uniform through x: one by one while at most
-        b of them, else a multinomial over the c_set reports through x (found among the b
-        of its block), so a value costs O(min(kept, b) t); the others are one multinomial
-        over [h b].
+        Value x keeps Bin(n_x, κ*) users, each uniform on a hyperplane through x in x's
+        block: :func:`through_histograms`, one group per block, whose cost grows with
+        (q + 1) b plus Σ_x min(kept_x, P_(dim x)); the others are one multinomial over
+        [h b].
         """
         b = self.block_size
         kept = rng.binomial(counts, self.keep)
-        values = np.arange(counts.shape[0], dtype=np.int64)
-        light = (kept > 0) & (kept <= b)
-        hist = np.zeros(self.order, dtype=np.int64)
-        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory at any n
-            hist += np.bincount(self._through_draws(many, rng), minlength=self.order)
-        heavy = values[kept > b]
-        if heavy.size:
-            normals = self.point_vectors(np.arange(b))
-            for value in heavy:
-                cells = np.flatnonzero(normals @ self.point_vectors(value) % self.q == 0)
-                draws = rng.multinomial(
-                    int(kept[value]), np.full(cells.shape[0], 1 / cells.shape[0])
-                )
-                hist[self.block_of(value) * b + cells] += draws
+        table = np.zeros(self.blocks * b, dtype=np.int64)
+        table[: kept.shape[0]] = kept
+        hist = through_histograms(table.reshape(self.blocks, b), self.q, self.t, self._inv, rng)
         spread = int(counts.sum() - kept.sum())
-        return hist + rng.multinomial(spread, np.full(self.order, 1.0 / self.order))
+        return hist.reshape(-1) + rng.multinomial(spread, np.full(self.order, 1.0 / self.order))
 
     def _simulate_population(
         self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator

@@ -47,6 +47,7 @@ def exact_moments(even: np.ndarray, odd: np.ndarray) -> tuple[np.ndarray, np.nda
     return mean, cov
 
 
+@pytest.mark.slow
 def test_coset_histograms_follow_the_multinomial_law() -> None:
     even, odd = population()
     mean, cov = exact_moments(even, odd)
@@ -125,3 +126,41 @@ def test_flh_light_users_same_numbers_without_numba(monkeypatch) -> None:
         tables.append(table)
     np.testing.assert_array_equal(*tables)
     assert tables[0].sum() == counts.sum()
+
+
+@pytest.mark.slow
+def test_through_histograms_follow_the_multinomial_law() -> None:
+    """PGR's dimension-by-dimension sampler against Σ_x Mult(m_x, U{u through x}) at
+    q = 3, t = 4 (40 points, two blocks; light and heavy points of every dimension):
+    every cell's mean, and the variance of 20 random projections of the histogram
+    (which covers the covariances), 2000 runs."""
+    from ldp.oracles.projective import inverse_table, points, through_histograms, vectors_of
+
+    q, t = 3, 4
+    size = points(q, t)
+    kept = np.zeros((2, size), dtype=np.int64)
+    kept[0, [0, 1, 3, 5, 12, 20, 39]] = [50, 3, 30, 1, 7, 2, 5]
+    kept[1, [2, 30]] = [9, 100]
+    vectors = vectors_of(np.arange(size), q, t)
+    mean, cov = np.zeros((2, size)), np.zeros((2, size, size))
+    for g, x in zip(*np.nonzero(kept), strict=True):
+        p = (vectors @ vectors[x] % q == 0) / points(q, t - 1)
+        mean[g] += kept[g, x] * p
+        cov[g] += kept[g, x] * (np.diag(p) - np.outer(p, p))
+    rng = np.random.default_rng(7)
+    runs = 2000
+    draws = np.array(
+        [through_histograms(kept, q, t, inverse_table(q), rng) for _ in range(runs)], dtype=float
+    )
+    assert np.all(draws.sum(axis=2) == kept.sum(axis=1))
+    level = ALPHA / (2 * (2 * size + 40))
+    spread = np.sqrt(np.diagonal(cov, axis1=1, axis2=2) / runs)
+    error = draws.mean(axis=0) - mean
+    assert np.all(np.abs(error) <= stats.norm.isf(level) * spread + 1e-12)
+    for g in range(2):
+        weights = np.random.default_rng(g).normal(size=(20, size))
+        variance = np.einsum("ai,ij,aj->a", weights, cov[g], weights)
+        chi = (runs - 1) * (draws[:, g] @ weights.T).var(axis=0, ddof=1) / variance
+        assert np.all(
+            (chi > stats.chi2.ppf(level, runs - 1)) & (chi < stats.chi2.isf(level, runs - 1))
+        )
