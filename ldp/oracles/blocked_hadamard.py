@@ -251,7 +251,9 @@ class BHR(FrequencyOracle):
 
         One report feeds every estimate of its block, so a candidate's law depends on
         which values the other users hold: the whole population is drawn
-        (:meth:`simulate_histogram`), its real values included.
+        (:meth:`simulate_histogram`), its real values included.  Cost: one binomial
+        per report value, Σ_x min(kept_x, 8 · 2^j) draws, 2^j the cells of x's code
+        below its highest bit (:mod:`ldp.oracles.hadamard_sampling`), and the transforms.
         """
         hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
         return self._from_histogram(hist, chosen)

@@ -316,7 +316,7 @@ class FLH(PureOracle):
         on how the population's values repeat (Σ n_u² in the variance, the module
         docstring), not only on the candidates' counts: the whole population is drawn
         (:meth:`simulate_table`), with its real values, so the hashing is the reports
-        engine's too.  Cost O(Σ_v min(n_v, k') + k' g + k' |C|).
+        engine's too.  Cost O(Σ_v min(kept_v, 8 k') + k' g + k' |C|).
         """
         pool = self.draw_pool(rng)
         held = counts > 0

@@ -26,11 +26,12 @@ halves, so the result is exactly uniform on the wanted half.
 
 HM ([CMM] Sec. 4.3, t = 1) is documented on :class:`HM`.
 
-The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`), at
-cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept users are
-placed one by one up to K/2 of them.  It needs the whole population, values included, even
-for a few candidates: their joint law depends on which values the other users hold
-(:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
+The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`,
+through :mod:`ldp.oracles.hadamard_sampling`), at cost K binomials + Σ_v min(kept_v,
+8 · 2^j(v)) draws + K log K, j(v) the highest bit of v + 1: no report is made, and the
+small codes of a skewed population cost next to nothing.  It needs the whole population,
+values included, even for a few candidates: their joint law depends on which values the
+other users hold (:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
 [HR]'s general scheme for large ε (blocks of Hadamard codes) is :class:`ldp.oracles.BHR`.
 """
 
@@ -271,7 +272,8 @@ class HR(PureOracle):
             Cov[ĉ(u), ĉ(v)] = n_w / (2p*-1),   w + 1 = (u+1) xor (v+1),
 
         (0 when no such value is held).  So the population is drawn whole, with its real
-        values (:func:`simulate_histogram`); cost Σ_v min(n_v, K/2) + K log K.
+        values (:func:`simulate_histogram`); cost K binomials + Σ_v min(kept_v, 8 · 2^j(v))
+        draws + K log K, j(v) the highest bit of v + 1.
         """
         hist = simulate_histogram(
             dense_counts(values, counts, self.domain_size), self.p_star, self.order, rng
@@ -449,7 +451,8 @@ class HM(PureOracle):
             E[(ĉ(u)-n_u)(ĉ(v)-n_v)(ĉ(t)-n_t)] = n_w / (2p*-1)²,   w = u xor v xor t,
 
         a law that depends on which values the other users hold.  So the population is
-        drawn whole (:func:`simulate_coefficient_sums`).
+        drawn whole (:func:`simulate_coefficient_sums`); cost 2D binomials + Σ_v min(kept_v,
+        8 · 2^j(v)) draws + D log D, j(v) the highest bit of v.
         """
         n_users = int(counts.sum())
         full = dense_counts(values, counts, self.domain_size)

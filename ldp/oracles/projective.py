@@ -790,7 +790,9 @@ class ProjectiveResponse(FrequencyOracle):
         """The exact law of ``estimate(perturb(users))``, through the report histogram.
 
         One report feeds the estimates of every point on its hyperplane, so the whole
-        population is drawn (:meth:`simulate_histogram`), its real values included.
+        population is drawn (:meth:`simulate_histogram`), its real values included.  Cost
+        (q + 1) h b outcomes + Σ_x min(kept_x, P_(dim x - 1)) draws + the decoder's
+        O(h b q t).
         """
         hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
         distinct = np.flatnonzero(hist)

@@ -75,7 +75,10 @@ def test_coset_histograms_follow_the_multinomial_law() -> None:
 
 @pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
 def test_coset_histograms_same_numbers_without_numba(monkeypatch) -> None:
+    from ldp.oracles import hadamard_sampling
+
     monkeypatch.setattr(streaming, "CHUNK_USERS", 3)  # the numpy path, 3 users a chunk
+    monkeypatch.setattr(hadamard_sampling, "PARALLEL_USERS", 1)  # the threads' split
     even, odd = population()
     compiled = coset_histograms(even, odd, np.random.default_rng(9))
     plain = coset_histograms(even, odd, np.random.default_rng(9), use_numba=False)
@@ -164,3 +167,20 @@ def test_through_histograms_follow_the_multinomial_law() -> None:
         assert np.all(
             (chi > stats.chi2.ppf(level, runs - 1)) & (chi < stats.chi2.isf(level, runs - 1))
         )
+
+
+@pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
+def test_projective_light_users_same_numbers_without_numba(monkeypatch) -> None:
+    from ldp.oracles.projective import inverse_table, place_through, points
+
+    monkeypatch.setattr(streaming, "CHUNK_USERS", 5)
+    q, dim = 3, 4
+    size = points(q, dim)
+    args = (np.array([0, 1, 0, 1]), np.array([0, 5, 13, 39]), np.array([7, 0, 20, 33]))
+    tables = []
+    for use_numba in (True, False):
+        flat = np.zeros(2 * size, dtype=np.int64)
+        place_through(flat, size, *args, q, dim, inverse_table(q), np.uint64(99), use_numba)
+        tables.append(flat)
+    np.testing.assert_array_equal(*tables)
+    assert tables[0].sum() == 60
