@@ -47,7 +47,7 @@ from ldp.streaming import GAMMA, repeat_in_chunks, splitmix64
 #: users' draws here).
 HEAVY = 8
 #: Cells (codes x low patterns) of heavy codes split at once: bounds the memory.
-HEAVY_CELLS = 1 << 22
+HEAVY_CELLS = 1 << 20
 
 
 def halving_counts(totals: np.ndarray, bits: int, rng: np.random.Generator) -> np.ndarray:
