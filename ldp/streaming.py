@@ -68,6 +68,15 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def split_evenly(counts: np.ndarray, pieces: int) -> np.ndarray:
+    """Boundaries (pieces + 1 of them, int64) of consecutive ranges of ``counts`` holding
+    about total/pieces each: the ranges of values that a compiled loop's threads draw."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    inner = np.searchsorted(np.cumsum(counts), np.arange(1, pieces) * total / pieces, side="right")
+    return np.concatenate([[0], inner, [counts.shape[0]]]).astype(np.int64)
+
+
 def check_additive(oracle: Any) -> None:
     """Refuse an oracle that does not declare an additive statistic (``additive=True``)."""
     if not capabilities_of(oracle).additive:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.hashing import HAVE_NUMBA, numba
-from ldp.streaming import GAMMA, repeat_in_chunks, splitmix64
+from ldp.streaming import GAMMA, repeat_in_chunks, split_evenly, splitmix64
 
 #: A code of level j is split cell by cell (2^j binomials) once it has at least
 #: HEAVY 2^j users; below, its users are drawn one by one (a binomial costs about ten
@@ -140,9 +140,7 @@ def _place_light(flat, width, groups, codes, betas, counts, level, seed, use_num
     if use_numba and HAVE_NUMBA:
         total = int(counts.sum())
         pieces = numba.get_num_threads() if total >= PARALLEL_USERS else 1
-        edges = np.cumsum(counts)
-        parts = np.searchsorted(edges, np.arange(1, pieces) * total / pieces, side="right")
-        parts = np.concatenate([[0], parts, [codes.shape[0]]]).astype(np.int64)
+        parts = split_evenly(counts, pieces)
         _place_light_kernel(flat, width, groups, codes, betas, counts, level, seed, parts)
     else:
         _place_light_numpy(flat, width, groups, codes, betas, counts, level, seed)

@@ -117,6 +117,7 @@ def test_pool_indices_reject_the_biased_words() -> None:
 @pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
 def test_flh_light_users_same_numbers_without_numba(monkeypatch) -> None:
     monkeypatch.setattr(streaming, "CHUNK_USERS", 4)
+    monkeypatch.setattr(flh, "PARALLEL_USERS", 1)  # the threads' split
     rng = np.random.default_rng(1)
     pool = rng.integers(0, 2**63, size=7, dtype=np.uint64)
     a, b = hashing.user_functions(pool)
@@ -171,9 +172,11 @@ def test_through_histograms_follow_the_multinomial_law() -> None:
 
 @pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
 def test_projective_light_users_same_numbers_without_numba(monkeypatch) -> None:
+    from ldp.oracles import projective
     from ldp.oracles.projective import inverse_table, place_through, points
 
     monkeypatch.setattr(streaming, "CHUNK_USERS", 5)
+    monkeypatch.setattr(projective, "PARALLEL_USERS", 1)  # the threads' split
     q, dim = 3, 4
     size = points(q, dim)
     args = (np.array([0, 1, 0, 1]), np.array([0, 5, 13, 39]), np.array([7, 0, 20, 33]))
