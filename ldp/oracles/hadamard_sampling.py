@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.hashing import HAVE_NUMBA, numba
-from ldp.streaming import GAMMA, repeat_in_chunks, split_evenly, splitmix64
+from ldp.streaming import GAMMA, repeat_in_chunks, splitmix64
 
 #: A code of level j is split cell by cell (2^j binomials) once it has at least
 #: HEAVY 2^j users; below, its users are drawn one by one (a binomial costs about ten
@@ -80,9 +80,9 @@ def _place_light_numpy(flat, width, groups, codes, betas, counts, level, seed) -
 
 if HAVE_NUMBA:
 
-    @numba.njit(parallel=True, cache=True, nogil=True)
+    @numba.njit(cache=True, nogil=True)
     def _place_light_kernel(
-        flat, width, groups, codes, betas, counts, level, seed, parts
+        flat, width, groups, codes, betas, counts, level, seed
     ):  # pragma: no cover
         gamma, mix1, mix2 = (
             np.uint64(0x9E3779B97F4A7C15),
@@ -91,41 +91,27 @@ if HAVE_NUMBA:
         )
         shift = np.uint64(63 - level)
         one = np.uint64(1)
-        starts = np.zeros(codes.shape[0] + 1, dtype=np.int64)  # users before code i
+        u = np.uint64(0)
         for i in range(codes.shape[0]):
-            starts[i + 1] = starts[i] + counts[i]
-        pieces = parts.shape[0] - 1
-        private = np.zeros((pieces, flat.shape[0]), dtype=np.int64)
-        for piece in numba.prange(pieces):
-            mine = private[piece]
-            for i in range(parts[piece], parts[piece + 1]):
-                base = groups[i] * width
-                code = np.uint64(codes[i])
-                beta = betas[i]
-                u = np.uint64(starts[i])
-                for _ in range(counts[i]):
-                    u += one
-                    z = seed + u * gamma
-                    z = (z ^ (z >> np.uint64(30))) * mix1
-                    z = (z ^ (z >> np.uint64(27))) * mix2
-                    z = z ^ (z >> np.uint64(31))
-                    y = (z >> one) >> shift
-                    p = code & y
-                    p ^= p >> np.uint64(32)
-                    p ^= p >> np.uint64(16)
-                    p ^= p >> np.uint64(8)
-                    p ^= p >> np.uint64(4)
-                    p ^= p >> np.uint64(2)
-                    p ^= p >> one
-                    bit = np.int64(p & one) ^ beta
-                    mine[base + np.int64(y) + (bit << level)] += 1
-        for piece in range(pieces):
-            flat += private[piece]
-
-
-#: Users below which the compiled loop runs on one thread (a parallel call and its
-#: private histograms cost more than they save).
-PARALLEL_USERS = 1 << 20
+            base = groups[i] * width
+            code = np.uint64(codes[i])
+            beta = betas[i]
+            for _ in range(counts[i]):
+                u += one
+                z = seed + u * gamma
+                z = (z ^ (z >> np.uint64(30))) * mix1
+                z = (z ^ (z >> np.uint64(27))) * mix2
+                z = z ^ (z >> np.uint64(31))
+                y = (z >> one) >> shift
+                p = code & y
+                p ^= p >> np.uint64(32)
+                p ^= p >> np.uint64(16)
+                p ^= p >> np.uint64(8)
+                p ^= p >> np.uint64(4)
+                p ^= p >> np.uint64(2)
+                p ^= p >> one
+                bit = np.int64(p & one) ^ beta
+                flat[base + np.int64(y) + (bit << level)] += 1
 
 
 def _place_light(flat, width, groups, codes, betas, counts, level, seed, use_numba) -> None:
@@ -133,15 +119,12 @@ def _place_light(flat, width, groups, codes, betas, counts, level, seed, use_num
 
     ``codes`` are the codes with bit ``level`` removed (c - 2^level); user u of the list
     (counted from 1 across it) takes y = the high ``level`` bits of splitmix64(seed + u γ)
-    and lands at groups·width + y + 2^level (codes·y xor β).  The compiled loop splits
-    the codes among numba's threads (each with its own histogram, then summed): the
-    users keep their numbers, so the result does not depend on the threads.
+    and lands at groups·width + y + 2^level (codes·y xor β).  The compiled loop runs on
+    one thread: it is bound by the scattered increments, and threads with private
+    histograms of the level's width measured slower on this 2-core machine.
     """
     if use_numba and HAVE_NUMBA:
-        total = int(counts.sum())
-        pieces = numba.get_num_threads() if total >= PARALLEL_USERS else 1
-        parts = split_evenly(counts, pieces)
-        _place_light_kernel(flat, width, groups, codes, betas, counts, level, seed, parts)
+        _place_light_kernel(flat, width, groups, codes, betas, counts, level, seed)
     else:
         _place_light_numpy(flat, width, groups, codes, betas, counts, level, seed)
 

@@ -68,7 +68,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.hadamard import dense_counts
 from ldp.registry import register
-from ldp.streaming import GAMMA, repeat_in_chunks, split_evenly, splitmix64
+from ldp.streaming import GAMMA, repeat_in_chunks, splitmix64
 from ldp.validation import ParameterError, check_counts, check_generator, check_int, check_values
 
 #: The largest field order q accepted (F_q arithmetic in int64 stays exact far beyond).
@@ -258,9 +258,9 @@ def _through_index_numpy(z, x, lead, q, inv):
 
 if HAVE_NUMBA:
 
-    @numba.njit(parallel=True, cache=True, nogil=True)
+    @numba.njit(cache=True, nogil=True)
     def _place_through_kernel(
-        flat, size, block, x, lead, counts, q, times, seed, parts
+        flat, size, block, x, lead, counts, q, times, seed
     ):  # pragma: no cover
         gamma = np.uint64(0x9E3779B97F4A7C15)
         mix1, mix2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -269,65 +269,52 @@ if HAVE_NUMBA:
         free = dim - 1
         n_words = (free + 3) // 4
         threshold = np.int64((1 << 16) % q)
+        u = np.zeros(dim, dtype=np.int64)
+        words = np.zeros(n_words, dtype=np.uint64)
         first_of = np.zeros(dim + 1, dtype=np.int64)  # (q^r - 1)/(q - 1)
         for r in range(1, dim + 1):
             first_of[r] = first_of[r - 1] * q + 1
-        starts = np.zeros(counts.shape[0] + 1, dtype=np.int64)  # users before point i
+        n = np.uint64(0)
         for i in range(counts.shape[0]):
-            starts[i + 1] = starts[i] + counts[i]
-        pieces = parts.shape[0] - 1
-        private = np.zeros((pieces, flat.shape[0]), dtype=np.int64)
-        for piece in numba.prange(pieces):
-            mine = private[piece]
-            u = np.zeros(dim, dtype=np.int64)
-            words = np.zeros(n_words, dtype=np.uint64)
-            for i in range(parts[piece], parts[piece + 1]):
-                n = np.uint64(starts[i])
-                for _ in range(counts[i]):
-                    n += np.uint64(1)
-                    z = seed + n * gamma
-                    while True:
-                        w = z
-                        for m in range(n_words):
-                            if m:
-                                w = w + gamma
-                            w = (w ^ (w >> np.uint64(30))) * mix1
-                            w = (w ^ (w >> np.uint64(27))) * mix2
-                            w = w ^ (w >> np.uint64(31))
-                            words[m] = w
-                        z = w + gamma
-                        fair = True
-                        nonzero = False
-                        dot = 0
-                        k = 0
-                        for j in range(dim - 1, -1, -1):
-                            if j == lead[i]:
-                                continue
-                            piece16 = np.int64((words[k // 4] >> np.uint64(16 * (k % 4))) & mask)
-                            product = piece16 * q
-                            fair = fair and (product & 0xFFFF) >= threshold
-                            u[j] = product >> 16
-                            dot += u[j] * x[i, j]
-                            nonzero = nonzero or u[j] != 0
-                            k += 1
-                        u[lead[i]] = (q - dot % q) % q
-                        nonzero = nonzero or u[lead[i]] != 0
-                        if fair and nonzero:
-                            break
-                    first = 0
-                    while u[first] == 0:
-                        first += 1
-                    scale = times[u[first]]  # the row of the table of products by u_first^-1
-                    index = 0
-                    for j in range(first + 1, dim):
-                        index = index * q + scale[u[j]]
-                    mine[block[i] * size + first_of[dim - 1 - first] + index] += 1
-        for piece in range(pieces):
-            flat += private[piece]
-
-
-#: Users below which the compiled loop runs on one thread.
-PARALLEL_USERS = 1 << 20
+            for _ in range(counts[i]):
+                n += np.uint64(1)
+                z = seed + n * gamma
+                while True:
+                    w = z
+                    for m in range(n_words):
+                        if m:
+                            w = w + gamma
+                        w = (w ^ (w >> np.uint64(30))) * mix1
+                        w = (w ^ (w >> np.uint64(27))) * mix2
+                        w = w ^ (w >> np.uint64(31))
+                        words[m] = w
+                    z = w + gamma
+                    fair = True
+                    nonzero = False
+                    dot = 0
+                    k = 0
+                    for j in range(dim - 1, -1, -1):
+                        if j == lead[i]:
+                            continue
+                        piece = np.int64((words[k // 4] >> np.uint64(16 * (k % 4))) & mask)
+                        product = piece * q
+                        fair = fair and (product & 0xFFFF) >= threshold
+                        u[j] = product >> 16
+                        dot += u[j] * x[i, j]
+                        nonzero = nonzero or u[j] != 0
+                        k += 1
+                    u[lead[i]] = (q - dot % q) % q
+                    nonzero = nonzero or u[lead[i]] != 0
+                    if fair and nonzero:
+                        break
+                first = 0
+                while u[first] == 0:
+                    first += 1
+                scale = times[u[first]]  # the row of the multiplication table by u_first^-1
+                index = 0
+                for j in range(first + 1, dim):
+                    index = index * q + scale[u[j]]
+                flat[block[i] * size + first_of[dim - 1 - first] + index] += 1
 
 
 def place_through(flat, size, block, point, counts, q, dim, inv, seed, use_numba=True) -> None:
@@ -338,17 +325,16 @@ def place_through(flat, size, block, point, counts, q, dim, inv, seed, use_numba
     attempt draws the dim - 1 coordinates other than the point's leading one as uniform
     digits (:func:`_attempt_digits`, exact), sets that one to solve <u, x> = 0, and is
     redrawn when a digit was biased or u = 0.  u is then made canonical
-    (:func:`index_of`).  The compiled loop (the points split among numba's threads, each
-    with its own histogram) and the numpy path give the same numbers.
+    (:func:`index_of`).  The compiled loop and the numpy path give the same numbers; the
+    loop runs on one thread (bound by the scattered increments, threads with private
+    histograms measured no faster here).
     """
     x = vectors_of(point, q, dim)
     lead = np.argmax(x != 0, axis=1)
     if use_numba and HAVE_NUMBA:
         values = np.arange(q, dtype=np.int64)
         times = np.asarray(inv, dtype=np.int64)[:, None] * values[None, :] % q
-        pieces = numba.get_num_threads() if int(counts.sum()) >= PARALLEL_USERS else 1
-        parts = split_evenly(counts, pieces)
-        _place_through_kernel(flat, size, block, x, lead, counts, q, times, seed, parts)
+        _place_through_kernel(flat, size, block, x, lead, counts, q, times, seed)
         return
     offset = 0
     for which in repeat_in_chunks(np.arange(counts.shape[0]), counts):

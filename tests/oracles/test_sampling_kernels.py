@@ -75,10 +75,7 @@ def test_coset_histograms_follow_the_multinomial_law() -> None:
 
 @pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
 def test_coset_histograms_same_numbers_without_numba(monkeypatch) -> None:
-    from ldp.oracles import hadamard_sampling
-
     monkeypatch.setattr(streaming, "CHUNK_USERS", 3)  # the numpy path, 3 users a chunk
-    monkeypatch.setattr(hadamard_sampling, "PARALLEL_USERS", 1)  # the threads' split
     even, odd = population()
     compiled = coset_histograms(even, odd, np.random.default_rng(9))
     plain = coset_histograms(even, odd, np.random.default_rng(9), use_numba=False)
@@ -172,11 +169,9 @@ def test_through_histograms_follow_the_multinomial_law() -> None:
 
 @pytest.mark.skipif(not hashing.HAVE_NUMBA, reason="numba not installed")
 def test_projective_light_users_same_numbers_without_numba(monkeypatch) -> None:
-    from ldp.oracles import projective
     from ldp.oracles.projective import inverse_table, place_through, points
 
     monkeypatch.setattr(streaming, "CHUNK_USERS", 5)
-    monkeypatch.setattr(projective, "PARALLEL_USERS", 1)  # the threads' split
     q, dim = 3, 4
     size = points(q, dim)
     args = (np.array([0, 1, 0, 1]), np.array([0, 5, 13, 39]), np.array([7, 0, 20, 33]))
