@@ -294,25 +294,18 @@ def simulate_coefficient_sums(
 ) -> np.ndarray:
     """S[j] = Σ of the ±1 signs of the users who sampled coefficient j, drawn exactly.
 
-    A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Value v keeps
-    Bin(n_v, 2p* - 1) users, each at a uniform j with sign H[v, j]: for v >= 1,
-    Bin(kept, 1/2) of them on {v·j = 0} with +1 and the rest on {v·j = 1} with -1 (value
-    0 always +1, j uniform); the others are Bin(·, 1/2) fair +1 and the rest -1, j
-    uniform.  S is the histogram of the + users minus that of the - users, both drawn by
-    :func:`~ldp.oracles.hadamard_sampling.coset_histograms`.
+    A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Write a report as
+    z = 2j + s in [2D], s = 1 for the sign -1.  Value v keeps Bin(n_v, 2p* - 1) users,
+    j uniform and s = v·j: z uniform on {z : (2v + 1)·z = 0}; the others are uniform on
+    [2D] (code 0).  One :func:`~ldp.oracles.hadamard_sampling.coset_histograms` h, and
+    S[j] = h[2j] - h[2j + 1].
     """
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
-    plus = rng.binomial(kept, 0.5)
-    plus[0] = kept[0]  # row 0 of H is all ones
-    fair = int(counts.sum() - kept.sum())
-    fair_plus = int(rng.binomial(fair, 0.5))
-    even, odd = np.zeros((2, order), dtype=np.int64), np.zeros((2, order), dtype=np.int64)
-    even[0, : counts.shape[0]] = plus
-    even[0, 0] += fair_plus
-    even[1, 0] = fair - fair_plus
-    odd[1, 1 : counts.shape[0]] = (kept - plus)[1:]
-    hist = coset_histograms(even, odd, rng)
-    return hist[0] - hist[1]
+    codes = np.zeros((1, 2 * order), dtype=np.int64)
+    codes[0, 1 : 2 * counts.shape[0] : 2] = kept
+    codes[0, 0] = int(counts.sum() - kept.sum())
+    hist = coset_histograms(codes, None, rng)[0]
+    return hist[0::2] - hist[1::2]
 
 
 @register(label="HM", color="#9467bd", order=82)
@@ -452,7 +445,7 @@ class HM(PureOracle):
 
         a law that depends on which values the other users hold.  So the population is
         drawn whole (:func:`simulate_coefficient_sums`); cost 2D binomials + Σ_v min(kept_v,
-        8 · 2^j(v)) draws + D log D, j(v) the highest bit of v.
+        8 · 2^j(v)) draws + D log D, j(v) the highest bit of 2v + 1.
         """
         n_users = int(counts.sum())
         full = dense_counts(values, counts, self.domain_size)
