@@ -10,8 +10,10 @@ An oracle that does not finish within ``LIMIT_S`` seconds is stopped and its row
 why: the budget's refusal (:mod:`ldp.budget`), or for a timeout the cost its sampled
 engine documents.  The sampled engines are exact: the oracles whose estimates are tied
 across values through the whole population (a shared pool, a Hadamard code or block, a
-sketch's hash family) draw the population's whole report histogram, at a cost that grows
-with Σ_v min(n_v, K) rather than with d; that is what the slow rows show.
+projective hyperplane, a sketch's hash family) draw the population's whole report
+histogram; the Hadamard and projective ones merge the users whose reports have the same
+law (cost about one binomial per report value plus a draw per user of the values with
+few users), FLH draws one (function, cell) pair per kept user of a value with few users.
 
 ``python -m benchmarks --only billion_users`` (``--quick``: n = 10^7, d = 2^14, 20 s
 limit).  Each row runs in its own process, with its data segment capped at ``MEMORY_CAP``

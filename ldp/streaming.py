@@ -45,6 +45,38 @@ from ldp.validation import ParameterError, check_counts, check_generator, check_
 CHUNK_USERS = 1 << 20
 
 
+#: splitmix64's increment (the golden ratio in 64 bits) and its two multipliers.
+GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser of uint64 words (wrapping arithmetic), a bijection.
+
+    The sampled engines that draw users one by one take the u-th user's word as
+    splitmix64(seed + u GAMMA) for a seed drawn from the caller's generator: counter-based,
+    so a chunked numpy loop and a compiled loop over the same users give the same draws.
+    """
+    x = np.array(x, dtype=np.uint64, copy=True)
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= _MIX1
+        x ^= x >> np.uint64(27)
+        x *= _MIX2
+        x ^= x >> np.uint64(31)
+    return x
+
+
+def split_evenly(counts: np.ndarray, pieces: int) -> np.ndarray:
+    """Boundaries (pieces + 1 of them, int64) of consecutive ranges of ``counts`` holding
+    about total/pieces each: the ranges of values that a compiled loop's threads draw."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    inner = np.searchsorted(np.cumsum(counts), np.arange(1, pieces) * total / pieces, side="right")
+    return np.concatenate([[0], inner, [counts.shape[0]]]).astype(np.int64)
+
+
 def check_additive(oracle: Any) -> None:
     """Refuse an oracle that does not declare an additive statistic (``additive=True``)."""
     if not capabilities_of(oracle).additive:
@@ -62,12 +94,13 @@ def repeat_in_chunks(
     items: np.ndarray, times: np.ndarray, size: int | None = None
 ) -> Iterator[np.ndarray]:
     """``np.repeat(items, times, axis=0)`` in consecutive pieces of at most ``size`` rows
-    (default :data:`CHUNK_USERS`), never built whole: row i of the repeat is ``items[v]``
-    with ``cumsum(times)[v-1] <= i < cumsum(times)[v]`` (a binary search per row).  One
-    piece when the repeat has at most ``size`` rows (then it is exactly ``np.repeat``).
+    (default :data:`CHUNK_USERS`), never built whole: a piece is ``np.repeat`` of the
+    items it spans, the first and last of them cut to the rows inside it (two binary
+    searches a piece).  One piece when the repeat has at most ``size`` rows (then it is
+    exactly ``np.repeat``).
 
-    The sampled engines that draw the kept users of every value one by one (the Hadamard
-    family) take their users through this, so their memory stays bounded at any n."""
+    The sampled engines that draw the kept users of every value one by one take their
+    users through this, so their memory stays bounded at any n."""
     items, times = np.asarray(items), np.asarray(times, dtype=np.int64)
     size = check_int(CHUNK_USERS if size is None else size, "size", minimum=1)
     edges = np.cumsum(times, dtype=np.int64)
@@ -76,8 +109,13 @@ def repeat_in_chunks(
         yield np.repeat(items, times, axis=0)
         return
     for start in range(0, total, size):
-        rows = np.arange(start, min(total, start + size), dtype=np.int64)
-        yield items[np.searchsorted(edges, rows, side="right")]
+        stop = min(total, start + size)
+        first = int(np.searchsorted(edges, start, side="right"))
+        last = int(np.searchsorted(edges, stop - 1, side="right"))
+        piece = times[first : last + 1].copy()
+        piece[0] = edges[first] - start
+        piece[-1] = stop - (start if first == last else edges[last - 1])
+        yield np.repeat(items[first : last + 1], piece, axis=0)
 
 
 def users_in_chunks(counts: np.ndarray, chunk_users: int = CHUNK_USERS) -> Iterator[np.ndarray]:

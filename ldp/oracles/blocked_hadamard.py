@@ -48,8 +48,8 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.hadamard import check_order, dense_counts, draw_in_half, parity
+from ldp.oracles.hadamard_sampling import coset_histograms, halving_counts
 from ldp.registry import register
-from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_counts, check_generator, check_values
 
 
@@ -230,27 +230,19 @@ class BHR(FrequencyOracle):
     def simulate_histogram(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The histogram over [K] of the reports of a whole population, drawn exactly.
 
-        Value x keeps Bin(n_x, κ*) users, each uniform on C_x (one by one while at most
-        b/2 of them, else a multinomial over the b/2 positions of C_x); the other users
-        are one multinomial over [K].
+        Value x keeps Bin(n_x, κ*) users, uniform on C_x, the positions p of its block
+        with (row i)·p = 0; the other users are uniform on [K]: Mult(·, U[B]) over the
+        blocks (fair halving), then uniform in their block (code 0).  Each block is one
+        group of :func:`~ldp.oracles.hadamard_sampling.coset_histograms`.
         """
-        b, order = self.block_size, self.order
+        b = self.block_size
         kept = rng.binomial(counts, self.keep)
         values = np.arange(counts.shape[0], dtype=np.int64)
-        light = (kept > 0) & (kept <= b // 2)
-        hist = np.zeros(order, dtype=np.int64)
-        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory
-            inside = self.block_of(many) * b + draw_in_half(
-                self.row_of(many), np.ones(many.shape[0], dtype=bool), b, rng
-            )
-            hist += np.bincount(inside, minlength=order)
-        positions = np.arange(b, dtype=np.int64)
-        for value in values[kept > b // 2]:
-            cells = positions[parity(self.row_of(value) & positions) == 0]
-            draws = rng.multinomial(int(kept[value]), np.full(cells.shape[0], 1.0 / cells.shape[0]))
-            hist[self.block_of(value) * b + cells] += draws
+        codes = np.zeros((self.blocks, b), dtype=np.int64)
+        codes[self.block_of(values), self.row_of(values)] = kept
         spread = int(counts.sum() - kept.sum())
-        return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
+        codes[:, 0] = halving_counts(np.array([spread]), self.blocks.bit_length() - 1, rng)[0]
+        return coset_histograms(codes, None, rng).reshape(-1)
 
     def _simulate_population(
         self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
@@ -259,7 +251,9 @@ class BHR(FrequencyOracle):
 
         One report feeds every estimate of its block, so a candidate's law depends on
         which values the other users hold: the whole population is drawn
-        (:meth:`simulate_histogram`), its real values included.
+        (:meth:`simulate_histogram`), its real values included.  Cost: one binomial
+        per report value, Σ_x min(kept_x, 8 · 2^j) draws, 2^j the cells of x's code
+        below its highest bit (:mod:`ldp.oracles.hadamard_sampling`), and the transforms.
         """
         hist = self.simulate_histogram(dense_counts(values, counts, self.domain_size), rng)
         return self._from_histogram(hist, chosen)

@@ -46,7 +46,7 @@ from ldp.oracles.base import PureOracle, check_variance_input
 from ldp.oracles.direct import keep_threshold
 from ldp.oracles.local_hashing import _LocalHashing
 from ldp.registry import register
-from ldp.streaming import CHUNK_USERS, repeat_in_chunks
+from ldp.streaming import CHUNK_USERS, GAMMA, repeat_in_chunks, split_evenly, splitmix64
 from ldp.validation import (
     ParameterError,
     check_counts,
@@ -72,6 +72,105 @@ class PoolReports(NamedTuple):
     def seeds(self) -> np.ndarray:
         """The seed of each user's hash function (the auditor's hashed events read this)."""
         return self.pool[self.index]
+
+
+#: A value is spread over the pool by a multinomial (k' binomials and hashes) once it keeps
+#: more than HEAVY k' users; below, its users are drawn one by one (a binomial and a hash
+#: cost about ten users' draws).
+HEAVY = 8
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def pool_indices(words: np.ndarray, k: int) -> np.ndarray:
+    """A uniform index in [0, k) from each splitmix64 word, exactly (Lemire's rejection).
+
+    j = ⌊r k / 2^32⌋ with r the word's high 32 bits, unless the low 32 bits of r k fall
+    below 2^32 mod k: then the word is mixed again (splitmix64(word + GAMMA)) and retried.
+    """
+    words = np.array(words, dtype=np.uint64, copy=True)
+    out = np.empty(words.shape[0], dtype=np.int64)
+    todo = np.arange(words.shape[0])
+    k64, threshold = np.uint64(k), np.uint64((1 << 32) % k)
+    while todo.size:
+        product = (words[todo] >> np.uint64(32)) * k64
+        accept = (product & _LOW32) >= threshold
+        out[todo[accept]] = (product[accept] >> np.uint64(32)).astype(np.int64)
+        todo = todo[~accept]
+        with np.errstate(over="ignore"):
+            words[todo] = splitmix64(words[todo] + GAMMA)
+    return out
+
+
+def _place_light_numpy(table, digests, counts, a, b, g, seed) -> None:
+    """Reference path of :func:`place_light`: the same draws, a chunk of users at a time."""
+    k = a.shape[0]
+    offset = 0
+    for which in repeat_in_chunks(np.arange(counts.shape[0]), counts):
+        u = np.arange(offset + 1, offset + 1 + which.shape[0], dtype=np.uint64)
+        offset += which.shape[0]
+        with np.errstate(over="ignore"):
+            j = pool_indices(splitmix64(seed + u * GAMMA), k)
+            cells = hashing._cell(hashing._top32(a[j], b[j], digests[which]), np.uint64(g))
+        table += np.bincount(j * g + cells.astype(np.int64), minlength=table.shape[0])
+
+
+#: Users below which the compiled loop runs on one thread.
+PARALLEL_USERS = 1 << 20
+
+if hashing.HAVE_NUMBA:
+
+    @hashing.numba.njit(parallel=True, cache=True, nogil=True)
+    def _place_light_kernel(table, digests, counts, a, b, g, seed, parts):  # pragma: no cover
+        gamma = np.uint64(0x9E3779B97F4A7C15)
+        mix1, mix2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+        low32, s32 = np.uint64(0xFFFFFFFF), np.uint64(32)
+        k = np.uint64(a.shape[0])
+        threshold = (np.uint64(1) << s32) % k
+        g64 = np.uint64(g)
+        starts = np.zeros(counts.shape[0] + 1, dtype=np.int64)  # users before value i
+        for i in range(counts.shape[0]):
+            starts[i + 1] = starts[i] + counts[i]
+        pieces = parts.shape[0] - 1
+        private = np.zeros((pieces, table.shape[0]), dtype=np.int64)
+        for piece in hashing.numba.prange(pieces):
+            mine = private[piece]
+            for i in range(parts[piece], parts[piece + 1]):
+                digest = digests[i]
+                u = np.uint64(starts[i])
+                for _ in range(counts[i]):
+                    u += np.uint64(1)
+                    z = seed + u * gamma
+                    while True:
+                        z = (z ^ (z >> np.uint64(30))) * mix1
+                        z = (z ^ (z >> np.uint64(27))) * mix2
+                        z = z ^ (z >> np.uint64(31))
+                        product = (z >> s32) * k
+                        if (product & low32) >= threshold:
+                            break
+                        z = z + gamma
+                    j = product >> s32
+                    h = (a[j] * digest + b[j]) >> s32
+                    mine[np.int64(j) * g + np.int64((h * g64) >> s32)] += 1
+        for piece in range(pieces):
+            table += private[piece]
+
+
+def place_light(table, digests, counts, a, b, g, seed, use_numba: bool = True) -> None:
+    """Add users of values with digests ``digests`` (``counts`` each) to the flat k' x g table.
+
+    The u-th user (from 1, across the list) takes the pool function
+    j = :func:`pool_indices` (splitmix64(seed + u GAMMA)) and lands on (j, h_j(value)),
+    h_j the multiply-add-shift function (a_j, b_j) of :mod:`ldp.hashing`.  With numba the
+    users are drawn in a compiled loop, the values split among its threads (each with its
+    own table, then summed); the numbers are the same without it.
+    """
+    if use_numba and hashing.HAVE_NUMBA:
+        total = int(np.sum(counts))
+        pieces = hashing.numba.get_num_threads() if total >= PARALLEL_USERS else 1
+        parts = split_evenly(counts, pieces)
+        _place_light_kernel(table, digests, counts, a, b, g, seed, parts)
+    else:
+        _place_light_numpy(table, digests, counts, a, b, g, seed)
 
 
 @register(label="FLH", color="#a6761d", order=75)
@@ -233,7 +332,7 @@ class FLH(PureOracle):
         on how the population's values repeat (Σ n_u² in the variance, the module
         docstring), not only on the candidates' counts: the whole population is drawn
         (:meth:`simulate_table`), with its real values, so the hashing is the reports
-        engine's too.  Cost O(Σ_v min(n_v, k') + k' g + k' |C|).
+        engine's too.  Cost O(Σ_v min(kept_v, 8 k') + k' g + k' |C|).
         """
         pool = self.draw_pool(rng)
         held = counts > 0
@@ -248,35 +347,36 @@ class FLH(PureOracle):
 
         ``held`` are distinct values (1-D, or word rows for domains beyond 2^64).
         Randomised response over g cells is "keep h_j(v) with probability p* - q', else a
-        uniform cell" (q' = (1-p*)/(g-1), so 1 - g q' = p* - q').  Each value's users are
-        spread over the pool (one by one, or a multinomial when they outnumber k'); those
-        kept land on h_j(v); the others, of all values together, are a multinomial per j.
-        The (value, function) pairs are drawn a chunk at a time (:mod:`ldp.streaming`), so
-        memory stays bounded at any n.
+        uniform cell" (q' = (1-p*)/(g-1), so 1 - g q' = p* - q').  So value v keeps
+        Bin(n_v, p* - q') users, each at a uniform pool function j and the cell h_j(v)
+        (one by one, or a multinomial over the pool when they outnumber k'); the others,
+        of all values together, are uniform over the k' g cells: one multinomial.  The
+        kept (value, function) pairs are drawn a chunk at a time (:mod:`ldp.streaming`), so
+        memory stays bounded at any n.  Cost Σ_v min(kept_v, k') hashes + k' g.
         """
         k, g = self.k_prime, self.g
         gap = self.p_star - (1.0 - self.p_star) / (g - 1)
+        kept = rng.binomial(counts, gap)
         table = np.zeros(k * g, dtype=np.int64)
-        uniform = np.zeros(k, dtype=np.int64)
-
-        def place(values: np.ndarray, j: np.ndarray, m: np.ndarray) -> None:
-            kept = rng.binomial(m, gap)
-            cells = hashing.hash_values(values, pool[j], g)
-            table[:] += np.bincount(j * g + cells, weights=kept, minlength=k * g).astype(np.int64)
-            uniform[:] += np.bincount(j, weights=m - kept, minlength=k).astype(np.int64)
-
-        light = counts <= k
-        for values in repeat_in_chunks(held[light], counts[light]):  # one user a pair
-            place(values, rng.integers(0, k, values.shape[0]), np.ones(values.shape[0], np.int64))
-        heavy = np.flatnonzero(~light)  # a multinomial over the pool per value, k pairs each
+        light = (kept > 0) & (kept <= HEAVY * k)
+        if light.any():
+            a, b = hashing.user_functions(pool)
+            seed = np.uint64(rng.integers(0, 2**64, dtype=np.uint64))
+            place_light(table, hashing.digest(held[light]), kept[light], a, b, g, seed)
+        heavy = np.flatnonzero(kept > HEAVY * k)  # a multinomial over the pool, k pairs each
         step = max(1, CHUNK_USERS // k)
+        every = np.arange(k)
         for start in range(0, heavy.size, step):
             rows = heavy[start : start + step]
-            spread = rng.multinomial(counts[rows], np.full(k, 1.0 / k)).reshape(-1)
-            place(np.repeat(held[rows], k, axis=0), np.tile(np.arange(k), rows.size), spread)
-        table = table.reshape(k, g)
-        table += rng.multinomial(uniform, np.full(g, 1.0 / g))
-        return table
+            spread = rng.multinomial(kept[rows], np.full(k, 1.0 / k)).reshape(-1)
+            cells = hashing.hash_values(
+                np.repeat(held[rows], k, axis=0), np.tile(pool, rows.size), g
+            )
+            j = np.tile(every, rows.size)
+            table += np.bincount(j * g + cells, weights=spread, minlength=k * g).astype(np.int64)
+        spread = int(counts.sum() - kept.sum())
+        table += rng.multinomial(spread, np.full(k * g, 1.0 / (k * g)))
+        return table.reshape(k, g)
 
     # --- analysis ---------------------------------------------------------------------------
     def _collision_terms(self) -> tuple[float, float]:

@@ -26,11 +26,12 @@ halves, so the result is exactly uniform on the wanted half.
 
 HM ([CMM] Sec. 4.3, t = 1) is documented on :class:`HM`.
 
-The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`), at
-cost Σ_v min(n_v, K/2) + K log K: no report is made, but the heavy values' kept users are
-placed one by one up to K/2 of them.  It needs the whole population, values included, even
-for a few candidates: their joint law depends on which values the other users hold
-(:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
+The sampled engine draws the histogram of reports exactly (:func:`simulate_histogram`,
+through :mod:`ldp.oracles.hadamard_sampling`), at cost K binomials + Σ_v min(kept_v,
+8 · 2^j(v)) draws + K log K, j(v) the highest bit of v + 1: no report is made, and the
+small codes of a skewed population cost next to nothing.  It needs the whole population,
+values included, even for a few candidates: their joint law depends on which values the
+other users hold (:meth:`HR._simulate_population`, :meth:`HM._simulate_population`).
 [HR]'s general scheme for large ε (blocks of Hadamard codes) is :class:`ldp.oracles.BHR`.
 """
 
@@ -46,8 +47,8 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.direct import keep_threshold
+from ldp.oracles.hadamard_sampling import coset_histograms
 from ldp.registry import register
-from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_generator, check_values
 
 #: Bytes per entry of the order-K transform at its peak (the histogram, its transform and
@@ -114,26 +115,6 @@ def draw_in_half(rows: np.ndarray, inside: np.ndarray, order: int, rng) -> np.nd
     return r ^ np.where(wrong, rows & -rows, 0)
 
 
-def kept_histogram(kept: np.ndarray, rows: np.ndarray, order: int, rng) -> np.ndarray:
-    """The histogram over [K] of ``kept[j]`` uniform draws from the +1 set of ``rows[j]``, all j.
-
-    Exact: a value with at most K/2 kept users draws them one by one
-    (:func:`draw_in_half`); one with more draws a multinomial over the +1 set (K/2 cells).
-    Cost Σ_j min(kept[j], K/2) + K per heavy value.
-    """
-    hist = np.zeros(order, dtype=np.int64)
-    light = (kept > 0) & (kept <= order // 2)
-    for many in repeat_in_chunks(rows[light], kept[light]):  # bounded memory
-        hist += np.bincount(
-            draw_in_half(many, np.ones(many.shape[0], bool), order, rng), minlength=order
-        )
-    everything = np.arange(order, dtype=np.int64)
-    for row, k in zip(rows[kept > order // 2], kept[kept > order // 2], strict=True):
-        cells = everything[parity(row & everything) == 0]
-        hist[cells] += rng.multinomial(int(k), np.full(cells.shape[0], 1.0 / cells.shape[0]))
-    return hist
-
-
 def dense_counts(values: np.ndarray, counts: np.ndarray, domain_size: int) -> np.ndarray:
     """The histogram of the whole domain from a sparse one (distinct values, their counts)."""
     full = np.zeros(domain_size, dtype=np.int64)
@@ -168,14 +149,14 @@ def simulate_histogram(
     Reporting "uniformly from C_v with p, else from its complement" is "uniformly from
     C_v with probability 2p - 1, else uniformly from all of [K]" (a uniform index is in
     C_v half the time; 2p* - 1 is exact in float64).  So value v keeps Bin(n_v, 2p* - 1)
-    users, drawn from C_v (:func:`kept_histogram`), and the others are one multinomial
-    over [K].
+    users, uniform on C_v = {y : (v+1)·y = 0}, and the others are uniform on [K] (code
+    0): one :func:`~ldp.oracles.hadamard_sampling.coset_histograms` of the codes.
     """
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
-    rows = np.arange(1, counts.shape[0] + 1, dtype=np.int64)
-    hist = kept_histogram(kept, rows, order, rng)
-    spread = int(counts.sum() - kept.sum())
-    return hist + rng.multinomial(spread, np.full(order, 1.0 / order))
+    codes = np.zeros((1, order), dtype=np.int64)
+    codes[0, 1 : counts.shape[0] + 1] = kept
+    codes[0, 0] = int(counts.sum() - kept.sum())
+    return coset_histograms(codes, None, rng)[0]
 
 
 @register(label="HR", color="#d62728", order=80)
@@ -291,7 +272,8 @@ class HR(PureOracle):
             Cov[ĉ(u), ĉ(v)] = n_w / (2p*-1),   w + 1 = (u+1) xor (v+1),
 
         (0 when no such value is held).  So the population is drawn whole, with its real
-        values (:func:`simulate_histogram`); cost Σ_v min(n_v, K/2) + K log K.
+        values (:func:`simulate_histogram`); cost K binomials + Σ_v min(kept_v, 8 · 2^j(v))
+        draws + K log K, j(v) the highest bit of v + 1.
         """
         hist = simulate_histogram(
             dense_counts(values, counts, self.domain_size), self.p_star, self.order, rng
@@ -312,24 +294,18 @@ def simulate_coefficient_sums(
 ) -> np.ndarray:
     """S[j] = Σ of the ±1 signs of the users who sampled coefficient j, drawn exactly.
 
-    A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Value v keeps
-    Bin(n_v, 2p* - 1) users, each at a uniform j, contributing H[v, j] (one by one, or a
-    multinomial over [D] for more than D of them); the others are a multinomial over [D]
-    whose cell m_j sums to 2 Bin(m_j, 1/2) - m_j.
+    A sign is "H[v, j] with probability 2p - 1, else a fair ±1".  Write a report as
+    z = 2j + s in [2D], s = 1 for the sign -1.  Value v keeps Bin(n_v, 2p* - 1) users,
+    j uniform and s = v·j: z uniform on {z : (2v + 1)·z = 0}; the others are uniform on
+    [2D] (code 0).  One :func:`~ldp.oracles.hadamard_sampling.coset_histograms` h, and
+    S[j] = h[2j] - h[2j + 1].
     """
     kept = rng.binomial(counts, 2.0 * p_star - 1.0)
-    sums = np.zeros(order, dtype=np.int64)
-    light = (kept > 0) & (kept <= order)
-    for values in repeat_in_chunks(np.flatnonzero(light), kept[light]):  # bounded memory
-        index = rng.integers(0, order, size=values.shape[0], dtype=np.int64)
-        signs = 1 - 2 * parity(values & index)
-        sums += np.bincount(index, weights=signs, minlength=order).astype(np.int64)
-    everything = np.arange(order, dtype=np.int64)
-    for value in np.flatnonzero(kept > order):
-        spread = rng.multinomial(int(kept[value]), np.full(order, 1.0 / order))
-        sums += spread * (1 - 2 * parity(value & everything))
-    fair = rng.multinomial(int(counts.sum() - kept.sum()), np.full(order, 1.0 / order))
-    return sums + 2 * rng.binomial(fair, 0.5) - fair
+    codes = np.zeros((1, 2 * order), dtype=np.int64)
+    codes[0, 1 : 2 * counts.shape[0] : 2] = kept
+    codes[0, 0] = int(counts.sum() - kept.sum())
+    hist = coset_histograms(codes, None, rng)[0]
+    return hist[0::2] - hist[1::2]
 
 
 @register(label="HM", color="#9467bd", order=82)
@@ -468,7 +444,8 @@ class HM(PureOracle):
             E[(ĉ(u)-n_u)(ĉ(v)-n_v)(ĉ(t)-n_t)] = n_w / (2p*-1)²,   w = u xor v xor t,
 
         a law that depends on which values the other users hold.  So the population is
-        drawn whole (:func:`simulate_coefficient_sums`).
+        drawn whole (:func:`simulate_coefficient_sums`); cost 2D binomials + Σ_v min(kept_v,
+        8 · 2^j(v)) draws + D log D, j(v) the highest bit of 2v + 1.
         """
         n_users = int(counts.sum())
         full = dense_counts(values, counts, self.domain_size)

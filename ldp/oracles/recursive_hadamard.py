@@ -45,8 +45,8 @@ from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.blocked_hadamard import BHR, block_transform
 from ldp.oracles.direct import keep_threshold
 from ldp.oracles.hadamard import check_order, parity
+from ldp.oracles.hadamard_sampling import coset_histograms, halving_counts
 from ldp.registry import register
-from ldp.streaming import repeat_in_chunks
 from ldp.validation import check_counts, check_generator, check_int, check_values
 
 
@@ -215,26 +215,25 @@ class RHR(FrequencyOracle):
         """The histogram over [2K] of the reports of a whole population, drawn exactly.
 
         2^b-ary randomised response is "keep s with probability p* - q*, else a uniform
-        symbol" (then s' = s with p* - q* + 2^b q*/2^b = p*).  So value x keeps
-        Bin(n_x, p* - q*) users, each at (s(x, r), r) for a uniform r (one by one while
-        at most B of them, else a multinomial over the B rows); the others are uniform
-        over all 2K reports.  (p* - q* is rounded once to float64.)
+        symbol" (then s' = s with p* - q* + 2^b q*/2^b = p*).  So value x = (h, l) keeps
+        Bin(n_x, p* - q*) users at y = 2h B + (β B + r), r uniform, β = 1 - l·r: with
+        z = 2r + β, uniform on {z : (2l + 1)·z = 1}, a coset in the 2B reports of local
+        part h.  The others are uniform over all 2K reports (fair halving over the
+        2^(b-1) local parts, then code 0).  One group of
+        :func:`~ldp.oracles.hadamard_sampling.coset_histograms` per h; z is put back in
+        report order at the end.  (p* - q* is rounded once to float64.)
         """
-        groups, size = self.groups, 2 * self.order
+        rows = self.groups
+        locals_ = self.symbols >> 1
         kept = rng.binomial(counts, self.gap)
         values = np.arange(counts.shape[0], dtype=np.int64)
-        light = (kept > 0) & (kept <= groups)
-        hist = np.zeros(size, dtype=np.int64)
-        for many in repeat_in_chunks(values[light], kept[light]):  # bounded memory
-            rows = rng.integers(0, groups, size=many.shape[0], dtype=np.int64)
-            hist += np.bincount(self.symbol(many, rows) * groups + rows, minlength=size)
-        every_row = np.arange(groups, dtype=np.int64)
-        for value in values[kept > groups]:
-            per_row = rng.multinomial(int(kept[value]), np.full(groups, 1.0 / groups))
-            cells = self.symbol(np.full(groups, value), every_row) * groups + every_row
-            hist[cells] += per_row
+        odd = np.zeros((locals_, 2 * rows), dtype=np.int64)
+        odd[self.local_part(values), 2 * self.row_part(values) + 1] = kept
+        even = np.zeros_like(odd)
         spread = int(counts.sum() - kept.sum())
-        return hist + rng.multinomial(spread, np.full(size, 1.0 / size))
+        even[:, 0] = halving_counts(np.array([spread]), locals_.bit_length() - 1, rng)[0]
+        hist = coset_histograms(even, odd, rng)  # (h, z = 2r + β)
+        return hist.reshape(locals_, rows, 2).transpose(0, 2, 1).reshape(-1)
 
     # One report feeds every estimate of its symbol, so the whole population is drawn
     # through the report histogram, exactly as BHR does with its blocks.
