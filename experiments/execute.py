@@ -478,6 +478,9 @@ def execute_many(
                     state.run.on_trials(len(trials))
                 if state.left == 0:
                     _finish(index, state, on_done)
+                    # the runs overlap: the next ones' time counts from this one's end
+                    for later in states[index + 1 :]:
+                        later.start = max(later.start, time.perf_counter())
         except KeyboardInterrupt:
             log.warning(
                 "interrupted: %d of %d trials recorded in this run; rerun the same "
