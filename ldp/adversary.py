@@ -698,7 +698,8 @@ def empirical_joint_success(
     """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)] estimated from simulated users.
 
     ⌈``n_samples`` x ``share``⌉ users (at least :data:`MIN_EMPIRICAL_SAMPLES`; default
-    :func:`default_samples` of the likelihoods per user) are drawn from π over ``words``;
+    :func:`default_samples` of the cost per user: its likelihoods and its reports' bytes)
+    are drawn from π over ``words``;
     each key_t(x) is perturbed by the oracle's real ``perturb``; the guess is the contender
     (:func:`contenders`, at Σε_t) of largest ln π_x + Σ_t ln Pr_t[y_t | key_t(x)]
     (:func:`key_log_likelihoods` at each distinct key, indexed by each contender's).  A
@@ -708,8 +709,8 @@ def empirical_joint_success(
     Raises
     ------
     NoAdversary
-        If the likelihoods to evaluate exceed :data:`MAX_JOINT_CELLS`, or an oracle has no
-        per-report likelihood.
+        If the users x (likelihoods + report bytes) exceed :data:`MAX_JOINT_CELLS` (a unary
+        report over 2^64 values), or an oracle has no per-report likelihood.
     """
     rng = check_generator(rng)
     from ldp.bits import row_keys
@@ -723,12 +724,14 @@ def empirical_joint_success(
         inverses.append(inverse.ravel())
         dense = _dense_likelihoods(report.oracle, keys)
         per_user += report.oracle.domain_size if dense else first.shape[0]
+        per_user += report.oracle.report_bytes(1)  # perturb's own work (a unary report: d/8)
     n_samples = default_samples(per_user) if n_samples is None else n_samples
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     n_samples = max(MIN_EMPIRICAL_SAMPLES, math.ceil(n_samples * share))
     if n_samples * per_user > MAX_JOINT_CELLS:
         raise NoAdversary(
-            f"{n_samples} users x {per_user} likelihoods exceed {MAX_JOINT_CELLS}: "
+            f"{n_samples} users x {per_user} likelihoods and report bytes exceed "
+            f"{MAX_JOINT_CELLS}: "
             "too costly to estimate"
         )
     values = rng.choice(prior.shape[0], size=n_samples, p=prior)

@@ -155,3 +155,11 @@ def test_too_costly_groups_are_refused():
         adversary.empirical_joint_success(
             reports, WORDS, PRIOR, np.random.default_rng(0), n_samples=2**22
         )
+
+
+def test_a_unary_whole_value_over_2_64_values_is_refused_not_attempted():
+    """Original SPM sends π(v) through SUE over 2^64 values: refused by its report size."""
+    spm = SPM(epsilon=2.0, k=2, m=64, variant="original")
+    values = np.array([1, 2, 3], dtype=np.uint64)
+    with pytest.raises(adversary.NoAdversary, match="too costly"):
+        adversary.heavy_hitter_success(spm, values, [5, 3, 2], rng=np.random.default_rng(0))
