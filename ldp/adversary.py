@@ -574,7 +574,7 @@ def joint_success(
 ) -> AdversarySuccess:
     """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)]: x guessed from r independent reports.
 
-    A heavy-hitter user of a group that sends several reports (SPM's two segments, a
+    A heavy-hitter user of a group that sends several reports (two segments, a
     segment beside the whole value) perturbs each key_t(x) independently, so the
     likelihood of what it sends is the product of the reports'.  Only the values with
     π_x e^{Σε_t} >= π_max can be the guess (:func:`contenders`: the reports together are
