@@ -37,9 +37,10 @@ Where the value comes from (nothing here knows a protocol by name):
 
 :func:`adversary_method` says which applies to a protocol.
 
-Heavy hitters: a user reports a part of the value (a prefix) through its group's oracle;
-:func:`heavy_hitter_success` gives the success at guessing the whole value from the
-groups the protocol declares (``report_groups()``), each through :func:`mapped_success`.
+Heavy hitters: a user reports parts of the value (a prefix, segments, the whole value)
+through its group's oracles; :func:`heavy_hitter_success` gives the success at guessing
+the whole value from the groups the protocol declares (``report_groups()``), a group of
+one report through :func:`mapped_success`, of several through :func:`joint_success`.
 """
 
 from __future__ import annotations
@@ -496,11 +497,13 @@ def heavy_hitter_success(
 
     The protocol declares its users' groups (``report_groups()``, a tuple of
     :class:`ldp.heavy_hitters.base.ReportGroup`): a user joins group j with probability
-    w_j, independently of the value, and then sends one report of key_j(v) through the
-    group's oracle.  The adversary sees the report and the group, so
+    w_j, independently of the value, and then sends its reports of key_j1(v), key_j2(v),
+    ... through their oracles, independently.  The adversary sees the reports and the
+    group, so
 
-        S(π) = Σ_j w_j Σ_y max_x π_x Pr_j[y | key_j(x)]        (:func:`mapped_success`).
+        S(π) = Σ_j w_j Σ_{y_1..y_r} max_x π_x Π_t Pr_jt[y_t | key_jt(x)],
 
+    each group by :func:`mapped_success` (one report) or :func:`joint_success` (several).
     Exact when every group's is (standard errors add in quadrature otherwise).
 
     Parameters
@@ -511,13 +514,15 @@ def heavy_hitter_success(
         The population's distinct values (the data set's representation, as
         ``Dataset.histogram``) and their counts: the prior.
     rng, n_samples :
-        For a group whose oracle's adversary is empirical.
+        For a group whose adversary is empirical: a one-report group draws ``n_samples``
+        reports, a group of several w_j x ``n_samples`` users (at least 200; default
+        :func:`default_samples` of its likelihoods per user, times w_j).
 
     Raises
     ------
     NoAdversary
-        If the protocol declares no groups, a group sends more than one report (the
-        budget split across reports: not computed), or a group's oracle has no adversary.
+        If the protocol declares no groups, a group's oracle has no adversary, or a group
+        of several reports is too costly to estimate (:func:`empirical_joint_success`).
     """
     from ldp import bits
 
@@ -542,14 +547,204 @@ def heavy_hitter_success(
         return AdversarySuccess(1.0, 0.0, "exact")
     value, variance, exact = 0.0, 0.0, True
     for group in groups():
-        if len(group.reports) != 1:
-            raise NoAdversary(
-                f"{type(protocol).__name__}: a group sends {len(group.reports)} reports of one "
-                "value (a split budget); only single-report groups are computed"
-            )
-        report = group.reports[0]
-        found = mapped_success(report.oracle, report.key(words), weights, rng, n_samples)
+        if len(group.reports) == 1:
+            report = group.reports[0]
+            found = mapped_success(report.oracle, report.key(words), weights, rng, n_samples)
+        else:
+            found = joint_success(group.reports, words, weights, rng, n_samples, group.weight)
         value += group.weight * found.value
         variance += (group.weight * found.standard_error) ** 2
         exact = exact and found.method == "exact"
     return AdversarySuccess(value, math.sqrt(variance), "exact" if exact else "empirical")
+
+
+# ------------------------------------------------------- several reports of one value
+#: A group of several reports is enumerated exactly up to this many (contender, joint
+#: report) products; its empirical estimate evaluates at most this many likelihoods.
+MAX_JOINT_CELLS = 1 << 24
+
+
+def joint_success(
+    reports: Any,
+    words: np.ndarray,
+    prior: np.ndarray,
+    rng: np.random.Generator | None = None,
+    n_samples: int | None = None,
+    share: float = 1.0,
+) -> AdversarySuccess:
+    """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)]: x guessed from r independent reports.
+
+    A heavy-hitter user of a group that sends several reports (two segments, a
+    segment beside the whole value) perturbs each key_t(x) independently, so the
+    likelihood of what it sends is the product of the reports'.  Only the values with
+    π_x e^{Σε_t} >= π_max can be the guess (:func:`contenders`: the reports together are
+    Σε_t-LDP).  Exact when every report is categorical and (contenders) x (joint reports)
+    <= :data:`MAX_JOINT_CELLS` (:func:`enumerated_joint_success`), else empirical
+    (:func:`empirical_joint_success`, ``n_samples`` x ``share`` users).
+
+    Parameters
+    ----------
+    reports : sequence of UserReport
+        What the group's users send (``oracle``, ``key``).
+    words, prior :
+        The values of the prior's support (as :func:`ldp.bits.to_words` gives them) and
+        their probabilities (positive, summing to 1).
+    """
+    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
+    kept = words[keep]
+    found = enumerated_joint_success(
+        [report.oracle for report in reports], [report.key(kept) for report in reports], prior[keep]
+    )
+    if found is not None:
+        return AdversarySuccess(found, 0.0, "exact")
+    if rng is None:
+        raise TypeError("an empirical estimate for a group of several reports needs rng")
+    return empirical_joint_success(reports, words, prior, rng, n_samples, share)
+
+
+def enumerated_joint_success(oracles: Any, keys: Any, weights: np.ndarray) -> float | None:
+    """Σ_{y_1..y_r} max_x w_x Π_t Pr_t[y_t | keys[t][x]] over every joint report, or None.
+
+    None unless every oracle is ``"categorical"`` over integer keys and the cost,
+    (values) x Π_t (reports of oracle t), is at most :data:`MAX_JOINT_CELLS`.  Each
+    oracle's ``report_probabilities`` is read once per distinct key; the joint
+    probabilities are built a block of values at a time with a running maximum.
+    """
+    sizes = []
+    for oracle, key in zip(oracles, keys, strict=True):
+        if np.ndim(key) != 1 or capabilities_of(oracle).report_model != "categorical":
+            return None
+        size = _report_count(oracle)
+        if size is None:
+            return None
+        sizes.append(size)
+    space = math.prod(sizes)
+    if space * weights.shape[0] > MAX_JOINT_CELLS:
+        return None
+    tables, inverses = [], []
+    for oracle, key in zip(oracles, keys, strict=True):
+        distinct, inverse = np.unique(np.asarray(key), return_inverse=True)
+        rows = [np.asarray(oracle.report_probabilities(int(u)), dtype=float) for u in distinct]
+        tables.append(np.stack(rows))
+        inverses.append(inverse.ravel())
+    best = np.zeros(space)
+    step = max(1, CHUNK_CELLS // space)
+    for start in range(0, weights.shape[0], step):
+        block = slice(start, start + step)
+        joint = weights[block, None]
+        for table, inverse in zip(tables, inverses, strict=True):
+            rows = table[inverse[block]]
+            joint = (joint[:, :, None] * rows[:, None, :]).reshape(rows.shape[0], -1)
+        np.maximum(best, joint.max(axis=0), out=best)
+    return float(best.sum())
+
+
+def key_log_likelihoods(oracle: Any, reports: Any, keys: np.ndarray) -> np.ndarray:
+    """ln Pr[y_i | u] up to a constant per report, for each report (rows) and key u (columns).
+
+    An oracle whose support indicators are independent across values
+    (:func:`ldp.oracles.base.independent_support`: unary encodings, THE, BLH, OLH) has
+    Pr[y | u] = P(S_y) (p*/q* if y supports u, else (1-p*)/(1-q*)), so only whether each
+    report supports each key is computed (the bit of u; H_seed(u) against the reported
+    cell), on any domain and for keys of any width.  Any other oracle uses its
+    ``log_likelihoods`` over its whole domain, up to :data:`MAX_DENSE_PRIOR` values.
+    """
+    from ldp import hashing
+    from ldp.oracles import HashReports, UnaryReports
+    from ldp.oracles.base import independent_support
+
+    if not _dense_likelihoods(oracle, keys) and independent_support(type(oracle)):
+        if isinstance(reports, HashReports):
+            cells = np.asarray(reports.values)
+            hashed = hashing.hash_matrix(keys, np.asarray(reports.seeds), oracle.g)
+            supported = hashed.T == cells[:, None]
+        elif isinstance(reports, UnaryReports):
+            columns = np.asarray(keys).astype(np.int64)
+            shifts = (7 - (columns & 7)).astype(np.uint8)
+            supported = ((reports.bits[:, columns >> 3] >> shifts) & 1).astype(bool)
+        else:
+            raise NoAdversary(f"cannot read the support of {type(reports).__name__} reports")
+        p, q = oracle.p_star, oracle.q_star
+        return np.where(supported, math.log(p / q), math.log1p(-p) - math.log1p(-q))
+    if not _dense_likelihoods(oracle, keys):
+        raise NoAdversary(
+            f"{type(oracle).__name__} over {oracle.domain_size} values has neither independent "
+            f"support nor log_likelihoods over a domain of at most {MAX_DENSE_PRIOR} values"
+        )
+    return np.asarray(oracle.log_likelihoods(reports), dtype=float)[:, keys.astype(np.int64)]
+
+
+def _dense_likelihoods(oracle: Any, keys: np.ndarray) -> bool:
+    """Whether :func:`key_log_likelihoods` reads ``oracle.log_likelihoods`` over its domain
+    (an oracle without independent support, on a small domain)."""
+    from ldp.oracles.base import independent_support
+
+    return (
+        not independent_support(type(oracle))
+        and callable(getattr(oracle, "log_likelihoods", None))
+        and np.ndim(keys) == 1
+        and oracle.domain_size <= MAX_DENSE_PRIOR
+    )
+
+
+def empirical_joint_success(
+    reports: Any,
+    words: np.ndarray,
+    prior: np.ndarray,
+    rng: np.random.Generator,
+    n_samples: int | None = None,
+    share: float = 1.0,
+) -> AdversarySuccess:
+    """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)] estimated from simulated users.
+
+    ⌈``n_samples`` x ``share``⌉ users (at least :data:`MIN_EMPIRICAL_SAMPLES`; default
+    :func:`default_samples` of the cost per user: its likelihoods and its reports' bytes)
+    are drawn from π over ``words``;
+    each key_t(x) is perturbed by the oracle's real ``perturb``; the guess is the contender
+    (:func:`contenders`, at Σε_t) of largest ln π_x + Σ_t ln Pr_t[y_t | key_t(x)]
+    (:func:`key_log_likelihoods` at each distinct key, indexed by each contender's).  A
+    user whose value is no contender is always missed, as it would be by the exact
+    adversary.  Returns the hit rate with its binomial standard error.
+
+    Raises
+    ------
+    NoAdversary
+        If the users x (likelihoods + report bytes) exceed :data:`MAX_JOINT_CELLS` (a unary
+        report over 2^64 values), or an oracle has no per-report likelihood.
+    """
+    rng = check_generator(rng)
+    from ldp.bits import row_keys
+
+    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
+    distinct, inverses, per_user = [], [], keep.shape[0]
+    for report in reports:
+        keys = np.asarray(report.key(words[keep]))
+        _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
+        distinct.append(keys[first])
+        inverses.append(inverse.ravel())
+        dense = _dense_likelihoods(report.oracle, keys)
+        per_user += report.oracle.domain_size if dense else first.shape[0]
+        per_user += report.oracle.report_bytes(1)  # perturb's own work (a unary report: d/8)
+    n_samples = default_samples(per_user) if n_samples is None else n_samples
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    n_samples = max(MIN_EMPIRICAL_SAMPLES, math.ceil(n_samples * share))
+    if n_samples * per_user > MAX_JOINT_CELLS:
+        raise NoAdversary(
+            f"{n_samples} users x {per_user} likelihoods and report bytes exceed "
+            f"{MAX_JOINT_CELLS}: "
+            "too costly to estimate"
+        )
+    values = rng.choice(prior.shape[0], size=n_samples, p=prior)
+    position = np.full(prior.shape[0], -1, dtype=np.int64)
+    position[keep] = np.arange(keep.shape[0])
+    log_prior = np.log(prior[keep])
+    hits, step = 0, max(1, CHUNK_CELLS // per_user)
+    for start in range(0, n_samples, step):
+        users = values[start : start + step]
+        loglik = np.repeat(log_prior[None, :], users.shape[0], axis=0)
+        for report, keys, inverse in zip(reports, distinct, inverses, strict=True):
+            sent = report.oracle.perturb(report.key(words[users]), rng)
+            loglik += key_log_likelihoods(report.oracle, sent, keys)[:, inverse]
+        hits += int(np.sum(np.argmax(loglik, axis=1) == position[users]))
+    rate = hits / n_samples
+    return AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical")

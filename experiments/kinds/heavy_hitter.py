@@ -65,10 +65,10 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
 
 def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:
     """``adversary_success``: the Bayesian adversary's rate of guessing a user's whole value
-    from what the user sends (its group's one report; :func:`ldp.adversary.heavy_hitter_success`,
+    from what the user sends (its group's reports; :func:`ldp.adversary.heavy_hitter_success`,
     the data set's distribution as prior), beside itself where exact (else NaN and a row
     ``adversary_success_se``), and ``adversary_baseline`` = π_max; no rows for a protocol
-    without ``report_groups()`` or whose groups send several reports.  Once per
+    without ``report_groups()`` or whose adversary is too costly to estimate.  Once per
     (protocol, data set) and worker; an empirical estimate is seeded by both."""
     from ldp import adversary
 
@@ -86,7 +86,7 @@ def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:
             found = adversary.heavy_hitter_success(
                 protocol, values, counts, rng=np.random.default_rng(seed)
             )
-        except adversary.NoAdversary:  # e.g. groups that send several reports
+        except adversary.NoAdversary:  # e.g. too many values to estimate
             found = None
         if found is not None:
             exact = found.value if found.method == "exact" else NAN

@@ -30,6 +30,7 @@ in all, i.e. about 32 million cheap operations at n = 10^6, k = 16.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
+    ReportGroup,
+    UserReport,
     assign_groups,
     build_oracle,
     check_dataset,
@@ -385,6 +388,11 @@ def _frequent_pairs_top_k(
 
 
 # -------------------------------------------------------------------------------- SPM
+def _whole_value(words: np.ndarray) -> np.ndarray:
+    """The key of the whole-value report π(v): the value itself."""
+    return words
+
+
 @register(color="#ece133", order=110)
 @dataclass(frozen=True, kw_only=True)
 class SPM(BaselineParameters):
@@ -495,6 +503,28 @@ class SPM(BaselineParameters):
         """The groups whose users report segment α (the pair groups containing α)."""
         offset = int(self.partitioned)
         return [n + offset for n, pair in enumerate(self.pairs) if alpha in pair]
+
+    def report_groups(self) -> tuple[ReportGroup, ...]:
+        """Pair group (α, β) sends π(v[α]) and π(v[β]) through the segment oracle, and π(v)
+        under ``budget="split"``; under ``"partition"`` group 0 sends only π(v) at ε.
+
+        The weights are :meth:`group_fractions`; the oracles are those of :meth:`perturb`.
+        """
+        m, eps = self.m, self.epsilon_per_part
+        value = UserReport(self.oracle(epsilon=eps["value"], domain_size=2**m), _whole_value)
+        segments = [
+            UserReport(
+                self.oracle(epsilon=eps["segment"], domain_size=2**length),
+                functools.partial(segment, m=m, start=start, length=length),
+            )
+            for start, length in self.bounds
+        ]
+        fractions = self.group_fractions(len(self.pairs))
+        groups = [ReportGroup(fractions[0], (value,))] if self.partitioned else []
+        for n, (alpha, beta) in enumerate(self.pairs):
+            sent = (segments[alpha], segments[beta]) + (() if self.partitioned else (value,))
+            groups.append(ReportGroup(fractions[n + int(self.partitioned)], sent))
+        return tuple(groups)
 
     # --- client ----------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:

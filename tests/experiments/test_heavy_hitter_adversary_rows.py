@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from experiments.build import cached_heavy_hitter
 from experiments.population import load_dataset
 from experiments.settings import make_setting
@@ -27,3 +29,21 @@ def test_a_pem_trial_records_the_adversary_once_per_setting(compose_config):
     assert "adversary_success_se" not in rows
     again = {m.metric: m.value for m in run_trial(config, 1).measurements}
     assert again["adversary_success"] == success.value  # the same number every trial
+
+
+def test_an_spm_trial_records_an_empirical_adversary(compose_config):
+    """SPM's pair groups send two segment reports and π(v): estimated, with its standard
+    error, and the same number in every trial of the setting."""
+    overrides = ("protocol=spm_improved", "dataset=zipf", "dataset.n=5000", "dataset.m=12")
+    config = make_setting(compose_config(*overrides, "k=4", "epsilon=2", "progress=false")).config
+    rows = {m.metric: m for m in run_trial(config, 0).measurements}
+    data = load_dataset(config["dataset"])
+    _, counts = data.histogram()
+    success, error = rows["adversary_success"], rows["adversary_success_se"]
+    assert np.isnan(success.analytic) and 0 < error.value < 0.02
+    baseline = rows["adversary_baseline"].value
+    assert baseline == counts.max() / data.n
+    bound = ldp_bound(2.0, counts / counts.sum())
+    assert baseline - 4 * error.value < success.value < bound + 4 * error.value
+    again = {m.metric: m.value for m in run_trial(config, 1).measurements}
+    assert again["adversary_success"] == success.value
