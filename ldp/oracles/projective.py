@@ -259,9 +259,7 @@ def _through_index_numpy(z, x, lead, q, inv):
 if HAVE_NUMBA:
 
     @numba.njit(cache=True, nogil=True)
-    def _place_through_kernel(
-        flat, size, block, x, lead, counts, q, times, seed
-    ):  # pragma: no cover
+    def _place_through_kernel(flat, size, block, x, lead, counts, q, inv, seed):  # pragma: no cover
         gamma = np.uint64(0x9E3779B97F4A7C15)
         mix1, mix2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
         mask = np.uint64(0xFFFF)
@@ -310,10 +308,10 @@ if HAVE_NUMBA:
                 first = 0
                 while u[first] == 0:
                     first += 1
-                scale = times[u[first]]  # the row of the multiplication table by u_first^-1
+                scale = inv[u[first]]  # u_first^-1: no q x q table (q can reach 2^16)
                 index = 0
                 for j in range(first + 1, dim):
-                    index = index * q + scale[u[j]]
+                    index = index * q + scale * u[j] % q
                 flat[block[i] * size + first_of[dim - 1 - first] + index] += 1
 
 
@@ -327,14 +325,21 @@ def place_through(flat, size, block, point, counts, q, dim, inv, seed, use_numba
     redrawn when a digit was biased or u = 0.  u is then made canonical
     (:func:`index_of`).  The compiled loop and the numpy path give the same numbers; the
     loop runs on one thread (bound by the scattered increments, threads with private
-    histograms measured no faster here).
+    histograms measured no faster here).  For q >= 2^16 a 16-bit piece cannot give an
+    unbiased digit, so each user is drawn by :func:`random_orthogonal` from a generator
+    seeded with ``seed`` (the same law).
     """
     x = vectors_of(point, q, dim)
     lead = np.argmax(x != 0, axis=1)
+    if q >= 1 << 16:  # no unbiased digit from a 16-bit piece: the generator's integers
+        rng = np.random.default_rng(int(seed))
+        for which in repeat_in_chunks(np.arange(counts.shape[0]), counts):
+            reports = index_of(random_orthogonal(x[which], q, rng), q, inv)
+            flat += np.bincount(block[which] * size + reports, minlength=flat.shape[0])
+        return
     if use_numba and HAVE_NUMBA:
-        values = np.arange(q, dtype=np.int64)
-        times = np.asarray(inv, dtype=np.int64)[:, None] * values[None, :] % q
-        _place_through_kernel(flat, size, block, x, lead, counts, q, times, seed)
+        inverse = np.asarray(inv, dtype=np.int64)
+        _place_through_kernel(flat, size, block, x, lead, counts, q, inverse, seed)
         return
     offset = 0
     for which in repeat_in_chunks(np.arange(counts.shape[0]), counts):
