@@ -643,27 +643,16 @@ def key_log_likelihoods(oracle: Any, reports: Any, keys: np.ndarray) -> np.ndarr
     """ln Pr[y_i | u] up to a constant per report, for each report (rows) and key u (columns).
 
     An oracle whose support indicators are independent across values
-    (:func:`ldp.oracles.base.independent_support`: unary encodings, THE, BLH, OLH) has
+    (``FrequencyOracle.has_independent_support``: unary encodings, THE, BLH, OLH) has
     Pr[y | u] = P(S_y) (p*/q* if y supports u, else (1-p*)/(1-q*)), so only whether each
     report supports each key is computed (the bit of u; H_seed(u) against the reported
     cell), on any domain and for keys of any width.  Any other oracle uses its
     ``log_likelihoods`` over its whole domain, up to :data:`MAX_DENSE_PRIOR` values.
     """
-    from ldp import hashing
-    from ldp.oracles import HashReports, UnaryReports
-    from ldp.oracles.base import independent_support
-
-    if not _dense_likelihoods(oracle, keys) and independent_support(type(oracle)):
-        if isinstance(reports, HashReports):
-            cells = np.asarray(reports.values)
-            hashed = hashing.hash_matrix(keys, np.asarray(reports.seeds), oracle.g)
-            supported = hashed.T == cells[:, None]
-        elif isinstance(reports, UnaryReports):
-            columns = np.asarray(keys).astype(np.int64)
-            shifts = (7 - (columns & 7)).astype(np.uint8)
-            supported = ((reports.bits[:, columns >> 3] >> shifts) & 1).astype(bool)
-        else:
+    if not _dense_likelihoods(oracle, keys) and _independent(oracle):
+        if not callable(getattr(reports, "supports", None)):
             raise NoAdversary(f"cannot read the support of {type(reports).__name__} reports")
+        supported = reports.supports(keys, getattr(oracle, "g", None))
         p, q = oracle.p_star, oracle.q_star
         return np.where(supported, math.log(p / q), math.log1p(-p) - math.log1p(-q))
     if not _dense_likelihoods(oracle, keys):
@@ -674,13 +663,18 @@ def key_log_likelihoods(oracle: Any, reports: Any, keys: np.ndarray) -> np.ndarr
     return np.asarray(oracle.log_likelihoods(reports), dtype=float)[:, keys.astype(np.int64)]
 
 
+def _independent(oracle: Any) -> bool:
+    """Whether the oracle's support indicators are independent across values
+    (``FrequencyOracle.has_independent_support``; False for other objects)."""
+    check = getattr(type(oracle), "has_independent_support", None)
+    return bool(check()) if callable(check) else False
+
+
 def _dense_likelihoods(oracle: Any, keys: np.ndarray) -> bool:
     """Whether :func:`key_log_likelihoods` reads ``oracle.log_likelihoods`` over its domain
     (an oracle without independent support, on a small domain)."""
-    from ldp.oracles.base import independent_support
-
     return (
-        not independent_support(type(oracle))
+        not _independent(oracle)
         and callable(getattr(oracle, "log_likelihoods", None))
         and np.ndim(keys) == 1
         and oracle.domain_size <= MAX_DENSE_PRIOR

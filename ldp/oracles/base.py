@@ -96,6 +96,12 @@ class FrequencyOracle(ABC):
             self, "domain_size", check_int(self.domain_size, "domain_size", minimum=2)
         )
 
+    @classmethod
+    def has_independent_support(cls) -> bool:
+        """:func:`independent_support` of this class (for callers that must not import
+        this package, e.g. :mod:`ldp.adversary`)."""
+        return independent_support(cls)
+
     # --- client side -------------------------------------------------------------------
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:

@@ -37,6 +37,12 @@ class HashReports(NamedTuple):
     seeds: np.ndarray  #: uint64, one per user: names the user's hash function
     values: np.ndarray  #: int64 in [0, g), one per user
 
+    def supports(self, keys: np.ndarray, g: int | None = None) -> np.ndarray:
+        """Whether each report (rows) supports each key (columns): H_seed(key) is the
+        reported cell, with the real seeded hash into [0, g)."""
+        hashed = hashing.hash_matrix(keys, np.asarray(self.seeds), g)
+        return hashed.T == np.asarray(self.values)[:, None]
+
 
 @dataclass(frozen=True, kw_only=True)
 class _LocalHashing(PureOracle):

@@ -42,6 +42,13 @@ class UnaryReports(NamedTuple):
     bits: np.ndarray  #: uint8 of shape (n, ⌈d/8⌉), big-endian within each byte
     domain_size: int  #: the d the bits encode (the padding bits beyond d are 0)
 
+    def supports(self, keys: np.ndarray, g: int | None = None) -> np.ndarray:
+        """Whether each report (rows) supports each key (columns): the key's bit is set
+        (``g`` is unused: a unary report names its values directly)."""
+        columns = np.asarray(keys).astype(np.int64)
+        shifts = (7 - (columns & 7)).astype(np.uint8)
+        return ((self.bits[:, columns >> 3] >> shifts) & 1).astype(bool)
+
 
 #: One bit in each byte of a 64-bit word: eight byte lanes, each counting to at most 255.
 LANES = np.uint64(0x0101010101010101)
