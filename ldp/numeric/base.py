@@ -53,6 +53,19 @@ def distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(values, return_counts=True)
 
 
+def sampled_input(
+    name: str, values: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.random.Generator, int]:
+    """A sampled engine's checked inputs: the values in [-1, 1], the generator, and n
+    (refused over the memory budget, :func:`check_sampled_size`; n = 0 is the caller's NaN)."""
+    values = check_bounded(values)
+    rng = check_generator(rng)
+    n = values.shape[0]
+    if n:
+        check_sampled_size(name, n)
+    return values, rng, n
+
+
 def check_sampled_size(name: str, n_users: int) -> None:
     """Refuse a sampled-engine call whose working arrays exceed the memory budget."""
     most = budget.current().memory_bytes // SAMPLED_BYTES_PER_USER

@@ -28,15 +28,14 @@ import numpy as np
 from ldp.contract import Capabilities
 from ldp.numeric.base import (
     MeanProtocol,
-    check_sampled_size,
     coin_threshold,
     distinct,
+    sampled_input,
     value_coins,
 )
 from ldp.oracles import exact
 from ldp.registry import register
 from ldp.theory import numeric as theory
-from ldp.validation import check_bounded, check_generator
 
 
 @register(kind="mean", order=3010)
@@ -77,12 +76,9 @@ class Duchi(MeanProtocol):
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law (see the module docstring)."""
-        values = check_bounded(values)
-        rng = check_generator(rng)
-        n = values.shape[0]
+        values, rng, n = sampled_input(self.name, values, rng)
         if n == 0:
             return math.nan
-        check_sampled_size(self.name, n)
         plus = self.plus_count(*distinct(value_coins(values)), rng)
         return self.bound * (2 * plus - n) / (n * self.kappa)
 

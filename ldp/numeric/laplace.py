@@ -51,12 +51,12 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, check_sampled_size, distinct
+from ldp.numeric.base import MeanProtocol, distinct, sampled_input
 from ldp.oracles import exact
 from ldp.oracles.discrete_laplace import ShiftedNoise, shifted_noise
 from ldp.registry import register
 from ldp.theory import numeric as theory
-from ldp.validation import ParameterError, check_bounded, check_generator
+from ldp.validation import ParameterError
 
 #: The smallest ε: the noise table has ~280/ε cells.
 MIN_LAPLACE_EPSILON = 0.01
@@ -137,12 +137,9 @@ class Laplace(MeanProtocol):
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """(Σ ⌊t_i s⌋ + Bin sums + NB(n, 1-α) - NB(n, 1-α)) / (s n); see the module docstring."""
-        values = check_bounded(values)
-        rng = check_generator(rng)
-        n = values.shape[0]
+        values, rng, n = sampled_input(self.name, values, rng)
         if n == 0:
             return math.nan
-        check_sampled_size(self.name, n)
         floor, threshold = self._coins(values)
         thresholds, counts = distinct(threshold)
         ups = int(rng.binomial(counts, thresholds / exact.GRID).sum())

@@ -68,13 +68,13 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, check_sampled_size, distinct, value_coins
+from ldp.numeric.base import MeanProtocol, distinct, sampled_input, value_coins
 from ldp.numeric.duchi import Duchi
 from ldp.numeric.uniform_sum import uniform_sum
 from ldp.oracles import exact
 from ldp.registry import register
 from ldp.theory import numeric as theory
-from ldp.validation import ParameterError, check_bounded, check_generator
+from ldp.validation import ParameterError
 
 #: a: the user's value is rounded (unbiasedly) to a multiple of 2^-a.
 INPUT_BITS = 16
@@ -171,12 +171,9 @@ class PM(MeanProtocol):
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law, h (2S + n)/(2n), without reports
         (see the module docstring); correctly rounded."""
-        values = check_bounded(values)
-        rng = check_generator(rng)
-        n = values.shape[0]
+        values, rng, n = sampled_input(self.name, values, rng)
         if n == 0:
             return math.nan
-        check_sampled_size(self.name, n)
         points, counts = distinct(values)
         return (2 * self.cell_sum(points, counts, rng) + n) / (2 * n) * self.cell
 
@@ -303,12 +300,9 @@ class Hybrid(MeanProtocol):
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law: Bin(n_t, α) of each distinct
         value's users run PM (its cell sum), the others Duchi (its +B count)."""
-        values = check_bounded(values)
-        rng = check_generator(rng)
-        n = values.shape[0]
+        values, rng, n = sampled_input(self.name, values, rng)
         if n == 0:
             return math.nan
-        check_sampled_size(self.name, n)
         points, counts = distinct(values)
         pm_users = rng.binomial(counts, self.alpha)
         cells = self._pm.cell_sum(points, pm_users, rng)
