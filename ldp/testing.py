@@ -119,6 +119,15 @@ def _run_all(checks: Iterator[Check]) -> list[CheckResult]:
 
 
 # ------------------------------------------------------------------------ shared checks
+def _refused(error: type[Exception], call: Callable[[], object]) -> bool:
+    """Whether ``call()`` raises ``error`` (any other exception propagates)."""
+    try:
+        call()
+    except error:
+        return True
+    return False
+
+
 def _check_epsilon_refused(build: Callable[..., Any]) -> str:
     """ε = 0, -1, NaN: ParameterError naming ``epsilon``; a string: TypeError."""
     for bad in (0.0, -1.0, float("nan")):
@@ -129,11 +138,7 @@ def _check_epsilon_refused(build: Callable[..., Any]) -> str:
             assert isinstance(error, ValueError)
         else:
             raise AssertionError(f"epsilon={bad} was accepted")
-    try:
-        build(epsilon="1")
-    except TypeError:
-        pass
-    else:
+    if not _refused(TypeError, lambda: build(epsilon="1")):
         raise AssertionError("epsilon='1' (a string) did not raise TypeError")
     return "epsilon 0, -1, nan -> ParameterError; '1' -> TypeError"
 
@@ -571,17 +576,9 @@ def mean_checks(cls: type, settings: Settings | None = None, **params: Any) -> I
         note = _check_epsilon_refused(lambda **bad: cls(**(params | bad)))
         rng = _rng(settings, "validation")
         for bad in ([1.5], [-1.0001], [float("nan")], [[0.0, 0.5]]):
-            try:
-                protocol.perturb(np.array(bad), rng)
-            except ValueError:
-                pass
-            else:
+            if not _refused(ValueError, lambda bad=bad: protocol.perturb(np.array(bad), rng)):
                 raise AssertionError(f"perturb({bad}) was accepted")
-        try:
-            protocol.perturb(np.array(["a"]), rng)
-        except TypeError:
-            pass
-        else:
+        if not _refused(TypeError, lambda: protocol.perturb(np.array(["a"]), rng)):
             raise AssertionError("perturb of strings did not raise TypeError")
         return note + "; values outside [-1, 1], NaN, 2-D -> ValueError; strings -> TypeError"
 
