@@ -518,6 +518,12 @@ def heavy_hitter_success(
         reports, a group of several w_j x ``n_samples`` users (at least 200; default
         :func:`default_samples` of its likelihoods per user, times w_j).
 
+    A protocol that declares ``public_per_call`` (MCM's channel hash, SFP's short hash,
+    drawn per run) is asked for the groups of one run, ``report_groups(n_users=n,
+    rng=rng)`` with n = Σ counts: the adversary knows that run's public hash, so the
+    success is exact *given* it (its mean over the hash is not computed; see
+    ``docs/adversary.md``).
+
     Raises
     ------
     NoAdversary
@@ -526,15 +532,13 @@ def heavy_hitter_success(
     """
     from ldp import bits
 
-    groups = getattr(protocol, "report_groups", None)
-    if not callable(groups):
-        raise NoAdversary(f"{type(protocol).__name__} declares no report_groups()")
     weights = np.asarray(counts, dtype=float)
     if weights.ndim != 1 or weights.shape[0] != len(values):
         raise ParameterError("counts", f"shape {weights.shape}", f"one per value ({len(values)})")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not weights.sum() > 0:
         allowed = "finite, non-negative, not all 0"
         raise ParameterError("counts", "a negative, non-finite or all-zero count", allowed)
+    declared = report_groups_of(protocol, max(1, round(float(weights.sum()))), rng)
     weights = weights / weights.sum()
     words = bits.to_words(np.asarray(values), protocol.m)
     held = weights > 0
@@ -546,7 +550,7 @@ def heavy_hitter_success(
     if float(weights.max()) == 1.0:
         return AdversarySuccess(1.0, 0.0, "exact")
     value, variance, exact = 0.0, 0.0, True
-    for group in groups():
+    for group in declared:
         if len(group.reports) == 1:
             report = group.reports[0]
             found = mapped_success(report.oracle, report.key(words), weights, rng, n_samples)
@@ -556,6 +560,30 @@ def heavy_hitter_success(
         variance += (group.weight * found.standard_error) ** 2
         exact = exact and found.method == "exact"
     return AdversarySuccess(value, math.sqrt(variance), "exact" if exact else "empirical")
+
+
+def report_groups_of(
+    protocol: Any, n_users: int, rng: np.random.Generator | None = None
+) -> tuple[Any, ...]:
+    """The protocol's ``report_groups()``; for one that declares ``public_per_call`` (a hash
+    drawn per run), ``report_groups(n_users=n_users, rng=rng)``: the groups of one run of
+    ``n_users`` users, its public hash drawn from ``rng``.
+
+    Raises
+    ------
+    NoAdversary
+        If the protocol declares no groups.
+    TypeError
+        If a public hash is to be drawn and ``rng`` is None.
+    """
+    groups = getattr(protocol, "report_groups", None)
+    if not callable(groups):
+        raise NoAdversary(f"{type(protocol).__name__} declares no report_groups()")
+    if not capabilities_of(protocol).public_per_call:
+        return tuple(groups())
+    if rng is None:
+        raise TypeError(f"{type(protocol).__name__}'s public hash is drawn from rng: pass one")
+    return tuple(groups(n_users=n_users, rng=rng))
 
 
 # ------------------------------------------------------- several reports of one value

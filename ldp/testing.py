@@ -864,7 +864,7 @@ def heavy_hitter_checks(
 
         if not callable(getattr(protocol, "report_groups", None)):
             raise CheckSkipped("declares no report_groups()")
-        groups = protocol.report_groups()
+        groups = bayes.report_groups_of(protocol, data.n, _rng(settings, "hh-groups"))
         total = sum(group.weight for group in groups)
         assert abs(total - 1) <= 1e-12, f"group weights sum to {total}, not 1"
         values, counts = data.histogram()

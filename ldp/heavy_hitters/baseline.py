@@ -34,6 +34,8 @@ from ldp import bits, budget, validation
 from ldp.heavy_hitters.base import (
     HeavyHitterResult,
     Population,
+    ReportGroup,
+    UserReport,
     check_m,
     resolve_oracle,
     top,
@@ -292,6 +294,11 @@ def check_report_size(oracle: FrequencyOracle, n_users: float) -> None:
 
 
 # ------------------------------------------------------------------------- parameters
+def whole_value(words: np.ndarray) -> np.ndarray:
+    """The key of the whole-value report π(v): the value itself (its words)."""
+    return words
+
+
 @dataclass(frozen=True, kw_only=True)
 class BaselineParameters:
     """The parameters SPM, MCM and the strawman share ([PEM] Sec. VI-A's knobs).
@@ -397,6 +404,29 @@ class BaselineParameters:
     def value_epsilon(self) -> float:
         """ε1, the budget of π(v): all of ε under partition, ``value_share`` x ε under split."""
         return self.epsilon if self.partitioned else self.value_share * self.epsilon
+
+    def value_report(self) -> UserReport:
+        """π(v) as one user sends it: the whole value through the oracle at ε1."""
+        return UserReport(
+            self.oracle(epsilon=self.value_epsilon(), domain_size=2**self.m), whole_value
+        )
+
+    def groups_sending(self, parts: Sequence[tuple[UserReport, ...]]) -> tuple[ReportGroup, ...]:
+        """The ``report_groups()`` of a protocol whose part group j sends ``parts[j]``.
+
+        Under ``budget="split"`` every group also sends π(v); under ``"partition"`` group 0
+        (weight ``final_fraction``) sends only π(v), at ε.  Weights: :meth:`group_fractions`.
+        """
+        fractions, value = self.group_fractions(len(parts)), self.value_report()
+        if self.partitioned:
+            part_groups = zip(fractions[1:], parts, strict=True)
+            return (ReportGroup(fractions[0], (value,)),) + tuple(
+                ReportGroup(weight, sent) for weight, sent in part_groups
+            )
+        return tuple(
+            ReportGroup(weight, (*sent, value))
+            for weight, sent in zip(fractions, parts, strict=True)
+        )
 
     def value_reports(
         self, words: np.ndarray, groups: np.ndarray, parts: int, rng: np.random.Generator

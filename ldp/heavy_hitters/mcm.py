@@ -37,6 +37,7 @@ Bin(n_{ℓ,c,1}, 1-f) + Bin(n_{ℓ,c,0}, f) + Bin(others, 1/2) with f the flip p
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -48,6 +49,8 @@ from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
+    ReportGroup,
+    UserReport,
     assign_groups,
     build_oracle,
     check_dataset,
@@ -70,7 +73,7 @@ from ldp.oracles import BLH, GRR, FrequencyOracle
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int
 
-__all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM"]
+__all__ = ["BLOCK_ENCODINGS", "CHANNEL_RULES", "MCM", "ChannelReport"]
 
 #: Named channel counts: the paper's experiments (≈ √n) and its improvement (k^1.5).
 CHANNEL_RULES = ("sqrt_n", "k1.5")
@@ -80,6 +83,88 @@ BLOCK_ENCODINGS = ("channels", "oracle")
 CHUNK = 1 << 22
 #: Largest block (2^b counters or queries per channel and block).
 MAX_BLOCK_BITS = 16
+
+
+@dataclass(frozen=True)
+class ChannelReport:
+    """One user's block report under ``block_encoding="channels"``, as an oracle of its key.
+
+    The key of a user is c 2^b + x, with c = H(v) its channel and x = v[block] its pattern
+    (a domain of h 2^b keys).  The report is a row of h patterns: uniform on every channel
+    but c, and GRR(x) at ε2 on channel c (p, q: GRR's realised probabilities), so
+
+        Pr[r | (c, x)] = 2^{-b(h-1)} (p if r_c = x else q),
+
+    ε2-LDP in the key, hence in v.  Used by :meth:`MCM.perturb` (the client) and by the
+    adversary (:func:`ldp.adversary.heavy_hitter_success`, through
+    :meth:`MCM.report_groups`): :meth:`log_likelihoods` and :meth:`adversary_success`.
+    """
+
+    epsilon: float
+    channels: int
+    bits: int
+
+    @property
+    def domain_size(self) -> int:
+        """h 2^b keys."""
+        return self.channels * 2**self.bits
+
+    @property
+    def own(self) -> GRR:
+        """The randomised response on the user's own channel."""
+        return GRR(epsilon=self.epsilon, domain_size=2**self.bits)
+
+    def report_bytes(self, n_users: int) -> int:
+        """Bytes of n reports: h patterns of one (b <= 8) or two bytes each."""
+        return n_users * self.channels * (1 if self.bits <= 8 else 2)
+
+    def perturb(self, keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(n, h) patterns: uniform everywhere, the own channel's through GRR (uint8/16)."""
+        channel, pattern = np.divmod(np.asarray(keys, dtype=np.int64), 2**self.bits)
+        dtype = np.uint8 if self.bits <= 8 else np.uint16
+        matrix = rng.integers(0, 2**self.bits, size=(channel.shape[0], self.channels), dtype=dtype)
+        matrix[np.arange(channel.shape[0]), channel] = self.own.perturb(pattern, rng)
+        return matrix
+
+    def log_likelihoods(self, reports: np.ndarray) -> np.ndarray:
+        """ln Pr[r_i | key] up to a constant per report: ln p where r_c = x, ln q elsewhere
+        ((n, h 2^b), key c 2^b + x)."""
+        reports = np.asarray(reports, dtype=np.int64)
+        hit = reports[:, :, None] == np.arange(2**self.bits)[None, None, :]
+        own = self.own
+        return np.where(hit, math.log(own.p_star), math.log(own.q_star)).reshape(
+            reports.shape[0], -1
+        )
+
+    def adversary_success(self, prior: np.ndarray) -> float:
+        """Σ_r max_key π_key Pr[r | key], exact, in O(h 2^b log(h 2^b)).
+
+        Writing Pr[r | (c, x)] = 2^{-bh} L with L = 2^b p if r_c = x else 2^b q, the sum is
+        E[max_c M_c(R_c)] over uniform independent patterns R_c, where
+        M_c(z) = max(2^b p π_{c,z}, 2^b q max_x π_{c,x}) (0 for a channel nobody holds).
+        The channels are independent, so P(max <= t) = Π_c G_c(t), G_c(t) the share of the
+        2^b patterns z with M_c(z) <= t; the expectation is summed over the sorted levels.
+        """
+        d, own = 2**self.bits, self.own
+        rho = np.asarray(prior, dtype=float).reshape(self.channels, d)
+        top = rho.max(axis=1)
+        held = top > 0
+        levels = np.maximum(d * own.p_star * rho[held], d * own.q_star * top[held, None]).ravel()
+        channel = np.repeat(np.arange(int(held.sum())), d)
+        order = np.argsort(levels, kind="stable")
+        levels, channel = levels[order], channel[order]
+        by_channel = np.argsort(channel, kind="stable")  # within a channel: increasing level
+        rank = np.empty(levels.shape[0], dtype=np.int64)
+        rank[by_channel] = np.arange(levels.shape[0]) - np.repeat(
+            np.arange(0, levels.shape[0], d), d
+        )  # how many of the channel's levels come before this one
+        # log G_c grows from log(rank/d) to log((rank+1)/d); the first level of a channel
+        # takes G_c off zero, and F = Π_c G_c stays 0 until every channel has one
+        change = np.log(rank + 1.0) - np.log(np.maximum(rank, 1))
+        change[rank == 0] = -math.log(d)
+        started = np.cumsum(rank == 0)
+        cdf = np.where(started == channel.max() + 1, np.exp(np.cumsum(change)), 0.0)
+        return float(np.dot(levels, np.diff(cdf, prepend=0.0)))
 
 
 @register(color="#fbafe4", order=120)
@@ -261,14 +346,42 @@ class MCM(BaselineParameters):
             if self.block_encoding == "oracle":
                 parts.append(oracle.perturb(channel[users] * 2**length + patterns, rng))
                 continue
-            dtype = np.uint8 if length <= 8 else np.uint16
-            matrix = rng.integers(0, 2**length, size=(len(users), h), dtype=dtype)
-            matrix[np.arange(len(users)), channel[users]] = oracle.perturb(patterns, rng)
-            parts.append(matrix)
+            report = ChannelReport(oracle.epsilon, h, length)
+            parts.append(report.perturb(channel[users] * 2**length + patterns, rng))
         value = self.value_reports(words, groups, len(blocks), rng)
         return ClientReports(
             groups, tuple(parts), value, public={"channels": h, "hash_seed": hash_seed}
         )
+
+    def report_groups(self, *, n_users: int, rng: np.random.Generator) -> tuple[ReportGroup, ...]:
+        """Block group ℓ sends the report of its key H(v) 2^b + v[ℓ] (a
+        :class:`ChannelReport`, or through ``oracle`` under ``block_encoding="oracle"``),
+        and π(v) under ``budget="split"``; under ``"partition"`` group 0 sends only π(v).
+
+        The channel hash H is public and drawn per run: h is that of ``n_users`` users and
+        H's seed is drawn from ``rng`` (as :meth:`run` draws it), so the groups are those of
+        one run, whose H the adversary knows.
+        """
+        rng = check_generator(rng)
+        h = self.n_channels(check_int(n_users, "n_users", minimum=1))
+        hash_seed = int(rng.integers(0, 2**64, dtype=np.uint64))
+        sent = []
+        for start, length in self.blocks:
+            oracle = self.block_oracle(length, h)
+            if self.block_encoding == "channels":
+                oracle = ChannelReport(oracle.epsilon, h, length)
+            key = functools.partial(
+                self._block_key, h=h, hash_seed=hash_seed, start=start, length=length
+            )
+            sent.append((UserReport(oracle, key),))
+        return self.groups_sending(sent)
+
+    def _block_key(
+        self, words: np.ndarray, *, h: int, hash_seed: int, start: int, length: int
+    ) -> np.ndarray:
+        """H(v) 2^b + v[start : start + length]: what a block's user reports."""
+        patterns = segment(words, self.m, start, length).astype(np.int64)
+        return self.channel_of(words, h, hash_seed) * 2**length + patterns
 
     @staticmethod
     def channel_of(words: np.ndarray, h: int, hash_seed: int) -> np.ndarray:

@@ -49,6 +49,7 @@ is.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -61,6 +62,8 @@ from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
     Population,
+    ReportGroup,
+    UserReport,
     assign_groups,
     check_dataset,
     check_engine,
@@ -125,6 +128,8 @@ class SFP(BaselineParameters):
 
     capabilities: ClassVar[Capabilities] = Capabilities(
         # exact when its frequency oracle's simulate_candidates is (the default OLH's is)
+        public_randomness=("public",),  # ClientReports.public: H's seed
+        public_per_call=True,  # one short hash H per perturb call
         closed_form_variance=False,
     )
 
@@ -249,6 +254,27 @@ class SFP(BaselineParameters):
     def value_oracle(self):
         """The oracle of the whole-value reports: domain 2^m."""
         return self.oracle(epsilon=self.epsilon_per_part["value"], domain_size=2**self.m)
+
+    def report_groups(
+        self, *, n_users: int | None = None, rng: np.random.Generator
+    ) -> tuple[ReportGroup, ...]:
+        """Fragment group α sends its puzzle key H(v) ‖ v[α] through the fragment oracle,
+        and π(v) under ``budget="split"``; under ``"partition"`` group 0 sends only π(v).
+
+        The short hash H is public and drawn per run; its seed is drawn from ``rng`` as
+        :meth:`run` draws it, so the groups are those of one run, whose H the adversary
+        knows (``n_users`` does not change them).
+        """
+        seed = check_generator(rng).integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
+        sent = []
+        for alpha, bound in enumerate(self.bounds):
+            key = functools.partial(self._puzzle_key, seed=seed, bound=bound)
+            sent.append((UserReport(self.fragment_oracle(alpha), key),))
+        return self.groups_sending(sent)
+
+    def _puzzle_key(self, words: np.ndarray, *, seed: np.uint64, bound) -> np.ndarray:
+        """H(v) ‖ v[α] of every value (what a fragment user reports)."""
+        return self.puzzle_keys(words, self.short_hash(words, seed), bound)
 
     # --- the client --------------------------------------------------------------------
     def perturb(

@@ -388,11 +388,6 @@ def _frequent_pairs_top_k(
 
 
 # -------------------------------------------------------------------------------- SPM
-def _whole_value(words: np.ndarray) -> np.ndarray:
-    """The key of the whole-value report π(v): the value itself."""
-    return words
-
-
 @register(color="#ece133", order=110)
 @dataclass(frozen=True, kw_only=True)
 class SPM(BaselineParameters):
@@ -511,7 +506,6 @@ class SPM(BaselineParameters):
         The weights are :meth:`group_fractions`; the oracles are those of :meth:`perturb`.
         """
         m, eps = self.m, self.epsilon_per_part
-        value = UserReport(self.oracle(epsilon=eps["value"], domain_size=2**m), _whole_value)
         segments = [
             UserReport(
                 self.oracle(epsilon=eps["segment"], domain_size=2**length),
@@ -519,12 +513,7 @@ class SPM(BaselineParameters):
             )
             for start, length in self.bounds
         ]
-        fractions = self.group_fractions(len(self.pairs))
-        groups = [ReportGroup(fractions[0], (value,))] if self.partitioned else []
-        for n, (alpha, beta) in enumerate(self.pairs):
-            sent = (segments[alpha], segments[beta]) + (() if self.partitioned else (value,))
-            groups.append(ReportGroup(fractions[n + int(self.partitioned)], sent))
-        return tuple(groups)
+        return self.groups_sending([(segments[a], segments[b]) for a, b in self.pairs])
 
     # --- client ----------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:

@@ -11,6 +11,7 @@ says the literature improves on it; what the three share is in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
     HeavyHitterResult,
+    ReportGroup,
+    UserReport,
     assign_groups,
     build_oracle,
     check_dataset,
@@ -126,6 +129,22 @@ class Strawman(BaselineParameters):
             "value": value,
             "segment": self.epsilon if self.partitioned else self.epsilon - value,
         }
+
+    def report_groups(self) -> tuple[ReportGroup, ...]:
+        """Segment group α sends π(v[α]), and π(v) under ``budget="split"``; under
+        ``"partition"`` group 0 sends only π(v) at ε (the oracles of :meth:`perturb`)."""
+        eps, m = self.epsilon_per_part["segment"], self.m
+        return self.groups_sending(
+            [
+                (
+                    UserReport(
+                        self.oracle(epsilon=eps, domain_size=2**length),
+                        functools.partial(segment, m=m, start=start, length=length),
+                    ),
+                )
+                for start, length in self.bounds
+            ]
+        )
 
     # --- client ----------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> ClientReports:
