@@ -11,8 +11,6 @@ from n = 10,000 real reports (median over trials; ``options.time_server``).
 
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -36,20 +34,6 @@ def variance_line(rows: pd.DataFrame, epsilon: float, d: int, n: int) -> float:
         counts[0] = n
         return oracle.variance_given_counts(counts, 1) / n
     return oracle.variance(n) / n
-
-
-def report_bits(oracle) -> float:
-    """Bits of one report: the oracle's own ``report_bits`` or the closed form for Table 1's."""
-    if hasattr(oracle, "report_bits"):
-        return float(oracle.report_bits())
-    d, name = oracle.domain_size, oracle.name
-    if name == "GRR":
-        return float(math.ceil(math.log2(d)))
-    if name in ("SUE", "OUE", "THE"):
-        return float(d)
-    if name in ("BLH", "OLH"):
-        return 64.0 + math.ceil(math.log2(oracle.g))
-    return math.nan
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -77,7 +61,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             curve = [variance_line(mine, epsilon, d, n) for d in ds]
             row_axes[0].plot(ds, curve, color=colour, ls=ls)
             row_axes[0].plot(means.index, means.to_numpy(), "o", color=colour, ms=4)
-            bits = [report_bits(oracle_at(mine, epsilon, d)) for d in ds]
+            bits = [float(oracle_at(mine, epsilon, d).report_bits()) for d in ds]
             row_axes[1].plot(ds, bits, marker="o", color=colour, ms=3, ls=ls)
             timed = seconds[seconds["config_hash"].isin(set(mine["config_hash"]))]
             if len(timed):

@@ -27,52 +27,10 @@ FRONTIER_BUDGET = {"memory_bytes": "512 MiB", "operations": 2**31}
 
 
 def report_bits(oracle: Any) -> float:
-    """Bits of one report as sent: the oracle's ``report_bits()`` where it declares one; else
-    from its declared report model (:mod:`ldp.contract`): ⌈log2 #outputs⌉ for a categorical
-    report, one bit per coordinate of a bit vector, 64 per real of a product report; a
-    hashed report adds 64 bits per public seed it carries (OLH's seed).  NaN if unknown."""
-    import math
-
+    """Bits of one report as sent: the oracle's ``report_bits()``
+    (:meth:`ldp.oracles.FrequencyOracle.report_bits`); NaN for a plug-in without one."""
     own = getattr(oracle, "report_bits", None)
-    if callable(own):
-        return float(own())
-    model = capabilities_of(oracle).report_model
-    if model is None:  # no likelihood declared
-        return _stored_bits(oracle)
-    try:
-        if model == "hashed":
-            cells = np.shape(oracle.report_probabilities(0, np.zeros(1, dtype=np.uint64)))[-1]
-            public = len(capabilities_of(oracle).public_randomness)
-            return 64.0 * public + math.ceil(math.log2(cells))
-        shape = np.shape(oracle.report_probabilities(0))
-    except (TypeError, ValueError):  # no likelihood (or too large to list)
-        return _stored_bits(oracle)
-    if model == "categorical":
-        return float(math.ceil(math.log2(shape[0])))
-    if model == "bits":
-        return float(shape[0])
-    if model == "product":
-        return 64.0 * shape[0]
-    return _stored_bits(oracle)
-
-
-def _stored_bits(oracle: Any) -> float:
-    """Bits of one user's report as the reports engine stores it (its per-user arrays;
-    public randomness drawn once per call, such as a hash family, is not counted)."""
-    try:
-        one, two = (
-            oracle.perturb(np.zeros(k, dtype=np.int64), np.random.default_rng(0)) for k in (1, 2)
-        )
-    except (TypeError, ValueError):
-        return NAN
-    pairs = zip(one, two, strict=True) if isinstance(one, tuple) else [(one, two)]
-    return float(
-        sum(
-            8 * np.asarray(a).nbytes
-            for a, b in pairs
-            if np.ndim(a) and np.shape(a)[0] == 1 and np.shape(b)[0] == 2
-        )
-    )
+    return float(own()) if callable(own) else NAN
 
 
 def oracle_frontier_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:

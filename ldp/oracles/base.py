@@ -10,6 +10,7 @@ never stored.
 
 from __future__ import annotations
 
+import math
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import numpy as np
 
 from ldp import budget, theory
 from ldp.bits import row_keys
+from ldp.contract import capabilities_of
 from ldp.validation import (
     ParameterError,
     check_counts,
@@ -106,6 +108,48 @@ class FrequencyOracle(ABC):
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         """Each user's ε-LDP report of their value (the client side), for all users at once."""
+
+    def report_bits(self) -> float:
+        """Bits of one report as sent, from the declared report model (:mod:`ldp.contract`).
+
+        ⌈log2 #outputs⌉ for a categorical report, one bit per coordinate of a bit vector,
+        64 per real of a product report; a hashed report adds 64 bits per public seed it
+        carries (OLH's seed).  Without a report model (or one too large to list): the bits
+        of one user's report as the reports engine stores it (public randomness drawn
+        once per call, such as a hash family, not counted), NaN if that cannot be read.
+        An oracle whose reports are shorter overrides it (the Hadamard family: log2 K).
+        """
+        model = capabilities_of(self).report_model
+        try:
+            if model == "hashed":
+                cells = np.shape(self.report_probabilities(0, np.zeros(1, dtype=np.uint64)))[-1]
+                seeds = len(capabilities_of(self).public_randomness)
+                return 64.0 * seeds + math.ceil(math.log2(cells))
+            outputs = np.shape(self.report_probabilities(0))[0] if model else None
+        except (TypeError, ValueError, MemoryError):  # no likelihood, or too large to list
+            outputs = None
+        if model == "categorical" and outputs:
+            return float(math.ceil(math.log2(outputs)))
+        if model in ("bits", "product") and outputs:
+            return float(outputs if model == "bits" else 64 * outputs)
+        return self._stored_bits()
+
+    def _stored_bits(self) -> float:
+        """Bits of one user's report in the reports engine's per-user arrays (NaN if unread)."""
+        try:
+            one, two = (
+                self.perturb(np.zeros(k, dtype=np.int64), np.random.default_rng(0)) for k in (1, 2)
+            )
+        except (TypeError, ValueError):
+            return math.nan
+        pairs = zip(one, two, strict=True) if isinstance(one, tuple) else [(one, two)]
+        return float(
+            sum(
+                8 * np.asarray(a).nbytes
+                for a, b in pairs
+                if np.ndim(a) and np.shape(a)[0] == 1 and np.shape(b)[0] == 2
+            )
+        )
 
     def report_bytes(self, n_users: int) -> int:
         """The memory the reports of ``n_users`` users take (seed and value: 16 bytes each)."""
