@@ -27,7 +27,7 @@ from scipy.stats import norm
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import FRONTIER_SKIPS, FRONTIER_VALUES
+from experiments.results import FRONTIER_SKIPS, FRONTIER_VALUES, figure_config
 
 COSTS = ("variance", "bits", "decode_s")
 
@@ -196,10 +196,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 
 # ------------------------------------------------------------------------------ claims
-def _table1_claim(stats: pd.DataFrame) -> ClaimCheck | None:
-    """OUE and OLH measured against their exact forms and against 4e^ε/(e^ε-1)²."""
+def _table1_claim(stats: pd.DataFrame, table1: list[str]) -> ClaimCheck | None:
+    """Table 1's oracles (OUE, OLH: the ``figure:`` block's reference) measured against
+    their exact forms and against 4e^ε/(e^ε-1)²."""
     parts, worst, settings = [], 0.0, 0
-    for name in ("OUE", "OLH"):
+    for name in table1:
         mine = stats[(stats["oracle"] == name) & stats["measured"].notna()]
         if mine.empty:
             continue
@@ -236,28 +237,29 @@ def model_se(rows: pd.DataFrame) -> pd.Series:
     return rows["exact"] * np.sqrt(2.0 / (values * rows["trials"]))
 
 
-def _least_variance_claim(stats: pd.DataFrame) -> ClaimCheck | None:
-    """Subset selection (and PGR where registered) has the least variance at the largest d."""
+def _least_variance_claim(stats: pd.DataFrame, optimal: str, matched: str) -> ClaimCheck | None:
+    """Subset selection (``optimal``) has the least variance at the largest d, and PGR
+    (``matched``, where placed) matches it."""
     d = int(stats["d"].max())
     panel = stats[(stats["d"] == d) & stats["exact"].notna()]
-    if "SS" not in set(panel["oracle"]):
+    if optimal not in set(panel["oracle"]):
         return None
     parts, holds = [], []
     for epsilon, mine in panel.groupby("epsilon"):
         ranked = mine.sort_values("exact")
-        ss = float(mine.loc[mine["oracle"] == "SS", "exact"].iloc[0])
-        others = mine[~mine["oracle"].isin(["SS", "PGR"])]
+        ss = float(mine.loc[mine["oracle"] == optimal, "exact"].iloc[0])
+        others = mine[~mine["oracle"].isin([optimal, matched])]
         best_other = others.sort_values("exact").iloc[0]
         holds.append(ss <= float(best_other["exact"]) * (1 + 1e-9))
         parts.append(
             f"ε = {epsilon:g}: least {ranked.iloc[0]['oracle']} ({ranked.iloc[0]['exact']:.3f}); "
-            f"SS/best other ({best_other['oracle']}) = {ss / best_other['exact']:.4f}"
+            f"{optimal}/best other ({best_other['oracle']}) = {ss / best_other['exact']:.4f}"
         )
-        pgr = mine[mine["oracle"] == "PGR"]
+        pgr = mine[mine["oracle"] == matched]
         if len(pgr):
             ratio = float(pgr["exact"].iloc[0]) / ss
             holds.append(ratio <= 1.01)
-            parts[-1] += f"; PGR/SS = {ratio:.4f}"
+            parts[-1] += f"; {matched}/{optimal} = {ratio:.4f}"
     ok = all(holds)
     return ClaimCheck(
         source="Feldman et al. ICML 2022, Sec. 1 (and Ye & Barg 2018 for SS)",
@@ -276,9 +278,9 @@ def _least_variance_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     )
 
 
-def _hadamard_claim(stats: pd.DataFrame) -> ClaimCheck | None:
-    """HR: log2 K bits, on the frontier at high privacy (ε <= 1)."""
-    mine = stats[(stats["oracle"] == "HR") & (stats["epsilon"] <= 1)]
+def _hadamard_claim(stats: pd.DataFrame, hadamard: str) -> ClaimCheck | None:
+    """Hadamard response (``hadamard``): log2 K bits, on the frontier at high privacy (ε <= 1)."""
+    mine = stats[(stats["oracle"] == hadamard) & (stats["epsilon"] <= 1)]
     if mine.empty:
         return None
     bits_ok = bool((mine["bits"] == np.log2(2 ** np.ceil(np.log2(mine["d"] + 1)))).all())
@@ -289,7 +291,7 @@ def _hadamard_claim(stats: pd.DataFrame) -> ClaimCheck | None:
         source="Acharya, Sun, Zhang, AISTATS 2019, Sec. 1 (Table 1)",
         paper="Hadamard response: order-optimal error in the high-privacy regime with "
         "log K-bit reports (K the next power of two above d) and O(n + d log d) decoding",
-        ours=f"at ε <= 1: bits = log2 K at every d: {bits_ok}; HR's variance / the least "
+        ours=f"at ε <= 1: bits = log2 K at every d: {bits_ok}; {hadamard}'s variance / the least "
         f"registered one {ratio.min():.2f}-{ratio.max():.2f}; on the frontier in "
         f"{int(mine['on_frontier'].sum())} of {len(mine)} panels (shown, not judged: a newer "
         "oracle with the same bits and less variance dominates it)",
@@ -305,7 +307,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     stats = with_frontier(costs(table))
     if stats.empty:
         return []
-    found = [_table1_claim(stats), _least_variance_claim(stats), _hadamard_claim(stats)]
+    config = figure_config("oracle_frontier")
+    optimal, matched, hadamard = config.subjects
+    found = [
+        _table1_claim(stats, config.reference),
+        _least_variance_claim(stats, optimal, matched),
+        _hadamard_claim(stats, hadamard),
+    ]
     return [claim for claim in found if claim is not None]
 
 
