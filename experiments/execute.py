@@ -31,6 +31,7 @@ import pandas as pd
 
 import ldp
 from experiments import estimate
+from experiments.schema import FRONTIER_PROTOCOL
 from experiments.seeding import STREAMS
 from experiments.settings import Setting
 from experiments.store import ResultsStore, Rows
@@ -91,7 +92,8 @@ def plugin_of(protocol: dict[str, Any]) -> dict[str, str]:
     plug-ins it uses come from (:attr:`ldp.registry.Protocol.source` ``plugin:<name>``) and
     their installed versions (``importlib.metadata``), joined by ``;``.  The node's protocol
     counts, and so does a protocol it names in a parameter (a heavy hitter's ``oracle``);
-    empty strings when every one is of this package.
+    empty strings when every one is of this package.  The frontier's node names none but
+    runs every registered oracle, so each of them counts.
 
     Both are columns of every row and part of a plug-in setting's key
     (:func:`experiments.settings.make_setting`), so results of another version of a
@@ -100,6 +102,8 @@ def plugin_of(protocol: dict[str, Any]) -> dict[str, str]:
     from ldp import registry
 
     names = [protocol["name"], *(v for k, v in protocol.items() if k != "name")]
+    if protocol.get("kind") == FRONTIER_PROTOCOL["kind"]:  # every registered oracle runs
+        names += list(registry.protocols("oracle"))
     found: dict[str, str] = {}
     for name in names:
         if not isinstance(name, str) or not name.isidentifier():

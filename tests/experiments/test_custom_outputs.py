@@ -279,6 +279,15 @@ def test_a_plugin_oracle_inside_a_heavy_hitter_is_named_and_keyed(plugin, settin
     assert plugin_of(builtin.config["protocol"]) == {"plugin": "", "plugin_version": ""}
 
 
+def test_the_frontier_names_every_plugin_oracle_it_runs(plugin):
+    """The frontier's protocol node names no oracle but runs every registered one."""
+    from experiments.execute import plugin_of
+    from experiments.schema import FRONTIER_PROTOCOL
+
+    expected = {"plugin": "versioned-ldp", "plugin_version": "0.1"}
+    assert plugin_of(dict(FRONTIER_PROTOCOL)) == expected
+
+
 def test_the_domain_figure_splits_a_plugins_parameter_values(register_protocol, settings_of):
     from experiments.figures import fig_oracle_domain
 
