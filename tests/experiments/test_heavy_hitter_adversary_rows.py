@@ -47,3 +47,22 @@ def test_an_spm_trial_records_an_empirical_adversary(compose_config):
     assert baseline - 4 * error.value < success.value < bound + 4 * error.value
     again = {m.metric: m.value for m in run_trial(config, 1).measurements}
     assert again["adversary_success"] == success.value
+
+
+def test_mcm_and_sfp_trials_record_the_adversary_given_one_public_hash(compose_config):
+    """MCM and SFP hash through a public function drawn per run: their rows are given one
+    draw, the same in every trial of the setting; partitioned MCM's exact (beside itself),
+    original SFP's (π(v) beside the puzzle key) estimated with a standard error."""
+    base = ("dataset=zipf", "dataset.n=5000", "dataset.m=12", "k=4", "epsilon=2")
+    for protocol in ("mcm_partitioned", "sfp_original"):
+        config = make_setting(compose_config(f"protocol={protocol}", *base, "progress=false"))
+        rows = {m.metric: m for m in run_trial(config.config, 0).measurements}
+        data = load_dataset(config.config["dataset"])
+        _, counts = data.histogram()
+        success = rows["adversary_success"]
+        bound = ldp_bound(2.0, counts / counts.sum())
+        spread = 4 * (rows["adversary_success_se"].value if "adversary_success_se" in rows else 0)
+        assert counts.max() / data.n - spread < success.value < bound + spread, protocol
+        assert (success.analytic == success.value) == (protocol == "mcm_partitioned")
+        again = {m.metric: m.value for m in run_trial(config.config, 1).measurements}
+        assert again["adversary_success"] == success.value
