@@ -20,7 +20,8 @@ from ldp import adversary
 from ldp.heavy_hitters import MCM, SFP
 from ldp.heavy_hitters.mcm import ChannelReport
 from ldp.heavy_hitters.strawman import Strawman
-from ldp.oracles import GRR, OLH
+from ldp.oracles import GRR
+from tests.test_adversary_heavy_hitters import report_table
 
 M = 4
 COUNTS = np.array([0, 7, 7, 3, 0, 2, 11, 1, 4, 0, 9, 1, 3, 3, 0, 6], dtype=float)
@@ -41,21 +42,8 @@ def channel_table(report: ChannelReport) -> np.ndarray:
 
 
 def oracle_table(oracle) -> np.ndarray:
-    """Pr[y | u] of GRR, or of OLH over every hash function of an ideal family and cell."""
-    d = oracle.domain_size
-    if isinstance(oracle, ChannelReport):
-        return channel_table(oracle)
-    if isinstance(oracle, GRR):
-        return np.where(np.eye(d, dtype=bool), oracle.p_star, oracle.q_star)
-    if isinstance(oracle, OLH):
-        g, p = oracle.g, oracle.p_star
-        functions = np.array(list(itertools.product(range(g), repeat=d)))
-        out = np.empty((d, functions.shape[0], g))
-        for u in range(d):
-            hit = functions[:, u, None] == np.arange(g)[None, :]
-            out[u] = np.where(hit, p, (1 - p) / (g - 1)) / functions.shape[0]
-        return out.reshape(d, -1)
-    raise AssertionError(type(oracle))
+    """Pr[y | u] of a channel row, or of GRR / OLH (every hash function of an ideal family)."""
+    return channel_table(oracle) if isinstance(oracle, ChannelReport) else report_table(oracle)
 
 
 def brute_force(groups, prior=PRIOR) -> float:
