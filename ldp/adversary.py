@@ -515,8 +515,8 @@ def heavy_hitter_success(
         ``Dataset.histogram``) and their counts: the prior.
     rng, n_samples :
         For a group whose adversary is empirical: a one-report group draws ``n_samples``
-        reports, a group of several w_j x ``n_samples`` users (at least 200; default
-        :func:`default_samples` of its likelihoods per user, times w_j).
+        reports; the groups of several reports that cannot be enumerated share one sample
+        of ``n_samples`` users (:func:`empirical_joint_success`).
 
     A protocol that declares ``public_per_call`` (MCM's channel hash, SFP's short hash,
     drawn per run) is asked for the groups of one run, ``report_groups(n_users=n,
@@ -549,16 +549,25 @@ def heavy_hitter_success(
     words, weights = words[order], weights[order]
     if float(weights.max()) == 1.0:
         return AdversarySuccess(1.0, 0.0, "exact")
-    value, variance, exact = 0.0, 0.0, True
+    value, variance, exact, estimated = 0.0, 0.0, True, []
     for group in declared:
         if len(group.reports) == 1:
             report = group.reports[0]
             found = mapped_success(report.oracle, report.key(words), weights, rng, n_samples)
         else:
-            found = joint_success(group.reports, words, weights, rng, n_samples, group.weight)
+            success = enumerated_contenders_success(group.reports, words, weights)
+            if success is None:  # estimated below, with the other such groups
+                estimated.append((group.weight, group.reports))
+                continue
+            found = AdversarySuccess(success, 0.0, "exact")
         value += group.weight * found.value
         variance += (group.weight * found.standard_error) ** 2
         exact = exact and found.method == "exact"
+    if estimated:
+        if rng is None:
+            raise TypeError("an empirical estimate for a group of several reports needs rng")
+        found = empirical_joint_success(estimated, words, weights, rng, n_samples)
+        value, variance, exact = value + found.value, variance + found.standard_error**2, False
     return AdversarySuccess(value, math.sqrt(variance), "exact" if exact else "empirical")
 
 
@@ -598,17 +607,14 @@ def joint_success(
     prior: np.ndarray,
     rng: np.random.Generator | None = None,
     n_samples: int | None = None,
-    share: float = 1.0,
 ) -> AdversarySuccess:
     """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)]: x guessed from r independent reports.
 
     A heavy-hitter user of a group that sends several reports (two segments, a
     segment beside the whole value) perturbs each key_t(x) independently, so the
-    likelihood of what it sends is the product of the reports'.  Only the values with
-    π_x e^{Σε_t} >= π_max can be the guess (:func:`contenders`: the reports together are
-    Σε_t-LDP).  Exact when every report is categorical and (contenders) x (joint reports)
-    <= :data:`MAX_JOINT_CELLS` (:func:`enumerated_joint_success`), else empirical
-    (:func:`empirical_joint_success`, ``n_samples`` x ``share`` users).
+    likelihood of what it sends is the product of the reports'.  Exact when it can be
+    enumerated (:func:`enumerated_contenders_success`), else empirical
+    (:func:`empirical_joint_success`, ``n_samples`` users).
 
     Parameters
     ----------
@@ -618,16 +624,27 @@ def joint_success(
         The values of the prior's support (as :func:`ldp.bits.to_words` gives them) and
         their probabilities (positive, summing to 1).
     """
-    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
-    kept = words[keep]
-    found = enumerated_joint_success(
-        [report.oracle for report in reports], [report.key(kept) for report in reports], prior[keep]
-    )
+    found = enumerated_contenders_success(reports, words, prior)
     if found is not None:
         return AdversarySuccess(found, 0.0, "exact")
     if rng is None:
         raise TypeError("an empirical estimate for a group of several reports needs rng")
-    return empirical_joint_success(reports, words, prior, rng, n_samples, share)
+    return empirical_joint_success([(1.0, reports)], words, prior, rng, n_samples)
+
+
+def enumerated_contenders_success(
+    reports: Any, words: np.ndarray, prior: np.ndarray
+) -> float | None:
+    """:func:`enumerated_joint_success` over the values that can be the guess, or None.
+
+    Only the values with π_x e^{Σε_t} >= π_max can be the guess (:func:`contenders`: the
+    reports together are Σε_t-LDP).
+    """
+    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
+    kept = words[keep]
+    return enumerated_joint_success(
+        [report.oracle for report in reports], [report.key(kept) for report in reports], prior[keep]
+    )
 
 
 def enumerated_joint_success(oracles: Any, keys: Any, weights: np.ndarray) -> float | None:
@@ -710,23 +727,25 @@ def _dense_likelihoods(oracle: Any, keys: np.ndarray) -> bool:
 
 
 def empirical_joint_success(
-    reports: Any,
+    groups: Any,
     words: np.ndarray,
     prior: np.ndarray,
     rng: np.random.Generator,
     n_samples: int | None = None,
-    share: float = 1.0,
 ) -> AdversarySuccess:
-    """Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t | key_t(x)] estimated from simulated users.
+    """Σ_j w_j S_j over groups of several reports, estimated from one sample of users.
 
-    ⌈``n_samples`` x ``share``⌉ users (at least :data:`MIN_EMPIRICAL_SAMPLES`; default
-    :func:`default_samples` of the cost per user: its likelihoods and its reports' bytes)
-    are drawn from π over ``words``;
-    each key_t(x) is perturbed by the oracle's real ``perturb``; the guess is the contender
-    (:func:`contenders`, at Σε_t) of largest ln π_x + Σ_t ln Pr_t[y_t | key_t(x)]
+    ``groups`` are (w_j, reports_j) pairs, S_j = Σ_{y_1..y_r} max_x π_x Π_t Pr_t[y_t |
+    key_t(x)] the success against a user of group j.  ``n_samples`` users (at least
+    :data:`MIN_EMPIRICAL_SAMPLES`; default :func:`default_samples` of the costliest group's
+    cost per user: its likelihoods and its reports' bytes) are drawn from π, and each joins
+    group j with probability w_j / W, W = Σ_j w_j (the group is independent of the value);
+    its keys key_t(x) are perturbed by the oracles' real ``perturb``, and the guess is the
+    contender (:func:`contenders`, at Σε_t) of largest ln π_x + Σ_t ln Pr_t[y_t | key_t(x)]
     (:func:`key_log_likelihoods` at each distinct key, indexed by each contender's).  A
     user whose value is no contender is always missed, as it would be by the exact
-    adversary.  Returns the hit rate with its binomial standard error.
+    adversary.  Returns W times the hit rate, with its binomial standard error: one sample
+    serves every group, so many small groups (MCM's one per bit) cost what one does.
 
     Raises
     ------
@@ -735,38 +754,72 @@ def empirical_joint_success(
         report over 2^64 values), or an oracle has no per-report likelihood.
     """
     rng = check_generator(rng)
-    from ldp.bits import row_keys
-
-    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
-    distinct, inverses, per_user = [], [], keep.shape[0]
-    for report in reports:
-        keys = np.asarray(report.key(words[keep]))
-        _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
-        distinct.append(keys[first])
-        inverses.append(inverse.ravel())
-        dense = _dense_likelihoods(report.oracle, keys)
-        per_user += report.oracle.domain_size if dense else first.shape[0]
-        per_user += report.oracle.report_bytes(1)  # perturb's own work (a unary report: d/8)
+    prepared = [_prepared_group(reports, words, prior) for _, reports in groups]
+    per_user = max(group.cost for group in prepared)
     n_samples = default_samples(per_user) if n_samples is None else n_samples
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    n_samples = max(MIN_EMPIRICAL_SAMPLES, math.ceil(n_samples * share))
+    n_samples = max(MIN_EMPIRICAL_SAMPLES, check_int(n_samples, "n_samples", minimum=1))
     if n_samples * per_user > MAX_JOINT_CELLS:
         raise NoAdversary(
             f"{n_samples} users x {per_user} likelihoods and report bytes exceed "
             f"{MAX_JOINT_CELLS}: "
             "too costly to estimate"
         )
-    values = rng.choice(prior.shape[0], size=n_samples, p=prior)
-    position = np.full(prior.shape[0], -1, dtype=np.int64)
-    position[keep] = np.arange(keep.shape[0])
-    log_prior = np.log(prior[keep])
-    hits, step = 0, max(1, CHUNK_CELLS // per_user)
-    for start in range(0, n_samples, step):
-        users = values[start : start + step]
-        loglik = np.repeat(log_prior[None, :], users.shape[0], axis=0)
-        for report, keys, inverse in zip(reports, distinct, inverses, strict=True):
-            sent = report.oracle.perturb(report.key(words[users]), rng)
-            loglik += key_log_likelihoods(report.oracle, sent, keys)[:, inverse]
-        hits += int(np.sum(np.argmax(loglik, axis=1) == position[users]))
-    rate = hits / n_samples
-    return AdversarySuccess(rate, math.sqrt(rate * (1 - rate) / n_samples), "empirical")
+    weights = np.array([weight for weight, _ in groups], dtype=float)
+    sizes = rng.multinomial(n_samples, weights / weights.sum())
+    values = rng.choice(prior.shape[0], size=n_samples, p=prior)  # the users, group by group
+    starts = np.cumsum(sizes) - sizes
+    hits = sum(
+        group.hits(words, prior, values[start : start + size], rng)
+        for group, start, size in zip(prepared, starts, sizes, strict=True)
+        if size
+    )
+    rate, total = hits / n_samples, float(weights.sum())
+    error = total * math.sqrt(rate * (1 - rate) / n_samples)
+    return AdversarySuccess(total * rate, error, "empirical")
+
+
+@dataclass(frozen=True)
+class _PreparedGroup:
+    """A group's reports with its contenders' distinct keys, for :func:`empirical_joint_success`."""
+
+    reports: Any
+    keep: np.ndarray  # the contenders (indices into the prior)
+    distinct: list[np.ndarray]  # per report, the contenders' distinct keys
+    inverses: list[np.ndarray]  # per report, each contender's position among them
+    cost: int  # per user: likelihoods and report bytes
+
+    def hits(
+        self, words: np.ndarray, prior: np.ndarray, values: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """Right guesses among users of the group holding ``values`` (indices into π)."""
+        position = np.full(prior.shape[0], -1, dtype=np.int64)
+        position[self.keep] = np.arange(self.keep.shape[0])
+        log_prior = np.log(prior[self.keep])
+        hits, step = 0, max(1, CHUNK_CELLS // self.cost)
+        for start in range(0, values.shape[0], step):
+            users = values[start : start + step]
+            loglik = np.repeat(log_prior[None, :], users.shape[0], axis=0)
+            for report, keys, inverse in zip(
+                self.reports, self.distinct, self.inverses, strict=True
+            ):
+                sent = report.oracle.perturb(report.key(words[users]), rng)
+                loglik += key_log_likelihoods(report.oracle, sent, keys)[:, inverse]
+            hits += int(np.sum(np.argmax(loglik, axis=1) == position[users]))
+        return hits
+
+
+def _prepared_group(reports: Any, words: np.ndarray, prior: np.ndarray) -> _PreparedGroup:
+    """The contenders of a group (at Σε_t) and their distinct keys per report."""
+    from ldp.bits import row_keys
+
+    keep = contenders(prior, sum(report.oracle.epsilon for report in reports))
+    distinct, inverses, cost = [], [], keep.shape[0]
+    for report in reports:
+        keys = np.asarray(report.key(words[keep]))
+        _, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
+        distinct.append(keys[first])
+        inverses.append(inverse.ravel())
+        dense = _dense_likelihoods(report.oracle, keys)
+        cost += report.oracle.domain_size if dense else first.shape[0]
+        cost += report.oracle.report_bytes(1)  # perturb's own work (a unary report: d/8)
+    return _PreparedGroup(reports, keep, distinct, inverses, cost)

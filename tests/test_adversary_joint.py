@@ -102,7 +102,7 @@ def test_the_empirical_estimate_agrees_with_the_exact_value():
         [r.oracle for r in reports], [r.key(words) for r in reports], prior
     )
     rng = np.random.default_rng(11)
-    found = adversary.empirical_joint_success(reports, words, prior, rng, n_samples=20_000)
+    found = adversary.empirical_joint_success([(1.0, reports)], words, prior, rng, n_samples=20_000)
     assert found.method == "empirical" and found.standard_error > 0
     assert abs(found.value - exact) < 4 * found.standard_error
 
@@ -149,11 +149,32 @@ def test_split_spm_sends_three_reports_per_pair_group():
     assert prior.max() - spread < found.value < adversary.ldp_bound(2.0, prior) + spread
 
 
+def test_many_groups_share_one_sample_of_users():
+    """Two groups (weights 0.3 and 0.7) estimated from one sample: the weighted sum of their
+    exact values, within 4 standard errors."""
+    first, second = halves(GRR, 0.6), halves(GRR, 1.5)
+    support = COUNTS > 0
+    words, prior = WORDS[support], PRIOR[support]
+    exact = [
+        adversary.enumerated_joint_success(
+            [r.oracle for r in reports], [r.key(words) for r in reports], prior
+        )
+        for reports in (first, second)
+    ]
+    rng = np.random.default_rng(12)
+    groups = [(0.3, first), (0.7, second)]
+    found = adversary.empirical_joint_success(groups, words, prior, rng, n_samples=20_000)
+    assert found.method == "empirical"
+    assert abs(found.value - (0.3 * exact[0] + 0.7 * exact[1])) < 4 * found.standard_error
+    part = adversary.empirical_joint_success(groups[:1], words, prior, rng, n_samples=20_000)
+    assert abs(part.value - 0.3 * exact[0]) < 4 * part.standard_error  # W x the hit rate
+
+
 def test_too_costly_groups_are_refused():
     reports = halves(OLH, 0.5)
     with pytest.raises(adversary.NoAdversary, match="too costly"):
         adversary.empirical_joint_success(
-            reports, WORDS, PRIOR, np.random.default_rng(0), n_samples=2**22
+            [(1.0, reports)], WORDS, PRIOR, np.random.default_rng(0), n_samples=2**22
         )
 
 
