@@ -24,6 +24,7 @@ import pytest
 from ldp import audit, bits, hashing
 from ldp.audit import Event, FeatureSearch
 from ldp.heavy_hitters.baseline import segment
+from ldp.heavy_hitters.mcm import ChannelReport
 from ldp.oracles import GRR, OLH, ORACLES, OUE, SUE, UnaryReports
 from ldp.privacy import max_privacy_loss
 
@@ -269,12 +270,12 @@ class ChannelClient:
         return int(segment(np.array([value], dtype=np.uint64), M, 0, self.length)[0])
 
     def perturb(self, values, rng):
+        """MCM's own client of the channel report (:class:`ldp.heavy_hitters.mcm.ChannelReport`)."""
         values = np.asarray(values, dtype=np.uint64)
         channel = hashing.hash_values(values, np.full(len(values), self.seed), self.h)
         patterns = segment(values, M, 0, self.length).astype(np.int64)
-        out = rng.integers(0, self.grr.domain_size, size=(len(values), self.h))
-        out[np.arange(len(values)), channel] = self.grr.perturb(patterns, rng)
-        return out
+        keys = channel.astype(np.int64) * self.grr.domain_size + patterns
+        return ChannelReport(self.grr.epsilon, self.h, self.length).perturb(keys, rng)
 
     def events(self, v: int, v_prime: int) -> list[Event]:
         """y[H(v)] = pattern(v) and y[H(v')] != pattern(v'), and mirrored.
