@@ -179,10 +179,11 @@ class SFP(BaselineParameters):
     @property
     def epsilon_per_part(self) -> dict[str, float]:
         """ε a user spends on the whole value and on the fragment."""
-        if self.budget == "partition":
-            return {"value": self.epsilon, "fragment": self.epsilon}
-        value = self.value_share * self.epsilon
-        return {"value": value, "fragment": self.epsilon - value}
+        value = self.value_epsilon()
+        return {
+            "value": value,
+            "fragment": self.epsilon if self.partitioned else self.epsilon - value,
+        }
 
     # --- pieces ------------------------------------------------------------------------
     def short_hash(self, words: np.ndarray, seed: np.uint64) -> np.ndarray:
@@ -237,13 +238,6 @@ class SFP(BaselineParameters):
         candidates = np.concatenate(found)
         return candidates if limit is None else candidates[: int(wanted)]
 
-    def fractions(self) -> list[float]:
-        """The probability of each group: g fragment groups, after a value group (partition)."""
-        g = len(self.bounds)
-        if self.budget == "partition":  # group 0 reports only the value
-            return [self.final_fraction] + [(1 - self.final_fraction) / g] * g
-        return [1 / g] * g
-
     def fragment_oracle(self, alpha: int):
         """The oracle of position α's keys H(v) ‖ v[α]: domain 2^{b + s_α}."""
         length = self.bounds[alpha][1]
@@ -294,7 +288,9 @@ class SFP(BaselineParameters):
         seed = np.uint64(hash_seed)
         words = bits.to_words(np.asarray(values), self.m)
         partition = self.budget == "partition"
-        groups = assign_groups(words.shape[0], np.asarray(self.fractions()), rng)
+        groups = assign_groups(
+            words.shape[0], np.asarray(self.group_fractions(len(self.bounds))), rng
+        )
         hashes = self.short_hash(words, seed)
         parts = tuple(
             self.fragment_oracle(alpha).perturb(
@@ -321,7 +317,7 @@ class SFP(BaselineParameters):
         bounds, g = self.bounds, len(self.bounds)
         eps = self.epsilon_per_part
         partition = self.budget == "partition"
-        fractions = self.fractions()
+        fractions = self.group_fractions(len(self.bounds))
         seed = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)  # the public H
         if engine == "reports":
             share = [1.0] if not partition else [fractions[0]]

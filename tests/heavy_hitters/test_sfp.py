@@ -131,12 +131,16 @@ def test_fragment_estimates_are_unbiased(engine):
     total, truth_sum = np.zeros(2**7), np.zeros(2**7)
     for _ in range(reps):
         if engine == "sampled":
-            population = Population.sampled(data, 16, protocol.fractions(), rng)
+            population = Population.sampled(
+                data, 16, protocol.group_fractions(len(protocol.bounds)), rng
+            )
             held, weights = population.words, population.weights([alpha])
         else:
             reports = protocol.perturb(data.values, rng, hash_seed=seed)
             assert reports.public["hash_seed"] == seed
-            population = Population.reported(reports, len(protocol.fractions()))
+            population = Population.reported(
+                reports, len(protocol.group_fractions(len(protocol.bounds)))
+            )
             held, weights = words, population.groups == alpha
         keys = protocol.puzzle_keys(held, protocol.short_hash(held, seed), bound)
         truth_sum += np.bincount(keys.astype(np.int64), weights=weights, minlength=2**7)
@@ -154,7 +158,9 @@ def test_perturb_sends_what_the_budget_says():
     for variant, value_senders in (("improved", 2000), ("partitioned", None)):
         protocol = SFP(epsilon=2.0, k=2, m=16, hash_bits=3, segment_bits=4, variant=variant)
         reports = protocol.perturb(data.values, np.random.default_rng(0))
-        sizes = np.bincount(reports.groups, minlength=len(protocol.fractions()))
+        sizes = np.bincount(
+            reports.groups, minlength=len(protocol.group_fractions(len(protocol.bounds)))
+        )
         offset = int(variant == "partitioned")
         for alpha, part in enumerate(reports.parts):
             assert protocol.fragment_oracle(alpha).n_reports(part) == sizes[alpha + offset]
