@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -188,6 +189,10 @@ class Memoized(PureOracle):
     def memoized_epsilon(self, tau: int, distinct: int = 1) -> float:
         """The claimed bound after τ reports of ``distinct`` distinct values (RAPPOR): ε₁
         for one report, else distinct · ε_∞ (:func:`ldp.theory.longitudinal.memoized_epsilon`).
+
+        It holds against the sequences that hold equal values at the same rounds; against
+        others the reuse of a memo shows and the loss can be larger (L-GRR's, L-OUE's and
+        L-OSUE's ``sequence_epsilon``, ``docs/longitudinal.md``).
         """
         tau = check_int(tau, "tau", minimum=1)
         distinct = check_int(distinct, "distinct", minimum=1)
@@ -314,6 +319,13 @@ class LGRR(Memoized):
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.rounds_loss_categorical(*self.prr, *self.irr, self.domain_size, tau)
 
+    def sequence_epsilon(self, x: Sequence[int], x_prime: Sequence[int]) -> float:
+        """The exact loss between two value sequences of one user (x_t held at round t),
+        max over report sequences y of ln Pr[y | x] / Pr[y | x']
+        (:func:`ldp.theory.longitudinal.sequence_loss_categorical`, by enumeration)."""
+        k = self.domain_size
+        return chain.sequence_loss_categorical(*self.prr, *self.irr, k, tuple(x), tuple(x_prime))
+
     def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
         """From each user's count of reports naming each value
         (:func:`ldp.theory.longitudinal.categorical_sequence_log_likelihoods`)."""
@@ -426,6 +438,13 @@ class _ChainedUnary(Memoized):
     def rounds_epsilon(self, tau: int) -> float:
         tau = check_int(tau, "tau", minimum=1, maximum=4096)
         return chain.rounds_loss_bits(*self.prr, *self.irr, tau)
+
+    def sequence_epsilon(self, x: Sequence[int], x_prime: Sequence[int]) -> float:
+        """The exact loss between two value sequences of one user (x_t held at round t),
+        max over report sequences y of ln Pr[y | x] / Pr[y | x']
+        (:func:`ldp.theory.longitudinal.sequence_loss_bits`, position by position)."""
+        d = self.domain_size
+        return chain.sequence_loss_bits(*self.prr, *self.irr, d, tuple(x), tuple(x_prime))
 
     def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
         """ln P(c_v | own) - ln P(c_v | other), c_v the rounds whose bit v is set: the

@@ -143,6 +143,11 @@ def memoized_epsilon(epsilon_1: float, epsilon_inf: float, tau: int, distinct: i
     most c + 1 distinct values (returning to an earlier value reuses its memo and costs
     nothing).  This is the bound the protocols claim; for an unchanged value the exact loss
     after τ rounds is :func:`rounds_loss_categorical` / :func:`rounds_loss_bits`.
+
+    The post-processing argument needs the two sequences compared to hold equal values at
+    the same rounds (the same memos are read at the same rounds).  Against a sequence that
+    changes where the other does not, the reuse of a memo shows in the reports and the loss
+    can exceed the bound: :func:`sequence_loss_categorical`, :func:`sequence_loss_bits`.
     """
     if tau < 1 or distinct < 1:
         raise ValueError(f"tau and distinct must be >= 1, got {tau}, {distinct}")
@@ -265,3 +270,106 @@ def rounds_loss_categorical(p1: float, q1: float, p2: float, q2: float, k: int, 
         numerator = np.logaddexp(numerator, share)
         denominator = np.logaddexp(denominator, share)
     return float(np.max(np.where(possible, numerator - denominator, -np.inf)))
+
+
+# ---------------------------------------------------------------- values that change
+#: :func:`sequence_loss_categorical` enumerates at most this many report sequences.
+MAX_SEQUENCES = 1 << 20
+
+
+def _groups(values: tuple[int, ...]) -> list[tuple[int, list[int]]]:
+    """The distinct values of a sequence with the rounds that hold each (one memo each)."""
+    rounds: dict[int, list[int]] = {}
+    for t, value in enumerate(values):
+        rounds.setdefault(int(value), []).append(t)
+    return list(rounds.items())
+
+
+def _check_pair(x: tuple[int, ...], x_prime: tuple[int, ...], k: int) -> None:
+    if len(x) != len(x_prime) or not x:
+        raise ValueError(f"two sequences of one length >= 1 are needed, got {x} and {x_prime}")
+    if min(*x, *x_prime) < 0 or max(*x, *x_prime) >= k:
+        raise ValueError(f"values must lie in [0, {k}), got {x} and {x_prime}")
+
+
+def sequence_loss_categorical(
+    p1: float, q1: float, p2: float, q2: float, k: int, x: tuple[int, ...], x_prime: tuple[int, ...]
+) -> float:
+    """max_y ln Pr[y | x] / Pr[y | x']: the exact loss between two value sequences, chained GRR.
+
+    The user holds x_t at round t; one memo B_v per distinct value v (``perturb_rounds``),
+    so Pr[y | x] = Π_v Σ_b Pr1[b | v] Π_{t: x_t = v} Pr2[y_t | b], Pr1 = (p1, q1) the
+    permanent step, Pr2 = (p2, q2) the instantaneous one.  Values in neither sequence play
+    the same part under both, so the maximum is over reports written with the sequences'
+    values and at most τ further ones: (|x ∪ x'| + min(τ, k - |x ∪ x'|))^τ sequences,
+    refused above :data:`MAX_SEQUENCES`.  With x = (v, ..., v), x' = (v', ..., v') it is
+    :func:`rounds_loss_categorical`; when x and x' hold equal values at the same rounds it
+    is at most (distinct values) ε_∞ (:func:`memoized_epsilon`); when they do not, the
+    reuse of a memo shows, and the loss can exceed that bound.
+    """
+    x, x_prime = tuple(int(v) for v in x), tuple(int(v) for v in x_prime)
+    _check_pair(x, x_prime, k)
+    tau, named = len(x), sorted(set(x) | set(x_prime))
+    symbols = len(named) + min(tau, k - len(named))
+    if symbols**tau > MAX_SEQUENCES:
+        raise ValueError(f"{symbols}^{tau} report sequences exceed {MAX_SEQUENCES}")
+    index = {value: i for i, value in enumerate(named)}
+    reports = np.array(list(itertools.product(range(symbols), repeat=tau)), dtype=np.int64)
+    unnamed = k - symbols  # memos that no report names: weight q1, q2 at every round
+
+    def log_probability(values: tuple[int, ...]) -> np.ndarray:
+        total = np.zeros(reports.shape[0])
+        for value, rounds in _groups(values):
+            hits = np.stack(
+                [(reports[:, rounds] == b).sum(axis=1) for b in range(symbols)], axis=1
+            )  # (sequences, symbols): reports naming each candidate memo
+            memo = np.where(np.arange(symbols) == index[value], math.log(p1), math.log(q1))
+            terms = memo + hits * math.log(p2) + (len(rounds) - hits) * math.log(q2)
+            if unnamed > 0:
+                rest = math.log(unnamed) + math.log(q1) + len(rounds) * math.log(q2)
+                terms = np.concatenate([terms, np.full((reports.shape[0], 1), rest)], axis=1)
+            total += special.logsumexp(terms, axis=1)
+        return total
+
+    return float(np.max(log_probability(x) - log_probability(x_prime)))
+
+
+def sequence_loss_bits(
+    p1: float, q1: float, p2: float, q2: float, d: int, x: tuple[int, ...], x_prime: tuple[int, ...]
+) -> float:
+    """max_y ln Pr[y | x] / Pr[y | x']: the exact loss between two value sequences, chained
+    unary encoding over d positions.
+
+    The memo of each distinct value has bit j set with p1 if j is the value, else q1; each
+    round reports a set memo bit as 1 with p2, an unset one with q2.  Positions are
+    independent under both sequences, so the loss is a sum over positions of the largest
+    log-ratio of a column of τ bits (2^τ columns).  The d - |x ∪ x'| positions that are
+    no value of either sequence all have one law under each: their term is counted that
+    many times.  It is zero when x and x' hold equal values at the same rounds; when they
+    do not, every such position tells whether a memo was reused, and the loss grows with d.
+    """
+    x, x_prime = tuple(int(v) for v in x), tuple(int(v) for v in x_prime)
+    _check_pair(x, x_prime, d)
+    tau = len(x)
+    if 2**tau > MAX_SEQUENCES:
+        raise ValueError(f"2^{tau} columns exceed {MAX_SEQUENCES}")
+    columns = np.array(list(itertools.product((0, 1), repeat=tau)), dtype=bool)
+
+    def log_probability(values: tuple[int, ...], position: int) -> np.ndarray:
+        total = np.zeros(columns.shape[0])
+        for value, rounds in _groups(values):
+            ones = columns[:, rounds].sum(axis=1)
+            zeros = len(rounds) - ones
+            set_bit = ones * math.log(p2) + zeros * math.log1p(-p2)
+            unset_bit = ones * math.log(q2) + zeros * math.log1p(-q2)
+            own = p1 if value == position else q1
+            total += _log_mix(set_bit, unset_bit, own, 1 - own)
+        return total
+
+    named = sorted(set(x) | set(x_prime))
+    loss = sum(float(np.max(log_probability(x, j) - log_probability(x_prime, j))) for j in named)
+    if d > len(named):
+        other = -1  # a position that is no value of either sequence
+        gap = log_probability(x, other) - log_probability(x_prime, other)
+        loss += (d - len(named)) * float(np.max(gap))
+    return loss

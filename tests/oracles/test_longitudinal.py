@@ -105,6 +105,80 @@ def test_rounds_epsilon_is_the_exact_loss(cls, d, tau) -> None:
         assert oracle.rounds_epsilon(t) == pytest.approx(brute_force_loss(oracle, t), rel=1e-9)
 
 
+# --- the loss between two value sequences (a value that changes) ------------------------
+def brute_force_sequence_loss(oracle, x: tuple, x_prime: tuple) -> float:
+    """max over report sequences of ln P(y | x)/P(y | x'), one memo per distinct value: P(y |
+    x) = prod over distinct v of sum_b prr[v, b] prod_{t: x_t = v} irr[b, y_t], enumerated."""
+    prr, irr = brute_force_tables(oracle)
+
+    def logs(values):
+        total = 0.0
+        for v in set(values):
+            rounds = [t for t, u in enumerate(values) if u == v]
+            total = total + np.log(prr[v] @ np.prod(irr[:, ys[:, rounds]], axis=2))
+        return total
+
+    ys = np.array(list(itertools.product(range(irr.shape[1]), repeat=len(x))))
+    return float(np.max(logs(x) - logs(x_prime)))
+
+
+def brute_force_tables(oracle) -> tuple[np.ndarray, np.ndarray]:
+    """prr[v, b] = P(memo b | v) and irr[b, y] = P(report y | memo b), every memo and report."""
+    d = oracle.domain_size
+    (p1, q1), (p2, q2) = oracle.prr, oracle.irr
+    if isinstance(oracle, LGRR):
+        return np.where(np.eye(d, dtype=bool), p1, q1), np.where(np.eye(d, dtype=bool), p2, q2)
+    vectors = np.array(list(itertools.product([0, 1], repeat=d)), dtype=bool)
+    chance = np.where(np.eye(d, dtype=bool)[:, None, :], p1, q1)
+    prr = np.prod(np.where(vectors[None], chance, 1 - chance), axis=2)
+    memo, report = vectors[:, None, :], vectors[None, :, :]
+    irr = np.prod(
+        np.where(memo, np.where(report, p2, 1 - p2), np.where(report, q2, 1 - q2)), axis=2
+    )
+    return prr, irr
+
+
+PAIRS = [
+    ((0, 0), (1, 2)),
+    ((0, 1), (1, 0)),
+    ((0, 1), (2, 2)),
+    ((0, 0, 1), (2, 1, 1)),
+    ((0, 1, 2), (1, 2, 0)),
+]
+
+
+@pytest.mark.parametrize(("cls", "d"), [(LGRR, 3), (LGRR, 5), (LOUE, 3), (LOSUE, 3)])
+@pytest.mark.parametrize(("x", "x_prime"), PAIRS)
+def test_sequence_epsilon_is_the_exact_loss(cls, d, x, x_prime) -> None:
+    oracle = cls(epsilon=0.7, domain_size=d, epsilon_inf=1.5)
+    expected = brute_force_sequence_loss(oracle, x, x_prime)
+    assert oracle.sequence_epsilon(x, x_prime) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", PROTOCOLS)
+def test_the_memoized_bound_holds_for_the_same_pattern_and_not_across_patterns(cls) -> None:
+    """Equal values at the same rounds: the loss is at most (distinct values) ε_∞, as
+    claimed; an unchanged value against a changing one: more than its claimed ε_∞ (the
+    reuse of a memo shows), by far for a unary memo over 64 positions."""
+    oracle = cls(epsilon=1.0, domain_size=64, epsilon_inf=2.0)
+    assert oracle.sequence_epsilon((0, 0, 0), (1, 1, 1)) == pytest.approx(oracle.rounds_epsilon(3))
+    for x, x_prime in [((0, 0, 1), (2, 2, 3)), ((0, 1, 2), (3, 4, 5))]:
+        claimed = oracle.memoized_epsilon(3, len(set(x)))
+        assert oracle.sequence_epsilon(x, x_prime) <= claimed * (1 + 1e-12)
+    leak = oracle.sequence_epsilon((0, 0, 0), (1, 2, 3))
+    assert leak > oracle.memoized_epsilon(3, 1)
+    if cls is not LGRR:
+        assert leak > 10 * oracle.memoized_epsilon(3, 1)
+
+
+def test_sequence_epsilon_refuses_too_many_reports() -> None:
+    oracle = LGRR(epsilon=1.0, domain_size=1000, epsilon_inf=2.0)
+    with pytest.raises(ValueError, match="exceed"):
+        oracle.sequence_epsilon(tuple(range(10)), tuple(range(10, 20)))
+    with pytest.raises(ValueError, match="one length"):
+        oracle.sequence_epsilon((0, 1), (2,))
+
+
 @pytest.mark.parametrize("cls", PROTOCOLS)
 def test_rounds_epsilon_rises_from_epsilon_1_to_epsilon_inf(cls) -> None:
     oracle = cls(epsilon=0.5, domain_size=6, epsilon_inf=1.5)
