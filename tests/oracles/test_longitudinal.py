@@ -171,6 +171,14 @@ def test_the_memoized_bound_holds_for_the_same_pattern_and_not_across_patterns(c
         assert leak > 10 * oracle.memoized_epsilon(3, 1)
 
 
+def test_a_change_can_exceed_both_sequences_claims() -> None:
+    """docs/longitudinal.md: L-GRR over 8 values at ε₁ = 1, ε_∞ = 2, a value changed once
+    against one never changed: 4.22, above the claims of both (4 and 2)."""
+    oracle = LGRR(epsilon=1.0, domain_size=8, epsilon_inf=2.0)
+    loss = oracle.sequence_epsilon((0, 0, 2, 2), (1, 1, 1, 1))
+    assert round(loss, 2) == 4.22 and loss > max(oracle.memoized_epsilon(4, 2), 2.0)
+
+
 def test_sequence_epsilon_refuses_too_many_reports() -> None:
     oracle = LGRR(epsilon=1.0, domain_size=1000, epsilon_inf=2.0)
     with pytest.raises(ValueError, match="exceed"):
