@@ -298,7 +298,9 @@ def _hadamard_claim(stats: pd.DataFrame, hadamard: str) -> ClaimCheck | None:
         tolerance="'order-optimal' read as within 1.5x of the least variance in the table "
         "at every (d, ε <= 1), and exactly log2 K bits",
         verdict="reproduced" if ok else "partly",
-        reason="" if ok else "HR's variance is more than 1.5x the least, or its bits differ",
+        reason=""
+        if ok
+        else f"{hadamard}'s variance is more than 1.5x the least, or its bits differ",
     )
 
 
