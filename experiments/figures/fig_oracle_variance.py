@@ -17,11 +17,17 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
-from experiments.results import build_protocol, figure_config, label_of, protocol_from_row, summary
+from experiments.results import (
+    build_protocol,
+    figure_config,
+    label_of,
+    per_trial,
+    protocol_from_row,
+    summary,
+)
 from ldp.theory import table1_variance
 
 #: Table 1's comparisons (``oracle_variance``'s ``figure:`` block): ``reference`` the
@@ -35,6 +41,8 @@ DODGE = {"sampled": -0.012, "reports": 0.012}
 #: Horizontal step between protocols at one ε: the ten protocols spread over ±0.2 (at
 #: d = 2 their points and ±40% bars would otherwise pile into one cloud).
 PROTOCOL_DODGE = 0.045
+#: The look of a measured point (its marker, colour and fill are the series').
+POINT = {"ms": 4.0, "capsize": 1.5, "lw": 0.7, "mew": 0.9}
 
 
 def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np.ndarray | None:
@@ -95,23 +103,18 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels (d = 2, d = 1024): Table 1 as lines, both engines as points, log y."""
     style.apply_theme()
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     domains = sorted(int(d) for d in rows["options.domain_size"].dropna().unique())
-    figure, axes = plt.subplots(
-        1,
-        max(len(domains), 1),
-        figsize=(5.2 * max(len(domains), 1), 4.2),
-        sharey=True,
-        squeeze=False,
-    )
+    panels = max(len(domains), 1)
+    figure, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2), sharey=True, squeeze=False)
     lines = series_of(rows)
+    # a protocol's first line solid, its further settings in VARIANT_LS
     styles: dict[str, str] = {}
-    for _, label, _ in lines:
-        styles[label] = "-"
-    for name in {name for name, _, _ in lines}:
-        variants = [label for n, label, _ in lines if n == name]
-        for index, label in enumerate(variants[1:]):
-            styles[label] = VARIANT_LS[index % len(VARIANT_LS)]
+    ranks: dict[str, int] = {}
+    for name, label, _ in lines:
+        rank = ranks.get(name, -1) + 1
+        ranks[name] = rank
+        styles[label] = "-" if rank == 0 else VARIANT_LS[(rank - 1) % len(VARIANT_LS)]
     for ax, d in zip(axes[0], domains, strict=False):
         panel = rows[rows["options.domain_size"] == d]
         for index, (name, label, mine) in enumerate(lines):
@@ -125,28 +128,17 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
             stats = summary(points, None, ["engine", "epsilon"]).set_index(["engine", "epsilon"])
             spread = (index - (len(lines) - 1) / 2) * PROTOCOL_DODGE
-            if (
-                spread and line is not None
-            ):  # moved off its ε, a point gets a tick of its own line's value there
+            if spread and line is not None:
+                # moved off its ε, a point gets a tick of its own line's value there
                 epsilons = np.unique(stats.index.get_level_values("epsilon"))
                 ticks = analytic_line(points, name, epsilons, d)
-                ax.hlines(
-                    ticks, epsilons + spread - 0.03, epsilons + spread + 0.03, color=colour, lw=1.4
-                )
+                x = epsilons + spread
+                ax.hlines(ticks, x - 0.03, x + 0.03, color=colour, lw=1.4)
             for (engine, epsilon), row in stats.iterrows():
                 half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
-                ax.errorbar(
-                    epsilon + spread + DODGE.get(engine, 0.0),
-                    row["mean"],
-                    yerr=half,
-                    fmt=marker,
-                    color=colour,
-                    ms=4.0,
-                    capsize=1.5,
-                    lw=0.7,
-                    mfc=colour if engine == "sampled" else "white",
-                    mew=0.9,
-                )
+                x = epsilon + spread + DODGE.get(engine, 0.0)
+                fill = colour if engine == "sampled" else "white"
+                ax.errorbar(x, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
         ax.set_yscale("log")
         means = panel.groupby(["protocol.name", "engine", "epsilon"])["value"].mean()
         means = means[means > 0]
@@ -155,25 +147,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"d = {d}")
         ax.set_xlabel(style.EPSILON_LABEL)
     axes[0][0].set_ylabel("Var[ĉ(v)] / n")
-    handles = [
-        Line2D(
-            [],
-            [],
-            color=style.series_color(label),
-            marker=style.series_marker(label),
-            lw=1.2,
-            ls=styles[label],
-            label=label,
-        )
-        for _, label, _ in lines
-    ]
+    handles = [style.series_key(label, lw=1.2, ls=styles[label]) for _, label, _ in lines]
     handles += [
         *style.engine_handles(rows["engine"].unique(), marker=None),
-        Line2D([], [], color="0.3", lw=1.0, label="Table 1 (analytical)"),
+        style.key("Table 1 (analytical)", lw=1.0),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles)
 
 
 # ------------------------------------------------------------------------------ claims
