@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
+from scipy import stats
 
 from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
 from experiments.check import check_figure
@@ -35,6 +36,7 @@ __all__ = [
     "protocol_name",
     "sources_text",
     "summary",
+    "worst_t",
 ]
 
 #: δ of the central (ε, δ) that an oracle trial's ``shuffle_epsilon`` rows record.
@@ -152,3 +154,17 @@ def summary(
     out["std"] = out["std"].fillna(0.0)
     out["se"] = out["std"] / np.sqrt(out["trials"])
     return out
+
+
+def worst_t(table: pd.DataFrame, level: float) -> tuple[float, float]:
+    """Each setting's mean against its exact expectation: the largest |t| and its limit.
+
+    ``table`` has one row per setting with ``mean``, ``std``, ``trials`` and ``analytic``
+    (as :func:`summary` gives).  The limit is the two-sided t quantile with the fewest
+    trials - 1 degrees of freedom at the overall false-alarm rate ``level`` split over the
+    settings (Bonferroni).  Returns ``(largest |t|, limit)``.
+    """
+    settings = len(table)
+    limit = float(stats.t.isf(level / (2 * settings), int(table["trials"].min()) - 1))
+    t = (table["mean"] - table["analytic"]) / (table["std"] / np.sqrt(table["trials"]))
+    return float(np.abs(t).max()), limit

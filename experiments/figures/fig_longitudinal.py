@@ -21,10 +21,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import summary, worst_t
 from ldp import registry
 
 PROTOCOLS = ("LGRR", "LOUE", "LOSUE")
@@ -35,14 +35,10 @@ LEVEL = 1e-3
 
 
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (protocol, ε₁): mean, std and count over trials of the per-trial MSE."""
-    rows = table[(table["metric"] == "sq_error_f") & table["item"].isna()]
-    grouped = rows.groupby(["protocol.name", "epsilon"])
-    summary = grouped["value"].agg(["mean", "std", "size"])
-    summary["analytic"] = grouped["analytic"].mean()
-    summary["n"] = grouped["n"].first()
-    summary["d"] = grouped["options.domain_size"].first()
-    return summary.reset_index()
+    """Per (protocol, ε₁): mean, std and number of trials of the per-trial MSE, its exact
+    expectation, n and d."""
+    first = {"n": "n", "d": "options.domain_size"}
+    return summary(table, "sq_error_f", ["protocol.name", "epsilon"], first=first)
 
 
 def _curve(name: str, epsilons: np.ndarray, n: int, d: int) -> np.ndarray:
@@ -56,101 +52,67 @@ def _curve(name: str, epsilons: np.ndarray, n: int, d: int) -> np.ndarray:
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
-    summary = _summary(table)
+    stats = _summary(table)
+    at_focus = np.isclose(table["epsilon"], FOCUS)
     for name in PROTOCOLS:
-        mine = summary[summary["protocol.name"] == name].sort_values("epsilon")
+        mine = stats[stats["protocol.name"] == name].sort_values("epsilon")
         if mine.empty:
             continue
         colour, label = style.color(name), registry.get(name).label
-        se = mine["std"] / np.sqrt(mine["size"])
-        left.errorbar(
-            2 * mine["epsilon"],
-            mine["mean"],
-            yerr=2 * se,
-            fmt="o",
-            color=colour,
-            ms=5,
-            capsize=2,
-            label=label,
-        )
+        look = {"fmt": "o", "color": colour, "capsize": 2, "label": label}
+        left.errorbar(2 * mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, **look)
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 60)
-        left.plot(
-            2 * grid,
-            _curve(name, grid, int(mine["n"].iloc[0]), int(mine["d"].iloc[0])),
-            color=colour,
-            lw=1.1,
-        )
-        rounds = table[
-            (table["metric"] == "sq_error_f")
-            & table["item"].notna()
-            & (table["protocol.name"] == name)
-            & np.isclose(table["epsilon"], FOCUS)
-        ]
+        n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
+        left.plot(2 * grid, _curve(name, grid, n, d), color=colour, lw=1.1)
+        own = table[(table["protocol.name"] == name) & at_focus]
+        rounds = own[(own["metric"] == "sq_error_f") & own["item"].notna()]
         if not rounds.empty:
             per_round = rounds.groupby("item")["value"].agg(["mean", "std", "size"])
-            middle.errorbar(
-                per_round.index,
-                per_round["mean"],
-                yerr=2 * per_round["std"] / np.sqrt(per_round["size"]),
-                fmt="o",
-                color=colour,
-                ms=4,
-                capsize=2,
-                label=label,
-            )
+            half = 2 * per_round["std"] / np.sqrt(per_round["size"])
+            middle.errorbar(per_round.index, per_round["mean"], yerr=half, ms=4, **look)
             middle.axhline(rounds["analytic"].mean(), color=colour, lw=1.1)
-        spent = table[
-            (table["metric"] == "epsilon_spent")
-            & (table["protocol.name"] == name)
-            & np.isclose(table["epsilon"], FOCUS)
-        ]
+        spent = own[own["metric"] == "epsilon_spent"]
         if not spent.empty:
             curve = spent.groupby("item")["value"].mean()
             right.plot(curve.index, curve.values, "o-", color=colour, ms=3.5, lw=1.1, label=label)
+    left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
     if not table.empty:
         tau = int(table["options.rounds"].max())
         right.axhline(2 * FOCUS, color="0.3", ls="--", lw=1.0, label="memoization bound ε_∞")
         t = np.arange(1, tau + 1)
         right.plot(t, t * FOCUS, color="0.5", ls=":", lw=1.0, label="no memo: t ε₁ (composition)")
-    left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
-    if not table.empty:
-        rounds_run = int(table["options.rounds"].max())
-        left.set_title(f"(a) MSE against ε_∞ (d = 32, n = 10⁴, {rounds_run} rounds)")
-    if left.get_legend_handles_labels()[0]:
-        left.legend(fontsize=8)
+        left.set_title(f"(a) MSE against ε_∞ (d = 32, n = 10⁴, {tau} rounds)")
     middle.set(yscale="log", xlabel="round t", ylabel="MSE of the frequencies")
     middle.set_title(f"(b) MSE per round, ε_∞ = {2 * FOCUS:g}")
-    if middle.get_legend_handles_labels()[0]:
-        middle.legend(fontsize=8)
     right.set(xlabel="reports t of one unchanged value", ylabel="privacy spent (nats)")
     right.set_ylim(0, 2.6 * FOCUS)
     right.set_title(f"(c) privacy spent, ε₁ = {FOCUS:g}, ε_∞ = {2 * FOCUS:g}")
-    if right.get_legend_handles_labels()[0]:
-        right.legend(fontsize=8, loc="lower right")
+    style.legend_if_any(left, fontsize=8)
+    style.legend_if_any(middle, fontsize=8)
+    style.legend_if_any(right, fontsize=8, loc="lower right")
     figure.tight_layout()
     return figure
 
 
+def _grr_crosses(frame: pd.DataFrame, low: float, high: float) -> bool:
+    """L-GRR above L-OSUE at the smallest ε and below it at the largest."""
+    return bool(
+        frame.loc[low, "LGRR"] > frame.loc[low, "LOSUE"]
+        and frame.loc[high, "LGRR"] < frame.loc[high, "LOSUE"]
+    )
+
+
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
-    summary = _summary(table)
-    if summary.empty or set(summary["protocol.name"]) != set(PROTOCOLS):
+    stats = _summary(table)
+    if stats.empty or set(stats["protocol.name"]) != set(PROTOCOLS):
         return []
-    settings = len(summary)
-    limit = float(stats.t.isf(LEVEL / (2 * settings), int(summary["size"].min()) - 1))
-    z = (summary["mean"] - summary["analytic"]) / (summary["std"] / np.sqrt(summary["size"]))
-    worst = float(np.abs(z).max())
-    mean = summary.pivot(index="epsilon", columns="protocol.name", values="mean")
-    expected = summary.pivot(index="epsilon", columns="protocol.name", values="analytic")
+    settings = len(stats)
+    worst, limit = worst_t(stats, LEVEL)
+    mean = stats.pivot(index="epsilon", columns="protocol.name", values="mean")
+    expected = stats.pivot(index="epsilon", columns="protocol.name", values="analytic")
     osue_better = bool((mean["LOSUE"] < mean["LOUE"]).all())
     low, high = mean.index.min(), mean.index.max()
-    crossing = bool(
-        mean.loc[low, "LGRR"] > mean.loc[low, "LOSUE"]
-        and mean.loc[high, "LGRR"] < mean.loc[high, "LOSUE"]
-    )
-    crossing_expected = bool(
-        expected.loc[low, "LGRR"] > expected.loc[low, "LOSUE"]
-        and expected.loc[high, "LGRR"] < expected.loc[high, "LOSUE"]
-    )
+    crossing, crossing_expected = _grr_crosses(mean, low, high), _grr_crosses(expected, low, high)
     spent = table[table["metric"] == "epsilon_spent"]
     inf = 2 * spent["epsilon"]
     below = bool((spent["value"] <= inf * (1 + 1e-9)).all())

@@ -259,6 +259,12 @@ def legend_right(figure: plt.Figure, handles: list[Line2D], y: float = 0.5) -> p
     return figure
 
 
+def legend_if_any(ax: plt.Axes, **options: object) -> None:
+    """The axes' own legend (``ax.legend(**options)``), if anything on it has a label."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
+
+
 def engine_handles(engines: object, marker: str | None = "engine") -> list[Line2D]:
     """Legend entries for the engines whose rows a figure holds (filled: sampled, open:
     reports), so a figure without reports-engine rows does not list that engine.
