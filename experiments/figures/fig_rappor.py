@@ -24,7 +24,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 from scipy import stats
 
 from experiments.figures import style
@@ -67,8 +66,7 @@ def draw_privacy(table: pd.DataFrame) -> plt.Figure:
     rows = presets(table)
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.3))
     f_grid = np.linspace(0.005, 0.99, 300)
-    hs = sorted(rows["h"].unique())
-    for h in hs:
+    for h in sorted(rows["h"].unique()):
         left.plot(f_grid, [rappor_epsilon_inf(f, h) for f in f_grid], color="0.25", lw=1.6)
     handles = []
     for (ls, marker), row in zip(LOOKS, rows.itertuples(), strict=False):
@@ -86,7 +84,7 @@ def draw_privacy(table: pd.DataFrame) -> plt.Figure:
         if math.isfinite(eps_inf):
             right.axhline(eps_inf, color="0.25", ls=ls, lw=0.7, alpha=0.6)
         text = f"{row.label}: (p, q, f, h) = ({row.p:g}, {row.q:g}, {row.f:g}, {row.h})"
-        handles.append(Line2D([], [], color=colour, ls=ls, marker=marker, label=text))
+        handles.append(style.key(text, colour, ls=ls, marker=marker))
     left.set_yscale("log")
     left.set_ylim(0.05, 10.0)
     left.set_xlabel("f (PRR: each Bloom bit randomized w.p. f)")
@@ -98,9 +96,9 @@ def draw_privacy(table: pd.DataFrame) -> plt.Figure:
     right.set_ylabel("privacy loss ε")
     right.set_title("longitudinal: memoized PRR vs T ε₁")
     handles += [
-        Line2D([], [], color="0.25", lw=1.6, label="ε∞ = 2h ln((1 - f/2)/(f/2))"),
-        Line2D([], [], color=colour, lw=1.5, label="T reports, memoized PRR (exact)"),
-        Line2D([], [], color="0.55", lw=1.0, label="T reports, no memoization: T ε₁"),
+        style.key("ε∞ = 2h ln((1 - f/2)/(f/2))", "0.25", lw=1.6),
+        style.key("T reports, memoized PRR (exact)", colour, lw=1.5),
+        style.key("T reports, no memoization: T ε₁", "0.55", lw=1.0),
     ]
     figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
     figure.tight_layout()
@@ -138,19 +136,11 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
         floor = wide["truth"].min() / 4
         ax.plot([floor, 1], [floor, 1], color="0.5", lw=0.8)
         selected = wide["std_error_n"].notna()
+        look = {"fmt": marker, "color": colour, "ms": 4.5, "capsize": 2, "lw": 0.8}
         for detected, fill in ((True, colour), (False, "white")):
             part = wide[selected & ((wide["detected"] > 0) == detected)]
-            ax.errorbar(
-                part["truth"],
-                part["estimate_n"].clip(lower=floor),
-                yerr=2 * part["std_error_n"],
-                fmt=marker,
-                color=colour,
-                mfc=fill,
-                ms=4.5,
-                capsize=2,
-                lw=0.8,
-            )
+            estimate, half = part["estimate_n"].clip(lower=floor), 2 * part["std_error_n"]
+            ax.errorbar(part["truth"], estimate, yerr=half, mfc=fill, **look)
         dropped = wide[~selected]
         ax.plot(dropped["truth"], np.full(len(dropped), floor), "x", color="0.3", ms=5)
         ax.set_xscale("log")
@@ -166,12 +156,10 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("true frequency c(v)/n")
     axes[0][0].set_ylabel("decoded ĉ(v)/n (±2 SE)")
     handles = [
-        Line2D([], [], color=colour, marker="o", ls="", label="detected (Bonferroni, α = 0.05)"),
-        Line2D(
-            [], [], color=colour, marker="o", mfc="white", ls="", label="selected, not significant"
-        ),
-        Line2D([], [], color="0.3", marker="x", ls="", label="not selected by the LASSO"),
-        Line2D([], [], color="0.5", lw=0.8, label="ĉ = c"),
+        style.key("detected (Bonferroni, α = 0.05)", colour, marker="o", ls=""),
+        style.key("selected, not significant", colour, marker="o", mfc="white", ls=""),
+        style.key("not selected by the LASSO", marker="x", ls=""),
+        style.key("ĉ = c", "0.5", lw=0.8),
     ]
     figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
     figure.tight_layout()

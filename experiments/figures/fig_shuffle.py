@@ -25,7 +25,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
@@ -83,58 +82,33 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         mine = central[np.isclose(central["epsilon"], epsilon0)]
         left.plot(mine["n"], mine["mean"], "o", color=colour, ms=5)
         mine = errors[np.isclose(errors["epsilon"], epsilon0)].sort_values("n")
+        half = 2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"]
         right.errorbar(
-            mine["n"],
-            mine["mean"] / mine["n"],
-            yerr=2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"],
-            fmt="o",
-            color=colour,
-            ms=4.5,
-            capsize=2,
+            mine["n"], mine["mean"] / mine["n"], yerr=half, fmt="o", color=colour, ms=4.5, capsize=2
         )
-        right.plot(
-            N_GRID, [olh_frequency_variance(epsilon0, n) for n in N_GRID], color=colour, lw=1.1
-        )
-        right.plot(
-            N_GRID,
-            [olh_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)],
-            color=colour,
-            lw=1.0,
-            ls="--",
-        )
-        right.plot(
-            N_GRID,
-            [laplace_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)],
-            color=colour,
-            lw=1.0,
-            ls=":",
-        )
+        shuffled = [olh_frequency_variance(epsilon0, n) for n in N_GRID]
+        local = [olh_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)]
+        laplace = [laplace_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)]
+        right.plot(N_GRID, shuffled, color=colour, lw=1.1)
+        right.plot(N_GRID, local, color=colour, lw=1.0, ls="--")
+        right.plot(N_GRID, laplace, color=colour, lw=1.0, ls=":")
     left.set(xscale="log", yscale="log", xlabel="users n", ylabel="central ε (δ = 10⁻⁶)")
     left.set_title("(a) ε after shuffling n ε0-LDP reports")
     eps_legend = left.legend(loc="lower left", fontsize=8)
     left.add_artist(eps_legend)
-    left.legend(
-        [Line2D([], [], color="0.3", lw=1.1)]
-        + [Line2D([], [], color="0.3", lw=0.9, ls=dashes) for _, dashes in BOUNDS],
-        ["best: Wang et al. (VLDB 2024)", "FMT21 numerical", "BBGN19 blanket (generic)"],
-        loc="upper right",
-        fontsize=7.5,
-    )
+    bounds = ["best: Wang et al. (VLDB 2024)", "FMT21 numerical", "BBGN19 blanket (generic)"]
+    styles = [{"lw": 1.1}] + [{"lw": 0.9, "ls": dashes} for _, dashes in BOUNDS]
+    handles = [style.key(label, **line) for label, line in zip(bounds, styles, strict=True)]
+    left.legend(handles=handles, loc="upper right", fontsize=7.5)
     right.set(xscale="log", yscale="log", xlabel="users n", ylabel="Var[f̂(v)]")
     right.set_title("(b) variance of a frequency (OLH, d = 1024)")
     handles = [
-        Line2D([], [], color="0.3", marker="o", ls="none"),
-        Line2D([], [], color="0.3", lw=1.1),
-        Line2D([], [], color="0.3", lw=1.0, ls="--"),
-        Line2D([], [], color="0.3", lw=1.0, ls=":"),
+        style.key("shuffled OLH at ε0: measured", marker="o", ls="none"),
+        style.key("shuffled OLH at ε0: [FO] Eq. (3)", lw=1.1),
+        style.key("local OLH at the central ε", lw=1.0, ls="--"),
+        style.key("central Laplace at the central ε", lw=1.0, ls=":"),
     ]
-    labels = [
-        "shuffled OLH at ε0: measured",
-        "shuffled OLH at ε0: [FO] Eq. (3)",
-        "local OLH at the central ε",
-        "central Laplace at the central ε",
-    ]
-    right.legend(handles, labels, loc="lower left", fontsize=7.5)
+    right.legend(handles=handles, loc="lower left", fontsize=7.5)
     figure.tight_layout()
     return figure
 
