@@ -17,7 +17,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
@@ -61,31 +60,18 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         n = int(mine["n"].iloc[0])
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 200)
         ax.plot(grid, multiple_questions_variance(grid, n)[approach], color=colour, ls=ls, lw=1.0)
-        fill = colour if approach == "partition" else "white"
+        look = {
+            "fmt": marker,
+            "color": colour,
+            "mfc": colour if approach == "partition" else "white",
+        }
         ax.errorbar(
-            mine["epsilon"],
-            mine["mean"],
-            yerr=2 * mine["se"],
-            fmt=marker,
-            color=colour,
-            mfc=fill,
-            ms=5,
-            capsize=2,
-            lw=0.8,
+            mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, capsize=2, lw=0.8, **look
         )
-        ax_ratio.errorbar(
-            mine["epsilon"],
-            mine["mean"] / mine["closed"],
-            yerr=2 * mine["se"] / mine["closed"],
-            fmt=marker,
-            color=colour,
-            mfc=fill,
-            ms=4,
-            capsize=1.5,
-            lw=0.8,
-        )
+        ratio, half = mine["mean"] / mine["closed"], 2 * mine["se"] / mine["closed"]
+        ax_ratio.errorbar(mine["epsilon"], ratio, yerr=half, ms=4, capsize=1.5, lw=0.8, **look)
         ax_ratio.plot(mine["epsilon"], mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
-        handles.append(Line2D([], [], color=colour, ls=ls, marker=marker, mfc=fill, label=label))
+        handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=look["mfc"]))
     ax.set_yscale("log")
     ax.set_ylabel("Var[ĉ(v)/n]")
     if len(stats):
@@ -94,13 +80,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     ax_ratio.set_ylabel("empirical /\nclosed form")
     ax_ratio.set_xlabel(style.EPSILON_LABEL)
     handles += [
-        Line2D([], [], color="0.3", lw=1.0, label="slides' closed form (g = e^ε+1)"),
-        Line2D([], [], color="0.3", ls=":", lw=1.0, label="exact, our g = ⌈e^ε+1⌉"),
-        Line2D([], [], color="0.3", marker="o", ls="", label="empirical, ±2 SE"),
+        style.key("slides' closed form (g = e^ε+1)", lw=1.0),
+        style.key("exact, our g = ⌈e^ε+1⌉", ls=":", lw=1.0),
+        style.key("empirical, ±2 SE", marker="o", ls=""),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.55))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles, y=0.55)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both, largest_z
@@ -35,6 +34,8 @@ METHODS = {
     **{method: (text, _COLOURS[method], marker) for method, (text, marker) in _METHODS.items()},
 }
 METRICS = (("sq_error_n", "MSE, all values"), ("sq_error_top_n", "MSE, top 20 values"))
+#: The look of a method's points and line (its marker and colour are the method's).
+POINT = {"ms": 4, "lw": 0.9, "capsize": 2}
 
 
 def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
@@ -61,15 +62,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 line = mine[mine["method"] == method].sort_values("epsilon")
                 if line.empty:
                     continue
+                yerr, fmt = 2 * line["se"], marker + "-"
                 ax.errorbar(
-                    line["epsilon"],
-                    line["mean"],
-                    yerr=2 * line["se"],
-                    fmt=marker + "-",
-                    color=colour,
-                    ms=4,
-                    lw=0.9,
-                    capsize=2,
+                    line["epsilon"], line["mean"], yerr=yerr, fmt=fmt, color=colour, **POINT
                 )
                 if method == "none" and metric == "sq_error_n" and line["exact"].notna().all():
                     ax.plot(line["epsilon"], line["exact"], color="0.5", lw=0.8, ls=":")
@@ -78,11 +73,17 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.set_xlabel(style.EPSILON_LABEL)
         axes[0][column].set_ylabel("MSE of the frequencies")
         axes[1][column].set_ylabel("MSE of the frequencies")
-    handles = [Line2D([], [], color=c, marker=m, lw=1.0, label=t) for t, c, m in METHODS.values()]
-    handles.append(Line2D([], [], color="0.5", ls=":", label="unbiased: exact"))
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    handles = [style.key(t, c, marker=m, lw=1.0) for t, c, m in METHODS.values()]
+    handles.append(style.key("unbiased: exact", "0.5", ls=":"))
+    return style.legend_right(figure, handles)
+
+
+def _to_unbiased(full: pd.DataFrame, base: pd.DataFrame, method: str) -> pd.Series | None:
+    """A method's mean MSE over the unbiased estimates' at each (protocol, ε) both have;
+    None when they share none."""
+    other = full[full["method"] == method].set_index(["protocol", "epsilon"])
+    common = base.index.intersection(other.index)
+    return other.loc[common, "mean"] / base.loc[common, "mean"] if len(common) else None
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
@@ -95,11 +96,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     base = full[full["method"] == "none"].set_index(["protocol", "epsilon"])
     parts, wins = [], []
     for method in ("norm_sub", "power_ns", "base_pos", "norm"):
-        other = full[full["method"] == method].set_index(["protocol", "epsilon"])
-        common = base.index.intersection(other.index)
-        if not len(common):
+        ratio = _to_unbiased(full, base, method)
+        if ratio is None:
             continue
-        ratio = other.loc[common, "mean"] / base.loc[common, "mean"]
         wins.append((method, bool((ratio < 1).all())))
         parts.append(f"{METHODS[method][0]}/none {ratio.min():.3g}-{ratio.max():.3g}")
     worst = largest_z(base["mean"], base["exact"], base["se"])
@@ -107,12 +106,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     # the sentence's three parts, each per oracle at the smallest and the largest ε
     verdicts, readings = [], []
     for method, check in (("norm_sub", "orders"), ("norm_sub", "small"), ("norm", "little")):
-        other = full[full["method"] == method].set_index(["protocol", "epsilon"])
-        common = base.index.intersection(other.index)
-        if not len(common):
+        ratio = _to_unbiased(full, base, method)
+        if ratio is None:
             verdicts.append("not measurable")
             continue
-        ratio = (other.loc[common, "mean"] / base.loc[common, "mean"]).unstack("epsilon")
+        ratio = ratio.unstack("epsilon")
         low, high = ratio.iloc[:, 0], ratio.iloc[:, -1]
         if check == "orders":
             holds = norm_sub_wins and bool((low <= 0.1).all())
