@@ -14,12 +14,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import build_protocol, figure_config, protocol_from_row, summary
+from experiments.results import build_protocol, figure_config, per_trial, protocol_from_row, summary
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -30,6 +29,8 @@ COMPARISON = figure_config("cms_variance")
 FAMILY_ALPHA = 0.01
 #: Offsets of the two engines' points: added on the ε axis, multiplied on the m axis.
 DODGE = {"sampled": -0.04, "reports": 0.04}
+#: The look of a measured point (its colour is the protocol's, its marker the engine's).
+POINT = {"ms": 4.5, "capsize": 2, "lw": 0.8, "mew": 1.0}
 
 
 def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
@@ -56,24 +57,15 @@ def _points(ax, rows: pd.DataFrame, x: str, colour, log_x: bool) -> None:
     for (engine, value), row in stats.iterrows():
         half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
         shift = value * (1 + DODGE[engine]) if log_x else value + DODGE[engine]
-        ax.errorbar(
-            shift,
-            row["mean"],
-            yerr=half,
-            fmt=style.ENGINE_MARKERS.get(engine, "o"),
-            color=colour,
-            ms=4.5,
-            capsize=2,
-            lw=0.8,
-            mfc=colour if engine == "sampled" else "white",
-            mew=1.0,
-        )
+        fill = colour if engine == "sampled" else "white"
+        marker = style.ENGINE_MARKERS.get(engine, "o")
+        ax.errorbar(shift, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels: Var/n against ε (d = 1024), and against m at ε = 2 (log-log)."""
     style.apply_theme()
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     by_eps = rows[rows["experiment"] == "cms_variance"]
     by_m = rows[rows["experiment"] == "cms_width"]
     figure, axes = plt.subplots(1, 2, figsize=(10.4, 4.2))
@@ -122,19 +114,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ax.set_yscale("log")
         ax.set_xlabel("sketch width m")
         ax.set_title(f"(b) against m, ε = {epsilon:g}, k = 256")
-    handles = [Line2D([], [], color=style.color(n), lw=1.5, label=n) for n in names]
-    handles += [
-        *style.engine_handles(rows["engine"].unique()),
-        Line2D([], [], color="0.3", lw=1.0, label="exact variance"),
-    ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    handles = [style.key(n, style.color(n), lw=1.5) for n in names]
+    handles += [*style.engine_handles(rows["engine"].unique()), style.key("exact variance", lw=1.0)]
+    return style.legend_right(figure, handles)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The sketches' exact variance (with the collision term) against the trials."""
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     out = []
     for experiment, x in (("cms_variance", "epsilon"), ("cms_width", "protocol.m")):
         sketches = rows["protocol.name"].isin(COMPARISON.subjects)

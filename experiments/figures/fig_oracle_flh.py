@@ -13,7 +13,6 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
@@ -68,19 +67,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if len(timed):
                 right.axhline(timed["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("pool size k'")
-        ax.set_ylabel(label)
+        ax.set(xscale="log", yscale="log", xlabel="pool size k'", ylabel=label)
     handles = [
-        Line2D([], [], color=style.color(POOL), label=f"{POOL} (exact: variance_given_counts)"),
-        Line2D([], [], color=style.color(REFERENCE), ls="--", label=REFERENCE),
-        Line2D([], [], color="0.3", marker="o", ls="", label="ε = 1"),
-        Line2D([], [], color="0.3", marker="s", ls="", label="ε = 4"),
+        style.key(f"{POOL} (exact: variance_given_counts)", style.color(POOL)),
+        style.key(REFERENCE, style.color(REFERENCE), ls="--"),
+        style.key("ε = 1", marker="o", ls=""),
+        style.key("ε = 4", marker="s", ls=""),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:

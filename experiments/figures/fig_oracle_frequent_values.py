@@ -16,7 +16,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -67,20 +66,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         mine = stats[stats["protocol"] == name].sort_values("item")
         colour = style.color(name)
         ax.plot(mine["item"], mine["truth"], color="black", lw=1.0, marker=".", ms=3)
-        ax.errorbar(
-            mine["item"],
-            mine["mean"],
-            yerr=mine["sd"],
-            fmt="o",
-            color=colour,
-            ms=3.5,
-            capsize=1.5,
-            lw=0.8,
-        )
-        ax.set_yscale("log")
-        ax.set_ylim(low, high)
-        ax.set_title(label_of(table[table["protocol.name"] == name], name))
-        ax.set_xlabel("rank of the item")
+        x, sd = mine["item"], mine["sd"]
+        ax.errorbar(x, mine["mean"], yerr=sd, fmt="o", color=colour, ms=3.5, capsize=1.5, lw=0.8)
+        title = label_of(table[table["protocol.name"] == name], name)
+        ax.set(yscale="log", ylim=(low, high), title=title, xlabel="rank of the item")
     for ax in axes[:, 0]:
         ax.set_ylabel("frequency")
     last = flat[len(protocols)] if len(protocols) < len(flat) else None
@@ -93,8 +82,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             last.plot(mine["item"], mine["rmse"] / ratio, "o", color=colour, ms=3)
         last.legend(
             handles=[
-                Line2D([], [], color=style.color(name), marker="o", ms=3, lw=1.0, label=name)
-                for name in protocols
+                style.key(name, style.color(name), marker="o", ms=3, lw=1.0) for name in protocols
             ],
             ncol=2,
             fontsize="x-small",
@@ -102,17 +90,15 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             handlelength=1.2,
             columnspacing=0.8,
         )
-        last.set_yscale("log")
-        last.set_title("relative error")
-        last.set_xlabel("rank of the item")
+        last.set(yscale="log", title="relative error", xlabel="rank of the item")
         last.set_ylabel("RMSE / true frequency")
     for ax in flat[len(protocols) + 1 :]:
         ax.set_visible(False)
     handles = [
-        Line2D([], [], color="black", lw=1.0, marker=".", label="true frequency"),
-        Line2D([], [], color="0.3", marker="o", ls="", label="estimate: mean ± 1 sd of a run"),
-        Line2D([], [], color="0.3", lw=1.0, label="relative error: exact √Var / truth"),
-        Line2D([], [], color="0.3", marker="o", ls="", ms=3, label="relative error: measured"),
+        style.key("true frequency", "black", lw=1.0, marker="."),
+        style.key("estimate: mean ± 1 sd of a run", marker="o", ls=""),
+        style.key("relative error: exact √Var / truth", lw=1.0),
+        style.key("relative error: measured", marker="o", ls="", ms=3),
     ]
     trials = int(stats["trials"].max()) if len(stats) else 0
     top = int(stats["item"].max()) if len(stats) else 0
