@@ -10,8 +10,6 @@ again); SFP (:class:`ldp.heavy_hitters.sfp.SFP`, improved variant) comes from
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -26,10 +24,7 @@ def _legend(figure: plt.Figure) -> plt.Figure:
     """One legend over the grid with every protocol drawn (SFP included)."""
     for legend in list(figure.legends):
         legend.remove()
-    seen: dict[str, Any] = {}
-    for ax in figure.axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
+    seen = style.drawn_handles(figure.axes)
     series = figure_config("sfp_eps").series  # both figures' legend order
     labels = [sec6.protocol_label(n) for n in series if sec6.protocol_label(n) in seen]
     figure.legend(

@@ -20,7 +20,6 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
@@ -97,14 +96,7 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
             for label in _legend_order(panel["series"]):
                 series = panel[panel["series"] == label].sort_values(x)
                 look = _style(label)
-                sec6.points(
-                    ax,
-                    series[x],
-                    series,
-                    look.pop("colour"),
-                    label=label,
-                    **look,
-                )
+                sec6.points(ax, series[x], series, look.pop("colour"), label=label, **look)
             tree = table[(table["dataset.name"] == dataset) & (table["series"] == TOPK_LABEL)]
             if dataset == "exponential" and len(tree):
                 row = tree.iloc[0]
@@ -131,14 +123,11 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
 
 
 def _legend(figure: plt.Figure, axes, model: bool) -> plt.Figure:
-    seen: dict[str, object] = {}
-    for ax in np.ravel(axes):
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
+    seen = style.drawn_handles(axes)
     labels = _legend_order(seen)
     handles = [seen[label] for label in labels]
     if model:
-        handles.append(Line2D([], [], color=style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
+        handles.append(style.key("", style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
         labels.append(f"{NAME} top-k model, [PEM] Eq. (4) (synthetic)")
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.03)

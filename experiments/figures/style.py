@@ -251,6 +251,16 @@ def series_key(label: str, **line: object) -> Line2D:
     return key(label, series_color(label), marker=series_marker(label), **line)
 
 
+def drawn_handles(axes: object) -> dict[str, object]:
+    """The first handle drawn on ``axes`` (one or an array of them) under each legend label,
+    by label, in drawing order: for one legend over several panels."""
+    seen: dict[str, object] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    return seen
+
+
 def legend_right(figure: plt.Figure, handles: list[Line2D], y: float = 0.5) -> plt.Figure:
     """The figure's one legend, right of its panels and centred at height ``y``; then the
     tight layout.  Returns the figure."""
