@@ -30,6 +30,7 @@ __all__ = [
     "build_heavy_hitter",
     "build_protocol",
     "figure_config",
+    "held",
     "label_of",
     "per_trial",
     "protocol_from_row",
@@ -78,6 +79,12 @@ def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFram
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
     return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def held(holds: bool) -> str:
+    """The verdict of one part of a claim: "reproduced" if it holds, else "differs" (parts
+    combine with :func:`experiments.figures.spec.both`)."""
+    return "reproduced" if holds else "differs"
 
 
 def label_of(rows: pd.DataFrame, name: str) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, figure_config, protocol_from_row
+from experiments.results import build_protocol, figure_config, held, protocol_from_row
 
 #: The pooled-hashing oracle against k' (``subjects``) and the oracle it speeds up
 #: (``reference``: a dashed level), from ``oracle_flh_pool``'s ``figure:`` block.
@@ -111,10 +111,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"every k'; 'tends to {REFERENCE}'s' read as the {POOL}/{REFERENCE} MSE ratio "
                 "falling as k' grows"
             ),
-            verdict=both(
-                "reproduced" if fast else "differs",
-                "reproduced" if tends else "differs",
-            ),
+            verdict=both(held(fast), held(tends)),
             reason=""
             if fast and tends
             else "FLH's k' d lookup was slower than OLH's n d support count"

@@ -19,7 +19,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import figure_config, label_of, sources_text, summary
+from experiments.results import figure_config, held, label_of, sources_text, summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +149,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"{2 * noise:.3f}: two standard errors of a ratio of mean RMSEs "
                 f"(≈ 1/√(2t) relative per item over {int(score.loc[reference, 'items'])} items)"
             ),
-            verdict="reproduced" if better else "differs",
+            verdict=held(better),
             reason=""
             if better
             else f"{reference} is not clearly ahead of {' and '.join(subjects)} here",

@@ -15,7 +15,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both, largest_z
-from experiments.results import per_trial, summary
+from experiments.results import held, per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
 _METHODS = {
@@ -118,7 +118,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             holds = ratio.shape[1] > 1 and bool((low < high).all())
         else:
             holds = bool(((ratio > 0.9) & (ratio < 1.1)).all().all())
-        verdicts.append("reproduced" if holds else "differs")
+        verdicts.append(held(holds))
         readings.append(f"{METHODS[method][0]} {check}: {'holds' if holds else 'fails'}")
     verdict = both(*verdicts)
     return [

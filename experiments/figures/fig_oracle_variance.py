@@ -23,6 +23,7 @@ from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_bey
 from experiments.results import (
     build_protocol,
     figure_config,
+    held,
     label_of,
     per_trial,
     protocol_from_row,
@@ -321,7 +322,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
             "an ordering at every ε: the measured GRR/OLH ratio below 1 exactly where "
             "d < 3e^ε + 2 (the fitted crossing is shown, not judged)"
         ),
-        verdict="reproduced" if ok else "differs",
+        verdict=held(ok),
         reason="" if ok else "the measured winner disagrees with d < 3e^ε + 2 at some ε",
     )
 

@@ -1,20 +1,12 @@
-"""RAPPOR ([RAPPOR] Erlingsson, Pihur, Korolova, CCS 2014; issue 12 §4): privacy and decoding.
+"""RAPPOR ([RAPPOR] Erlingsson, Pihur, Korolova, CCS 2014): privacy and decoding.
 
 Both figures read the ``rappor`` experiment: google/rappor's three presets (regression,
 no PRR, client defaults; ``conf/protocol/rappor_*.yaml``) decoding a Zipf population.
-
-* ``rappor_privacy``: left, ε₁ (one report) and ε∞ (the permanent response, the bound over
-  any number of reports) against f for each preset's (p, q, h) ([RAPPOR] Sec. 3), the
-  presets marked at their f; right, what an observer of T reports of one value learns:
-  with the memoized PRR the exact loss (:func:`ldp.oracles.rappor.rappor_longitudinal_epsilon`,
-  ε₁ at T = 1, tending to ε∞), without memoization (a fresh PRR per report) T ε₁.
-  Closed forms only; the presets' parameters come from the table.
-* ``rappor_decode``: one panel per preset, the decoder's estimate of each of the 30 most
-  frequent values against its true count (trial 0), with ±2 of the decoder's standard
-  errors; filled: detected at the Bonferroni cut-off, open: selected by the LASSO but not
-  significant, crosses on the floor: not selected.  The panel titles give the mean
-  detections, false detections (values nobody holds) and the share of detected values
-  whose truth lies within 2 SE, over all trials.
+``rappor_privacy`` draws the closed forms of [RAPPOR] Sec. 3 for the presets' (p, q, f, h):
+ε₁ of one report, ε∞ of the permanent response, and the exact loss of T reports with the
+memoized PRR (:func:`ldp.oracles.rappor.rappor_longitudinal_epsilon`) against T ε₁ without
+it.  ``rappor_decode`` draws the decoder's estimates, standard errors and detections
+([RAPPOR] Sec. 4: LASSO selection, least squares, Bonferroni cut-off).
 """
 
 from __future__ import annotations
@@ -28,7 +20,7 @@ from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import protocol_name
+from experiments.results import held, protocol_name
 from ldp.oracles.rappor import (
     rappor_epsilon_inf,
     rappor_epsilon_one,
@@ -185,7 +177,7 @@ def privacy_claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 paper=f"ε₁ = {paper_one:.4f}, ε∞ = {paper_inf:.4f}",
                 ours=f"ε₁ = {one:.4f}, ε∞ = {inf:.4f} ({row.label})",
                 tolerance="the four decimals google/rappor prints: equal after rounding",
-                verdict="reproduced" if same else "differs",
+                verdict=held(same),
                 reason="" if same else "the closed forms disagree with the published values",
             )
         )
