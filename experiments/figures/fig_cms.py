@@ -94,9 +94,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 line = table1_variance(name, grid, d)
             ax.plot(grid, line, color=colour, lw=1.0)
             _points(ax, mine, "epsilon", colour, log_x=False)
-        ax.set_yscale("log")
-        ax.set_xlabel(style.EPSILON_LABEL)
-        ax.set_ylabel("Var[f(v)] / n")
+        ax.set(yscale="log", xlabel=style.EPSILON_LABEL, ylabel="Var[f(v)] / n")
         ax.set_title(f"(a) against ε, d = {d}, k = 256, m = 1024")
     ax = axes[1]
     if len(by_m):
@@ -118,8 +116,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.plot(fine, line, color=colour, lw=1.0)
             _points(ax, mine, "protocol.m", colour, log_x=True)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("sketch width m")
+        ax.set(yscale="log", xlabel="sketch width m")
         ax.set_title(f"(b) against m, ε = {epsilon:g}, k = 256")
     handles = [style.key(n, style.color(n), lw=1.5) for n in names]
     handles += [*style.engine_handles(rows["engine"].unique()), style.key("exact variance", lw=1.0)]

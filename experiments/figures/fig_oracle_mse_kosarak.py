@@ -90,14 +90,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ratio, half = mine["mean"] / expected, 2 * mine["se"] / expected
         ax_ratio.errorbar(x, ratio, yerr=half, ms=3.5, capsize=1.5, **points)
         handles.append(style.series_key(label, lw=1.0))
-    ax.set_yscale("log")
-    ax.set_ylabel("MSE of the frequencies ĉ(v)/n")
+    ax.set(yscale="log", ylabel="MSE of the frequencies ĉ(v)/n")
     if len(stats):
         n, d = int(stats["n"].iloc[0]), int(stats["d"].iloc[0])
         ax.set_title(f"Kosarak ({sources_text(table)}): n = {n:,}, d = {d:,}, all values")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
-    ax_ratio.set_ylabel("empirical /\nexpected")
-    ax_ratio.set_xlabel(style.EPSILON_LABEL)
+    ax_ratio.set(ylabel="empirical /\nexpected", xlabel=style.EPSILON_LABEL)
     handles += [
         style.key("expected (exact)", lw=1.0),
         style.key("sampled engine, ±2 SE", marker="o", ls=""),

@@ -72,13 +72,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ax_ratio.errorbar(mine["epsilon"], ratio, yerr=half, ms=4, capsize=1.5, lw=0.8, **look)
         ax_ratio.plot(mine["epsilon"], mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
         handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=look["mfc"]))
-    ax.set_yscale("log")
-    ax.set_ylabel("Var[ĉ(v)/n]")
+    ax.set(yscale="log", ylabel="Var[ĉ(v)/n]")
     if len(stats):
         ax.set_title(f"OLH, two questions, n = {int(stats['n'].iloc[0]):,}")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
-    ax_ratio.set_ylabel("empirical /\nclosed form")
-    ax_ratio.set_xlabel(style.EPSILON_LABEL)
+    ax_ratio.set(ylabel="empirical /\nclosed form", xlabel=style.EPSILON_LABEL)
     handles += [
         style.key("slides' closed form (g = e^ε+1)", lw=1.0),
         style.key("exact, our g = ⌈e^ε+1⌉", ls=":", lw=1.0),

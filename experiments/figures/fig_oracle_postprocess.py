@@ -68,9 +68,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 )
                 if method == "none" and metric == "sq_error_n" and line["exact"].notna().all():
                     ax.plot(line["epsilon"], line["exact"], color="0.5", lw=0.8, ls=":")
-            ax.set_yscale("log")
-            ax.set_title(f"{name}: {label}")
-            ax.set_xlabel(style.EPSILON_LABEL)
+            ax.set(yscale="log", title=f"{name}: {label}", xlabel=style.EPSILON_LABEL)
         axes[0][column].set_ylabel("MSE of the frequencies")
         axes[1][column].set_ylabel("MSE of the frequencies")
     handles = [style.key(t, c, marker=m, lw=1.0) for t, c, m in METHODS.values()]

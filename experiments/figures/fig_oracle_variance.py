@@ -145,8 +145,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         means = means[means > 0]
         if len(means):  # bars reaching below zero leave the axis instead of stretching it
             ax.set_ylim(means.min() / 4, means.max() * 4)
-        ax.set_title(f"d = {d}")
-        ax.set_xlabel(style.EPSILON_LABEL)
+        ax.set(title=f"d = {d}", xlabel=style.EPSILON_LABEL)
     axes[0][0].set_ylabel("Var[ĉ(v)] / n")
     handles = [style.series_key(label, lw=1.2, ls=styles[label]) for _, label, _ in lines]
     handles += [
@@ -204,6 +203,16 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     return out
 
 
+def _aligned(stats: pd.DataFrame, first: str, second: str):
+    """Per d where both protocols ran: (d, first's pooled points, second's), at the ε both
+    measured."""
+    for d in sorted(stats["d"].unique()):
+        one, two = _pooled(stats, first, d), _pooled(stats, second, d)
+        common = one.index.intersection(two.index)
+        if len(common):
+            yield d, one.loc[common], two.loc[common]
+
+
 def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
     worst_z = largest_z(stats["mean"], stats["exact"], stats["se"])
     parts = []
@@ -246,14 +255,10 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
 def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, agree = [], []
     (reference,), same = COMPARISON.reference, COMPARISON.subjects[0]
-    for d in sorted(stats["d"].unique()):
-        olh, oue = _pooled(stats, reference, d), _pooled(stats, same, d)
-        both = olh.add_suffix("_olh").join(oue.add_suffix("_oue"), how="inner")
-        if both.empty:
-            continue
-        ratio = both["mean_olh"] / both["mean_oue"]
-        rel = np.hypot(both["se_olh"] / both["mean_olh"], both["se_oue"] / both["mean_oue"])
-        exact = both["exact_olh"] / both["exact_oue"]
+    for d, olh, oue in _aligned(stats, reference, same):
+        ratio = olh["mean"] / oue["mean"]
+        rel = np.hypot(olh["se"] / olh["mean"], oue["se"] / oue["mean"])
+        exact = olh["exact"] / oue["exact"]
         z = (ratio - exact) / (rel * ratio)
         agree.append(bool((z.abs() < 4).all()))
         parts.append(
@@ -282,13 +287,9 @@ def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, consistent = [], []
     (reference,), name = COMPARISON.reference, COMPARISON.subjects[1]
-    for d in sorted(stats["d"].unique()):
-        grr, olh = _pooled(stats, name, d), _pooled(stats, reference, d)
-        both = grr.add_suffix("_grr").join(olh.add_suffix("_olh"), how="inner")
-        if both.empty:
-            continue
-        eps = both.index.to_numpy(dtype=float)
-        ratio = (both["mean_grr"] / both["mean_olh"]).to_numpy()
+    for d, grr, olh in _aligned(stats, name, reference):
+        eps = grr.index.to_numpy(dtype=float)
+        ratio = (grr["mean"] / olh["mean"]).to_numpy()
         predicted = d < 3 * np.exp(eps) + 2  # [FO] Table 1: GRR better iff d < 3e^ε + 2
         measured = ratio < 1
         consistent.append(bool((predicted == measured).all()))

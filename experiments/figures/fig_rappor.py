@@ -77,15 +77,11 @@ def draw_privacy(table: pd.DataFrame) -> plt.Figure:
             right.axhline(eps_inf, color="0.25", ls=ls, lw=0.7, alpha=0.6)
         text = f"{row.label}: (p, q, f, h) = ({row.p:g}, {row.q:g}, {row.f:g}, {row.h})"
         handles.append(style.key(text, colour, ls=ls, marker=marker))
-    left.set_yscale("log")
-    left.set_ylim(0.05, 10.0)
-    left.set_xlabel("f (PRR: each Bloom bit randomized w.p. f)")
-    left.set_ylabel("ε")
+    left.set(yscale="log", ylim=(0.05, 10.0), ylabel="ε")
+    left.set(xlabel="f (PRR: each Bloom bit randomized w.p. f)")
     left.set_title("ε₁ (one report, colour) and ε∞ (grey) against f")
-    right.set_xscale("log")
-    right.set_yscale("log")
-    right.set_xlabel("T reports of one value by one client")
-    right.set_ylabel("privacy loss ε")
+    right.set(xscale="log", yscale="log", ylabel="privacy loss ε")
+    right.set(xlabel="T reports of one value by one client")
     right.set_title("longitudinal: memoized PRR vs T ε₁")
     handles += [
         style.key("ε∞ = 2h ln((1 - f/2)/(f/2))", "0.25", lw=1.6),
@@ -135,9 +131,7 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
             ax.errorbar(part["truth"], estimate, yerr=half, mfc=fill, **look)
         dropped = wide[~selected]
         ax.plot(dropped["truth"], np.full(len(dropped), floor), "x", color="0.3", ms=5)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_ylim(floor * 0.8, 1)
+        ax.set(xscale="log", yscale="log", ylim=(floor * 0.8, 1))
         stats = summary.loc[row.label]
         ax.set_title(
             f"{row.label}\ndetected {stats['n_detected']:.1f} "
