@@ -16,7 +16,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, figure_config, held, protocol_from_row
+from experiments.results import build_protocol, figure_config, held, per_trial, protocol_from_row
 
 #: The pooled-hashing oracle against k' (``subjects``) and the oracle it speeds up
 #: (``reference``: a dashed level), from ``oracle_flh_pool``'s ``figure:`` block.
@@ -32,40 +32,35 @@ def _point_counts(d: int, n: int) -> np.ndarray:
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
-    errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
+    errors = per_trial(table, "sq_error_n")
     seconds = table[table["metric"] == "server_seconds"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     markers = {1.0: "o", 4.0: "s"}
     for epsilon in sorted(errors["epsilon"].unique()):
         marker = markers.get(float(epsilon), "D")
-        flh = errors[(errors["protocol.name"] == POOL) & (errors["epsilon"] == epsilon)]
-        olh = errors[(errors["protocol.name"] == REFERENCE) & (errors["epsilon"] == epsilon)]
+        here, timed = errors[errors["epsilon"] == epsilon], seconds[seconds["epsilon"] == epsilon]
+        flh, olh = here[here["protocol.name"] == POOL], here[here["protocol.name"] == REFERENCE]
         if len(flh):
             pools = np.sort(flh["protocol.k_prime"].unique()).astype(int)
             means = flh.groupby("protocol.k_prime")["value"].mean()
             d, n = int(flh["options.domain_size"].iloc[0]), int(flh["dataset.n"].iloc[0])
             node = protocol_from_row(flh.iloc[0])
-            exact = [
-                build_protocol(
-                    {**node, "k_prime": int(k)}, float(epsilon), domain_size=d
-                ).variance_given_counts(_point_counts(d, n), 1)
-                / n
-                for k in pools
-            ]
+            exact = []  # Var/n given the population, at each pool size
+            for k in pools:
+                pool = build_protocol({**node, "k_prime": int(k)}, float(epsilon), domain_size=d)
+                exact.append(pool.variance_given_counts(_point_counts(d, n), 1) / n)
             left.plot(pools, exact, color=style.color(POOL), lw=1)
             left.plot(means.index, means.to_numpy(), marker, color=style.color(POOL), ms=5)
-            timed = seconds[(seconds["protocol.name"] == POOL) & (seconds["epsilon"] == epsilon)]
-            median = timed.groupby("protocol.k_prime")["value"].median()
+            mine = timed[timed["protocol.name"] == POOL]
+            median = mine.groupby("protocol.k_prime")["value"].median()
             right.plot(median.index, median.to_numpy(), marker + "-", color=style.color(POOL))
         if len(olh):
             d, n = int(olh["options.domain_size"].iloc[0]), int(olh["dataset.n"].iloc[0])
             oracle = build_protocol(protocol_from_row(olh.iloc[0]), float(epsilon), domain_size=d)
             left.axhline(oracle.variance(n) / n, color=style.color(REFERENCE), ls="--", lw=1)
-            timed = seconds[
-                (seconds["protocol.name"] == REFERENCE) & (seconds["epsilon"] == epsilon)
-            ]
-            if len(timed):
-                right.axhline(timed["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
+            mine = timed[timed["protocol.name"] == REFERENCE]
+            if len(mine):
+                right.axhline(mine["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
         ax.set(xscale="log", yscale="log", xlabel="pool size k'", ylabel=label)
     handles = [
