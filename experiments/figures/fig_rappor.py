@@ -161,10 +161,7 @@ def privacy_claims(table: pd.DataFrame) -> list[ClaimCheck]:
         if key not in PUBLISHED:
             continue
         (paper_one, paper_inf), (one, inf) = PUBLISHED[key], _closed(row)
-        same = round(one, 4) == paper_one and (
-            math.isinf(paper_inf) == math.isinf(inf)
-            and (math.isinf(inf) or round(inf, 4) == paper_inf)
-        )
+        same = round(one, 4) == paper_one and round(inf, 4) == paper_inf  # round(∞, 4) = ∞
         found.append(
             ClaimCheck(
                 source=f"[RAPPOR] Sec. 3, google/rappor preset (p, q, f, h) = {key}",
