@@ -1,12 +1,9 @@
 """Apple's count-mean sketches (2017): Var/n of CMS and HCMS against ε and against m.
 
-(a) Var[f(v)]/n against ε at d = 1024 for CMS and HCMS (k = 256, m = 1024) beside OLH and
-OUE; (b) against the sketch width m at ε = 2, OLH and OUE as flat references.  Every user
-holds value 0 and the 1023 absent values are tracked (``conf/experiment/cms_variance.yaml``,
-``cms_width.yaml``).  Lines: the exact variances, USENIX'17 Table 1 for OLH/OUE and, for the
-sketches, the pure part plus the collision term n(n-1)/(k(m-1)) of
-:meth:`ldp.oracles.CMS.variance`.  Points: mean over trials of the squared error / n,
-filled for the sampled engine, open for the reports engine, ± 2 standard errors.
+Every user holds value 0 and the absent values are tracked (``cms_variance.yaml``,
+``cms_width.yaml``).  Lines: the exact variances, USENIX'17 Table 1 for the references and,
+for the sketches, the pure part plus the collision term n(n-1)/(k(m-1)) of
+:meth:`ldp.oracles.CMS.variance`.
 """
 
 from __future__ import annotations

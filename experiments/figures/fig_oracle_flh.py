@@ -1,11 +1,8 @@
 """Cormode, Maddock, Maple (VLDB 2021) Sec. 4.2: FLH's error and server time against k'.
 
-Left: Var[ĉ(v)]/n of the values nobody holds against the pool size k', at ε = 1 and 4;
-points: the trials' mean squared error (n = 100,000 real reports, all users on one value);
-lines: ``FLH.variance_given_counts`` of that population (the shared-collision term
-(b² s²/k') n² on top of OLH's variance) and OLH's exact variance (dashed).  Right: the
-aggregator's seconds for the 1024-value estimate (median of the trials), FLH against k'
-and OLH as a dashed level.
+Left: Var[ĉ(v)]/n of the values nobody holds against the pool size k', beside
+``FLH.variance_given_counts`` of that population (the shared-collision term (b² s²/k') n²
+on top of OLH's variance) and OLH's exact variance.  Right: the aggregator's seconds.
 """
 
 from __future__ import annotations

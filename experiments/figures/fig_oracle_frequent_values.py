@@ -1,12 +1,9 @@
 """USENIX'17 "Accuracy on Frequent Values": the top 30 Kosarak items estimated at ε = 4.
 
-One small panel per oracle: the true frequency of each of the 30 most frequent items (black
-line) and the estimates ĉ(v)/n, mean over trials with bars of ±1 standard deviation over
-trials (the spread of a single run), in the protocol's colour; log y, so a bar whose lower
-end is below 0 runs off the bottom.  Last panel: each item's relative error, the root mean
-squared error over trials divided by the true frequency (points), beside its exact value
-√Var[ĉ(v)]/c(v) with the item's own count in Var (thin lines; from the trials' ``analytic``
-column, i.e. ``oracle.variance(n, c(v))``).
+One panel per oracle: the estimates ĉ(v)/n of the most frequent items beside their true
+frequencies; last panel: each item's relative error, measured (RMSE over trials / c(v))
+and exact (√Var[ĉ(v)]/c(v) with the item's own count, the trials' ``analytic`` column,
+i.e. ``oracle.variance(n, c(v))``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """USENIX'17 slides, "On answering multiple questions": split ε or partition the users.
 
 Every user answers two questions with OLH.  *Split*: each answer at ε/2, all n users per
-question; *partition*: half of the users per question at full ε.  Upper panel: Var[c(v)/n]
-against ε, the slides' closed forms (:func:`ldp.theory.multiple_questions_variance`:
-4e^{ε/2}/(n(e^{ε/2}-1)^2) and 8e^ε/(n(e^ε-1)^2)) as thin lines, the empirical variance
-(mean over trials of each trial's squared frequency error, over both questions and every
-value nobody holds) as points with ±2 standard errors.  Lower panel: empirical over the
-closed form, and (dotted) the exact expectation of our OLH over the closed form: the
-closed forms take the continuous g = e^ε + 1, our OLH g = ⌈e^ε + 1⌉.
+question; *partition*: half of the users per question at full ε.  The slides' closed forms
+(:func:`ldp.theory.multiple_questions_variance`) take the continuous g = e^ε + 1, our OLH
+g = ⌈e^ε + 1⌉: the lower panel shows the exact expectation of ours over the closed form.
 """
 
 from __future__ import annotations

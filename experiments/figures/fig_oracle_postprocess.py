@@ -1,11 +1,9 @@
 """Wang et al. (NDSS 2020), Sec. VI: consistency post-processing against ε on Kosarak-like data.
 
-For GRR, OUE and OLH (columns), the mean squared error of the estimated frequencies
-(ĉ(v) - c(v))²/n² over the whole domain (top row) and over the 20 most frequent values
-(bottom row), against ε, for the unbiased estimates (black, "none") and after each method of
-:mod:`ldp.postprocess` (Base-Pos, Norm, Norm-Mul, Norm-Cut, Norm-Sub, Power, PowerNS).
-Points: the mean over trials, ±2 standard errors.  The unbiased estimates' full-domain MSE
-has a closed form (the mean over values of ``variance(n, n_v)``/n²), drawn as a thin line.
+The MSE of the estimated frequencies (ĉ(v) - c(v))²/n² over the whole domain and over the
+20 most frequent values, unbiased and after each method of :mod:`ldp.postprocess`.  The
+unbiased estimates' full-domain MSE has a closed form (the mean over values of
+``variance(n, n_v)``/n²), drawn as a thin line.
 """
 
 from __future__ import annotations

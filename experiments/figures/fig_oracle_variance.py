@@ -2,12 +2,9 @@
 beside HR, HM (Acharya et al. 2019; Cormode et al. 2021) and SS (Ye & Barg 2018).
 
 Thin lines: Table 1 (:func:`ldp.theory.table1_variance`; THE at θ = 1, OLH at the
-continuous optimum g = e^ε + 1); for HR, HM and SS their own exact ``variance``.  FLH is
+continuous optimum g = e^ε + 1); for other oracles their own exact ``variance``.  FLH is
 not drawn here: with every user on one value its variance is dominated by the shared
-collisions (``FLH.variance_given_counts``), see its own figure.  Points: the mean over
-trials of each trial's squared error (ĉ(v) - c(v))^2/n averaged over the values nobody
-holds, filled circles for the sampled engine and open squares for real reports, in the
-protocol's colour, with error bars of ±2 standard errors over trials.
+collisions (``FLH.variance_given_counts``), see its own figure.
 """
 
 from __future__ import annotations

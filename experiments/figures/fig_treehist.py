@@ -1,18 +1,12 @@
 """TreeHist ([BNST] Bassily, Nissim, Stemmer, Thakurta, NeurIPS 2017) in [PEM] Sec. VI.
 
-Three figures, each beside the protocols of the [PEM] figure it extends (their runs are
-that figure's configs, drawn again here):
-
-* ``treehist_eps``: F1 and NCR against ε at k = 16 on URL, AOL and synthetic ([PEM] Fig. 5);
-* ``treehist_k``: F1 and NCR against k at ε = 2 ([PEM] Fig. 6);
-* ``treehist_threshold``: F1 of the threshold versions against ε at θ = 0.023 on the
-  exponential data ([PEM] Fig. 7a).
-
-TreeHist runs in both forms (:mod:`ldp.heavy_hitters.treehist`): the threshold form of
-[BNST] (children estimated at >= z σ_ℓ survive) and the top-k form (k children per level:
-PEM with γ = 0 and η = 1, whose F1/NCR [PEM] Eq. (4) predicts: the dotted line on the
-synthetic panels).  [PEM] Sec. VII's point is that splitting the users into m groups (one
-per bit) costs accuracy (Principle 2); these figures measure how much.
+Three figures beside the protocols of the [PEM] figure each extends (their runs are that
+figure's configs, drawn again here): ``treehist_eps`` ([PEM] Fig. 5), ``treehist_k``
+([PEM] Fig. 6) and ``treehist_threshold`` ([PEM] Fig. 7a).  TreeHist runs in both forms
+(:mod:`ldp.heavy_hitters.treehist`): the threshold form of [BNST] (children estimated at
+>= z σ_ℓ survive) and the top-k form (k children per level: PEM with γ = 0 and η = 1,
+whose F1/NCR [PEM] Eq. (4) predicts).  [PEM] Sec. VII's point is that splitting the users
+into m groups (one per bit) costs accuracy (Principle 2); these figures measure how much.
 """
 
 from __future__ import annotations
