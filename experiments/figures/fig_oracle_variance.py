@@ -165,12 +165,9 @@ def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
         columns={"protocol.name": "protocol", "options.domain_size": "d", "analytic": "exact"}
     )
     out["d"] = out["d"].astype(int)
-    out["table1"] = [  # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
-        _table1_or(p, e, d, exact)
-        for p, e, d, exact in zip(
-            out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True
-        )
-    ]
+    # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
+    settings = zip(out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True)
+    out["table1"] = [_table1_or(*setting) for setting in settings]
     return out
 
 
@@ -190,14 +187,13 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     weight = weight.fillna(weight.max() if weight.notna().any() else 1.0)
     frame = mine.assign(w=weight, wm=weight * mine["mean"])
     grouped = frame.groupby("epsilon")
-    out = pd.DataFrame(
+    return pd.DataFrame(
         {
             "mean": grouped["wm"].sum() / grouped["w"].sum(),
             "se": 1 / np.sqrt(grouped["w"].sum()),
             "exact": grouped["exact"].mean(),
         }
     )
-    return out
 
 
 def _aligned(stats: pd.DataFrame, first: str, second: str):
