@@ -30,6 +30,7 @@ __all__ = [
     "build_heavy_hitter",
     "build_protocol",
     "figure_config",
+    "frequency_mse",
     "held",
     "label_of",
     "per_trial",
@@ -79,6 +80,14 @@ def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFram
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
     return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def frequency_mse(row: pd.Series, epsilon: float, n: int, d: int) -> float:
+    """Exact mean over the d values of Var[ĉ(v)]/n², n users spread over them, of the
+    protocol of ``row`` (rebuilt as the trial built it) at ``epsilon``: its variance at the
+    mean count n/d, Var being affine in the count ([FO] Eq. (3))."""
+    oracle = build_protocol(protocol_from_row(row), float(epsilon), domain_size=d)
+    return oracle.variance(n, n / d) / n**2
 
 
 def held(holds: bool) -> str:

@@ -22,7 +22,14 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, held, protocol_from_row, summary, worst_t
+from experiments.results import (
+    build_protocol,
+    frequency_mse,
+    held,
+    protocol_from_row,
+    summary,
+    worst_t,
+)
 
 #: ε_∞ of panels (b) and (c).
 SPENT_AT, ADVERSARY_AT = 2.0, 4.0
@@ -58,10 +65,8 @@ def _at(rows: pd.DataFrame, metric: str, eps_inf: float) -> pd.DataFrame:
 
 def _curve(row: pd.Series, epsilons: np.ndarray) -> np.ndarray:
     """Var(n, n/d)/n² of the row's protocol along ε (its ``variance``, a closed form)."""
-    node, n, d = protocol_from_row(row), int(row["n"]), int(row["options.domain_size"])
-    return np.array(
-        [build_protocol(node, float(e), domain_size=d).variance(n, n / d) / n**2 for e in epsilons]
-    )
+    n, d = int(row["n"]), int(row["options.domain_size"])
+    return np.array([frequency_mse(row, e, n, d) for e in epsilons])
 
 
 def _style(table: pd.DataFrame, who: str, order: list[str]) -> dict:

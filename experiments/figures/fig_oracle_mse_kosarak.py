@@ -18,12 +18,11 @@ import pandas as pd
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, both, chance_beyond, largest_z
 from experiments.results import (
-    build_protocol,
     figure_config,
+    frequency_mse,
     held,
     label_of,
     per_trial,
-    protocol_from_row,
     sources_text,
     summary,
 )
@@ -38,8 +37,7 @@ DODGE = 0.045
 def expected_mse(rows: pd.DataFrame, epsilon: float, n: int, d: int) -> float:
     """Exact E[(1/d) Σ_v (ĉ(v) - c(v))^2] / n^2 of the protocol of ``rows`` over the whole
     domain: its Var at c = n/d."""
-    oracle = build_protocol(protocol_from_row(rows.iloc[0]), float(epsilon), domain_size=d)
-    return oracle.variance(n, n / d) / n**2
+    return frequency_mse(rows.iloc[0], epsilon, n, d)
 
 
 def mse_stats(table: pd.DataFrame) -> pd.DataFrame:

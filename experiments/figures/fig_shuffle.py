@@ -39,16 +39,13 @@ def laplace_frequency_variance(epsilon: float, n: int) -> float:
     return 8.0 / (epsilon * n) ** 2
 
 
-def _central(epsilon0: float, n: int) -> float:
-    return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, "best")
-
-
 #: The bounds drawn beside the best one in (a), with their line style.
 BOUNDS = (("fmt_numerical", "--"), ("blanket", "-."))
 
 
 def _bound(name: str, epsilon0: float, n: int) -> float:
-    """One generic bound at (ε0, n, δ = 10^-6); "blanket" is the better of BBGN19's two."""
+    """One bound of :func:`ldp.theory.shuffle.shuffle_epsilon` at (ε0, n, δ = 10^-6) ("best":
+    the best of them); "blanket" is the better of BBGN19's two."""
     if name == "blanket":
         return min(
             shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, method)
@@ -65,7 +62,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     errors = summary(table, "sq_error_n", ["epsilon", "n"])
     for epsilon0 in EPSILONS0:
         colour = colours[epsilon0]
-        grid = [_central(epsilon0, n) for n in N_GRID]
+        grid = [_bound("best", epsilon0, n) for n in N_GRID]
         left.plot(N_GRID, grid, color=colour, lw=1.1, label=f"ε0 = {epsilon0:g}")
         for bound, dashes in BOUNDS:
             values = [_bound(bound, epsilon0, n) for n in N_GRID]
