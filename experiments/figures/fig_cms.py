@@ -44,13 +44,11 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
     """
     n, d = int(row["dataset.n"]), int(row["options.domain_size"])
     node = protocol_from_row(row)
-    epsilons = np.atleast_1d(np.asarray(epsilons, dtype=float))
     if widths is None:  # the row's m (NaN in the table: the class default)
-        widths = np.full(epsilons.shape[0], build_protocol(node, 1.0, domain_size=d).m)
-    widths = np.atleast_1d(widths)
-    epsilons = np.broadcast_to(epsilons, widths.shape) if epsilons.size == 1 else epsilons
+        widths = build_protocol(node, 1.0, domain_size=d).m
+    epsilons, widths = np.broadcast_arrays(np.asarray(epsilons, dtype=float), widths)
     out = []
-    for epsilon, width in zip(epsilons, widths, strict=True):
+    for epsilon, width in zip(epsilons.ravel(), widths.ravel(), strict=True):
         oracle = build_protocol({**node, "m": int(width)}, float(epsilon), domain_size=d)
         out.append(oracle.variance(n, 0, collisions=float(n) * (n - 1)) / n)
     return np.array(out)
