@@ -56,18 +56,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         n = int(mine["n"].iloc[0])
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 200)
         ax.plot(grid, multiple_questions_variance(grid, n)[approach], color=colour, ls=ls, lw=1.0)
-        look = {
-            "fmt": marker,
-            "color": colour,
-            "mfc": colour if approach == "partition" else "white",
-        }
-        ax.errorbar(
-            mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, capsize=2, lw=0.8, **look
-        )
+        fill = colour if approach == "partition" else "white"
+        x = mine["epsilon"]
+        look = {"fmt": marker, "color": colour, "mfc": fill, "lw": 0.8}
+        ax.errorbar(x, mine["mean"], yerr=2 * mine["se"], ms=5, capsize=2, **look)
         ratio, half = mine["mean"] / mine["closed"], 2 * mine["se"] / mine["closed"]
-        ax_ratio.errorbar(mine["epsilon"], ratio, yerr=half, ms=4, capsize=1.5, lw=0.8, **look)
-        ax_ratio.plot(mine["epsilon"], mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
-        handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=look["mfc"]))
+        ax_ratio.errorbar(x, ratio, yerr=half, ms=4, capsize=1.5, **look)
+        ax_ratio.plot(x, mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
+        handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=fill))
     ax.set(yscale="log", ylabel="Var[ĉ(v)/n]")
     if len(stats):
         ax.set_title(f"OLH, two questions, n = {int(stats['n'].iloc[0]):,}")
