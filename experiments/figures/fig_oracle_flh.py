@@ -72,7 +72,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """FLH's aggregation is faster than OLH's; its error approaches OLH's as k' grows."""
     seconds = table[table["metric"] == "server_seconds"]
-    errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
+    errors = per_trial(table, "sq_error_n")
     flh_t = seconds[seconds["protocol.name"] == POOL]
     olh_t = seconds[seconds["protocol.name"] == REFERENCE]
     if flh_t.empty or olh_t.empty:
