@@ -145,8 +145,9 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     full = ratios.get(name, {})
     if len(full) < 2:
         return None
-    low, high = full[min(full)][0], full[max(full)][0]
-    verdict = both(held(high >= 10), held(high > low))
+    # the ratio at the smallest and at the largest ε
+    at_low, at_high = full[min(full)][0], full[max(full)][0]
+    verdict = both(held(at_high >= 10), held(at_high > at_low))
     ours = f"MSE of full one-time {name} over {reference}'s: {_ratio_text(full)}"
     for other in comparison.subjects[1:]:
         if ratios.get(other):
