@@ -20,7 +20,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import held, summary, worst_t
+from experiments.results import frequency_mse, held, summary, worst_t
 from ldp import registry
 
 PROTOCOLS = ("LGRR", "LOUE", "LOSUE")
@@ -37,14 +37,6 @@ def _summary(table: pd.DataFrame) -> pd.DataFrame:
     return summary(table, "sq_error_f", ["protocol.name", "epsilon"], first=first)
 
 
-def _curve(name: str, epsilons: np.ndarray, n: int, d: int) -> np.ndarray:
-    """Expected MSE of the frequencies along ε₁: Var(n, n/d)/n² of the protocol."""
-    cls = registry.get(name).cls
-    return np.array(
-        [cls(epsilon=float(e), domain_size=d).variance(n, n / d) / n**2 for e in epsilons]
-    )
-
-
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
@@ -59,7 +51,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         left.errorbar(2 * mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, **look)
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 60)
         n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
-        left.plot(2 * grid, _curve(name, grid, n, d), color=colour, lw=1.1)
+        row = table[table["protocol.name"] == name].iloc[0]
+        curve = [frequency_mse(row, e, n, d) for e in grid]  # the exact expectation along ε₁
+        left.plot(2 * grid, curve, color=colour, lw=1.1)
         own = table[(table["protocol.name"] == name) & at_focus]
         rounds = own[(own["metric"] == "sq_error_f") & own["item"].notna()]
         if not rounds.empty:
