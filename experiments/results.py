@@ -29,12 +29,15 @@ __all__ = [
     "build_heavy_hitter",
     "build_protocol",
     "figure_config",
+    "frequency_mse",
+    "held",
     "label_of",
     "per_trial",
     "protocol_from_row",
     "protocol_name",
     "sources_text",
     "summary",
+    "worst_t",
 ]
 
 #: δ of the central (ε, δ) that an oracle trial's ``shuffle_epsilon`` rows record.
@@ -76,6 +79,20 @@ def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFram
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
     return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+
+
+def frequency_mse(row: pd.Series, epsilon: float, n: int, d: int) -> float:
+    """Exact mean over the d values of Var[ĉ(v)]/n², n users spread over them, of the
+    protocol of ``row`` (rebuilt as the trial built it) at ``epsilon``: its variance at the
+    mean count n/d, Var being affine in the count ([FO] Eq. (3))."""
+    oracle = build_protocol(protocol_from_row(row), float(epsilon), domain_size=d)
+    return oracle.variance(n, n / d) / n**2
+
+
+def held(holds: bool) -> str:
+    """The verdict of one part of a claim: "reproduced" if it holds, else "differs" (parts
+    combine with :func:`experiments.figures.spec.both`)."""
+    return "reproduced" if holds else "differs"
 
 
 def label_of(rows: pd.DataFrame, name: str) -> str:
@@ -152,3 +169,19 @@ def summary(
     out["std"] = out["std"].fillna(0.0)
     out["se"] = out["std"] / np.sqrt(out["trials"])
     return out
+
+
+def worst_t(table: pd.DataFrame, level: float) -> tuple[float, float]:
+    """Each setting's mean against its exact expectation: the largest |t| and its limit.
+
+    ``table`` has one row per setting with ``mean``, ``std``, ``trials`` and ``analytic``
+    (as :func:`summary` gives).  The limit is the two-sided t quantile with the fewest
+    trials - 1 degrees of freedom at the overall false-alarm rate ``level`` split over the
+    settings (Bonferroni).  Returns ``(largest |t|, limit)``.
+    """
+    from scipy.stats import t as student_t  # scipy only where a figure checks its claims
+
+    settings = len(table)
+    limit = float(student_t.isf(level / (2 * settings), int(table["trials"].min()) - 1))
+    t = (table["mean"] - table["analytic"]) / (table["std"] / np.sqrt(table["trials"]))
+    return float(np.abs(t).max()), limit

@@ -1,12 +1,9 @@
 """Apple's count-mean sketches (2017): Var/n of CMS and HCMS against ε and against m.
 
-(a) Var[f(v)]/n against ε at d = 1024 for CMS and HCMS (k = 256, m = 1024) beside OLH and
-OUE; (b) against the sketch width m at ε = 2, OLH and OUE as flat references.  Every user
-holds value 0 and the 1023 absent values are tracked (``conf/experiment/cms_variance.yaml``,
-``cms_width.yaml``).  Lines: the exact variances, USENIX'17 Table 1 for OLH/OUE and, for the
-sketches, the pure part plus the collision term n(n-1)/(k(m-1)) of
-:meth:`ldp.oracles.CMS.variance`.  Points: mean over trials of the squared error / n,
-filled for the sampled engine, open for the reports engine, ± 2 standard errors.
+Every user holds value 0 and the absent values are tracked (``cms_variance.yaml``,
+``cms_width.yaml``).  Lines: the exact variances, USENIX'17 Table 1 for the references and,
+for the sketches, the pure part plus the collision term n(n-1)/(k(m-1)) of
+:meth:`ldp.oracles.CMS.variance`.
 """
 
 from __future__ import annotations
@@ -14,12 +11,18 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import build_protocol, figure_config, protocol_from_row, summary
+from experiments.results import (
+    build_protocol,
+    figure_config,
+    held,
+    per_trial,
+    protocol_from_row,
+    summary,
+)
 from ldp.theory import table1_variance
 
 METRIC = "sq_error_n"
@@ -30,6 +33,8 @@ COMPARISON = figure_config("cms_variance")
 FAMILY_ALPHA = 0.01
 #: Offsets of the two engines' points: added on the ε axis, multiplied on the m axis.
 DODGE = {"sampled": -0.04, "reports": 0.04}
+#: The look of a measured point (its colour is the protocol's, its marker the engine's).
+POINT = {"ms": 4.5, "capsize": 2, "lw": 0.8, "mew": 1.0}
 
 
 def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
@@ -39,13 +44,11 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
     """
     n, d = int(row["dataset.n"]), int(row["options.domain_size"])
     node = protocol_from_row(row)
-    epsilons = np.atleast_1d(np.asarray(epsilons, dtype=float))
     if widths is None:  # the row's m (NaN in the table: the class default)
-        widths = np.full(epsilons.shape[0], build_protocol(node, 1.0, domain_size=d).m)
-    widths = np.atleast_1d(widths)
-    epsilons = np.broadcast_to(epsilons, widths.shape) if epsilons.size == 1 else epsilons
+        widths = build_protocol(node, 1.0, domain_size=d).m
+    epsilons, widths = np.broadcast_arrays(np.asarray(epsilons, dtype=float), widths)
     out = []
-    for epsilon, width in zip(epsilons, widths, strict=True):
+    for epsilon, width in zip(epsilons.ravel(), widths.ravel(), strict=True):
         oracle = build_protocol({**node, "m": int(width)}, float(epsilon), domain_size=d)
         out.append(oracle.variance(n, 0, collisions=float(n) * (n - 1)) / n)
     return np.array(out)
@@ -56,24 +59,15 @@ def _points(ax, rows: pd.DataFrame, x: str, colour, log_x: bool) -> None:
     for (engine, value), row in stats.iterrows():
         half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
         shift = value * (1 + DODGE[engine]) if log_x else value + DODGE[engine]
-        ax.errorbar(
-            shift,
-            row["mean"],
-            yerr=half,
-            fmt=style.ENGINE_MARKERS.get(engine, "o"),
-            color=colour,
-            ms=4.5,
-            capsize=2,
-            lw=0.8,
-            mfc=colour if engine == "sampled" else "white",
-            mew=1.0,
-        )
+        fill = colour if engine == "sampled" else "white"
+        marker = style.ENGINE_MARKERS.get(engine, "o")
+        ax.errorbar(shift, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels: Var/n against ε (d = 1024), and against m at ε = 2 (log-log)."""
     style.apply_theme()
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     by_eps = rows[rows["experiment"] == "cms_variance"]
     by_m = rows[rows["experiment"] == "cms_width"]
     figure, axes = plt.subplots(1, 2, figsize=(10.4, 4.2))
@@ -95,9 +89,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 line = table1_variance(name, grid, d)
             ax.plot(grid, line, color=colour, lw=1.0)
             _points(ax, mine, "epsilon", colour, log_x=False)
-        ax.set_yscale("log")
-        ax.set_xlabel(style.EPSILON_LABEL)
-        ax.set_ylabel("Var[f(v)] / n")
+        ax.set(yscale="log", xlabel=style.EPSILON_LABEL, ylabel="Var[f(v)] / n")
         ax.set_title(f"(a) against ε, d = {d}, k = 256, m = 1024")
     ax = axes[1]
     if len(by_m):
@@ -119,22 +111,16 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ax.plot(fine, line, color=colour, lw=1.0)
             _points(ax, mine, "protocol.m", colour, log_x=True)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("sketch width m")
+        ax.set(yscale="log", xlabel="sketch width m")
         ax.set_title(f"(b) against m, ε = {epsilon:g}, k = 256")
-    handles = [Line2D([], [], color=style.color(n), lw=1.5, label=n) for n in names]
-    handles += [
-        *style.engine_handles(rows["engine"].unique()),
-        Line2D([], [], color="0.3", lw=1.0, label="exact variance"),
-    ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    handles = [style.key(n, style.color(n), lw=1.5) for n in names]
+    handles += [*style.engine_handles(rows["engine"].unique()), style.key("exact variance", lw=1.0)]
+    return style.legend_right(figure, handles)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The sketches' exact variance (with the collision term) against the trials."""
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     out = []
     for experiment, x in (("cms_variance", "epsilon"), ("cms_width", "protocol.m")):
         sketches = rows["protocol.name"].isin(COMPARISON.subjects)
@@ -164,7 +150,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     f"{bound:.1f} SE: the Bonferroni bound for the largest of {len(gaps)} "
                     f"two-sided t statistics at family-wise α = {FAMILY_ALPHA:g}"
                 ),
-                verdict="reproduced" if worst < bound else "differs",
+                verdict=held(worst < bound),
                 reason="" if worst < bound else "mean squared error off the exact variance",
             )
         )

@@ -6,14 +6,10 @@ an instantaneous one that makes each report ε₁-LDP; their headline comparison
 of the three against ε_∞.  RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014) Sec. 3 and 6:
 memoization bounds the privacy of any number of reports of one value by ε_∞.
 
-(a) MSE of the 32 frequencies (averaged over the 20 rounds of a trial) against ε_∞, with
-    ε₁ = ε_∞/2: markers the mean over trials (±2 standard errors), lines the exact
-    expectation from the protocols' closed forms (:mod:`ldp.theory.longitudinal`; the mean
-    over values of Var[f̂(v)] is the variance at the mean count n/d, being linear in it).
-(b) MSE per round t at ε_∞ = 2 (ε₁ = 1): memoization costs no accuracy over time.
-(c) Privacy spent by t reports of one unchanged value at ε_∞ = 2: the exact loss recorded
-    by the trials (``rounds_epsilon``), the memoization bound ε_∞ (dashed) and what t
-    reports without a memo would spend by composition, t ε₁ (dotted).
+Panels: (a) MSE against ε_∞ (ε₁ = ε_∞/2) beside its exact expectation
+(:mod:`ldp.theory.longitudinal`; Var[f̂(v)] is linear in the count, so its mean over values
+is the variance at n/d); (b) MSE per round; (c) the exact loss of t reports of one value
+recorded by the trials (``rounds_epsilon``) against ε_∞ and t ε₁.
 """
 
 from __future__ import annotations
@@ -21,10 +17,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import frequency_mse, held, summary, worst_t
 from ldp import registry
 
 PROTOCOLS = ("LGRR", "LOUE", "LOSUE")
@@ -35,122 +31,78 @@ LEVEL = 1e-3
 
 
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (protocol, ε₁): mean, std and count over trials of the per-trial MSE."""
-    rows = table[(table["metric"] == "sq_error_f") & table["item"].isna()]
-    grouped = rows.groupby(["protocol.name", "epsilon"])
-    summary = grouped["value"].agg(["mean", "std", "size"])
-    summary["analytic"] = grouped["analytic"].mean()
-    summary["n"] = grouped["n"].first()
-    summary["d"] = grouped["options.domain_size"].first()
-    return summary.reset_index()
-
-
-def _curve(name: str, epsilons: np.ndarray, n: int, d: int) -> np.ndarray:
-    """Expected MSE of the frequencies along ε₁: Var(n, n/d)/n² of the protocol."""
-    cls = registry.get(name).cls
-    return np.array(
-        [cls(epsilon=float(e), domain_size=d).variance(n, n / d) / n**2 for e in epsilons]
-    )
+    """Per (protocol, ε₁): mean, std and number of trials of the per-trial MSE, its exact
+    expectation, n and d."""
+    first = {"n": "n", "d": "options.domain_size"}
+    return summary(table, "sq_error_f", ["protocol.name", "epsilon"], first=first)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
-    summary = _summary(table)
+    stats = _summary(table)
+    at_focus = np.isclose(table["epsilon"], FOCUS)
     for name in PROTOCOLS:
-        mine = summary[summary["protocol.name"] == name].sort_values("epsilon")
+        mine = stats[stats["protocol.name"] == name].sort_values("epsilon")
         if mine.empty:
             continue
         colour, label = style.color(name), registry.get(name).label
-        se = mine["std"] / np.sqrt(mine["size"])
-        left.errorbar(
-            2 * mine["epsilon"],
-            mine["mean"],
-            yerr=2 * se,
-            fmt="o",
-            color=colour,
-            ms=5,
-            capsize=2,
-            label=label,
-        )
+        look = {"fmt": "o", "color": colour, "capsize": 2, "label": label}
+        left.errorbar(2 * mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, **look)
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 60)
-        left.plot(
-            2 * grid,
-            _curve(name, grid, int(mine["n"].iloc[0]), int(mine["d"].iloc[0])),
-            color=colour,
-            lw=1.1,
-        )
-        rounds = table[
-            (table["metric"] == "sq_error_f")
-            & table["item"].notna()
-            & (table["protocol.name"] == name)
-            & np.isclose(table["epsilon"], FOCUS)
-        ]
+        n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
+        row = table[table["protocol.name"] == name].iloc[0]
+        curve = [frequency_mse(row, e, n, d) for e in grid]  # the exact expectation along ε₁
+        left.plot(2 * grid, curve, color=colour, lw=1.1)
+        own = table[(table["protocol.name"] == name) & at_focus]
+        rounds = own[(own["metric"] == "sq_error_f") & own["item"].notna()]
         if not rounds.empty:
             per_round = rounds.groupby("item")["value"].agg(["mean", "std", "size"])
-            middle.errorbar(
-                per_round.index,
-                per_round["mean"],
-                yerr=2 * per_round["std"] / np.sqrt(per_round["size"]),
-                fmt="o",
-                color=colour,
-                ms=4,
-                capsize=2,
-                label=label,
-            )
+            half = 2 * per_round["std"] / np.sqrt(per_round["size"])
+            middle.errorbar(per_round.index, per_round["mean"], yerr=half, ms=4, **look)
             middle.axhline(rounds["analytic"].mean(), color=colour, lw=1.1)
-        spent = table[
-            (table["metric"] == "epsilon_spent")
-            & (table["protocol.name"] == name)
-            & np.isclose(table["epsilon"], FOCUS)
-        ]
+        spent = own[own["metric"] == "epsilon_spent"]
         if not spent.empty:
             curve = spent.groupby("item")["value"].mean()
             right.plot(curve.index, curve.values, "o-", color=colour, ms=3.5, lw=1.1, label=label)
+    left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
     if not table.empty:
         tau = int(table["options.rounds"].max())
         right.axhline(2 * FOCUS, color="0.3", ls="--", lw=1.0, label="memoization bound ε_∞")
         t = np.arange(1, tau + 1)
         right.plot(t, t * FOCUS, color="0.5", ls=":", lw=1.0, label="no memo: t ε₁ (composition)")
-    left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
-    if not table.empty:
-        rounds_run = int(table["options.rounds"].max())
-        left.set_title(f"(a) MSE against ε_∞ (d = 32, n = 10⁴, {rounds_run} rounds)")
-    if left.get_legend_handles_labels()[0]:
-        left.legend(fontsize=8)
+        left.set_title(f"(a) MSE against ε_∞ (d = 32, n = 10⁴, {tau} rounds)")
     middle.set(yscale="log", xlabel="round t", ylabel="MSE of the frequencies")
     middle.set_title(f"(b) MSE per round, ε_∞ = {2 * FOCUS:g}")
-    if middle.get_legend_handles_labels()[0]:
-        middle.legend(fontsize=8)
     right.set(xlabel="reports t of one unchanged value", ylabel="privacy spent (nats)")
     right.set_ylim(0, 2.6 * FOCUS)
     right.set_title(f"(c) privacy spent, ε₁ = {FOCUS:g}, ε_∞ = {2 * FOCUS:g}")
-    if right.get_legend_handles_labels()[0]:
-        right.legend(fontsize=8, loc="lower right")
+    style.legend_if_any(left, fontsize=8)
+    style.legend_if_any(middle, fontsize=8)
+    style.legend_if_any(right, fontsize=8, loc="lower right")
     figure.tight_layout()
     return figure
 
 
+def _grr_crosses(frame: pd.DataFrame, low: float, high: float) -> bool:
+    """L-GRR above L-OSUE at the smallest ε and below it at the largest."""
+    return bool(
+        frame.loc[low, "LGRR"] > frame.loc[low, "LOSUE"]
+        and frame.loc[high, "LGRR"] < frame.loc[high, "LOSUE"]
+    )
+
+
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
-    summary = _summary(table)
-    if summary.empty or set(summary["protocol.name"]) != set(PROTOCOLS):
+    stats = _summary(table)
+    if stats.empty or set(stats["protocol.name"]) != set(PROTOCOLS):
         return []
-    settings = len(summary)
-    limit = float(stats.t.isf(LEVEL / (2 * settings), int(summary["size"].min()) - 1))
-    z = (summary["mean"] - summary["analytic"]) / (summary["std"] / np.sqrt(summary["size"]))
-    worst = float(np.abs(z).max())
-    mean = summary.pivot(index="epsilon", columns="protocol.name", values="mean")
-    expected = summary.pivot(index="epsilon", columns="protocol.name", values="analytic")
+    settings = len(stats)
+    worst, limit = worst_t(stats, LEVEL)
+    mean = stats.pivot(index="epsilon", columns="protocol.name", values="mean")
+    expected = stats.pivot(index="epsilon", columns="protocol.name", values="analytic")
     osue_better = bool((mean["LOSUE"] < mean["LOUE"]).all())
     low, high = mean.index.min(), mean.index.max()
-    crossing = bool(
-        mean.loc[low, "LGRR"] > mean.loc[low, "LOSUE"]
-        and mean.loc[high, "LGRR"] < mean.loc[high, "LOSUE"]
-    )
-    crossing_expected = bool(
-        expected.loc[low, "LGRR"] > expected.loc[low, "LOSUE"]
-        and expected.loc[high, "LGRR"] < expected.loc[high, "LOSUE"]
-    )
+    crossing, crossing_expected = _grr_crosses(mean, low, high), _grr_crosses(expected, low, high)
     spent = table[table["metric"] == "epsilon_spent"]
     inf = 2 * spent["epsilon"]
     below = bool((spent["value"] <= inf * (1 + 1e-9)).all())
@@ -179,7 +131,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"t-test of each setting's mean against the closed form, 7 degrees of freedom, "
                 f"overall false-alarm rate {LEVEL:g} split over the settings (|t| <= {limit:.1f})"
             ),
-            verdict="reproduced" if worst <= limit else "differs",
+            verdict=held(worst <= limit),
             reason="" if worst <= limit else "a setting's MSE departs from its closed form",
         ),
         ClaimCheck(
@@ -199,9 +151,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "between L-OSUE and L-OUE and by >= 25% between L-GRR and L-OSUE at ε_∞ = 1 and 6, "
                 "several standard errors of ~3%)"
             ),
-            verdict=both(
-                "reproduced" if osue_better else "differs", "reproduced" if crossing else "differs"
-            ),
+            verdict=both(held(osue_better), held(crossing)),
             reason="" if osue_better and crossing else "a measured ordering is reversed",
         ),
         ClaimCheck(
@@ -215,10 +165,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "exact computation: relative 1e-9; 'reaches ε_∞' read as >= 0.99 ε_∞ by the "
                 "last round (20; 8 under --quick)"
             ),
-            verdict=both(
-                "reproduced" if below and starts else "differs",
-                "reproduced" if reached >= 0.99 else "differs",
-            ),
+            verdict=both(held(below and starts), held(reached >= 0.99)),
             reason=""
             if below and starts and reached >= 0.99
             else "the exact loss leaves its bounds",

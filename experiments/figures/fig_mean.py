@@ -6,14 +6,8 @@ worst-case variance is below Duchi et al.'s when ε > 1.29 and above it below; t
 Mechanism's is at most both.  Closed forms: :mod:`ldp.theory.numeric`.  The Laplace
 baseline (8/ε² in the paper) is drawn on a grid 1/s with exact discrete noise so that its
 float64 reports are private; its closed form (``laplace_grid_variance``) is within 0.04%
-of 8/ε².
-
-(a), (b) n·(mean error)² against ε on the ``centre`` data (every user at 0: Duchi's worst
-    case) and the ``ends`` data (±1: PM's worst case): markers the mean over trials (± 2
-    se), lines the paper's Var[t*|t] at t = 0 and |t| = 1.
-(c) The worst case over [-1, 1], the larger of (a) and (b) (each Var[t*|t] is affine in
-    t²): markers the per-report variance measured on n = 2000 reports per trial, lines
-    the worst-case closed forms; the dotted line marks ε = 1.29.
+of 8/ε².  Panels (a), (b): every user at t = 0 (Duchi's worst case) and at t = ±1 (PM's);
+(c) the worst case over t, the larger of the two (each Var[t*|t] is affine in t²).
 """
 
 from __future__ import annotations
@@ -27,6 +21,7 @@ from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.results import held, summary
 from ldp import registry
 from ldp.theory import numeric as theory
 
@@ -40,6 +35,7 @@ LEVEL = 1e-3
 
 
 def _formula(name: str):
+    """The closed form Var[t*|t](ε, t) of a registered mechanism."""
     return {
         "Duchi": theory.duchi_variance,
         "PM": theory.pm_variance,
@@ -49,16 +45,7 @@ def _formula(name: str):
 
 
 def _stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    rows = table[(table["metric"] == metric) & table["item"].isna()]
-    keys = ["protocol.name", "dataset.law", "epsilon"]
-    out = rows.groupby(keys).agg(
-        mean=("value", "mean"),
-        std=("value", "std"),
-        size=("value", "size"),
-        analytic=("analytic", "mean"),
-    )
-    out["se"] = out["std"].fillna(0.0) / np.sqrt(out["size"])
-    return out.reset_index()
+    return summary(table, metric, ["protocol.name", "dataset.law", "epsilon"])
 
 
 def worst_case(table: pd.DataFrame) -> pd.DataFrame:
@@ -73,55 +60,50 @@ def _names(table: pd.DataFrame) -> list[str]:
     return [name for name in registry.protocols("mean") if name in present and name in FORMS]
 
 
+def _panel(axis: plt.Axes, names: list[str], measured: pd.DataFrame, closed_form) -> None:
+    """Each mechanism's measured points (± 2 se) and its closed form ``closed_form(name, ε)``
+    along :data:`EPS_GRID`, in its colour."""
+    for name in names:
+        colour, label = style.color(name), registry.get(name).label
+        mine = measured[measured["protocol.name"] == name]
+        yerr = 2 * mine["se"]
+        axis.errorbar(
+            mine["epsilon"], mine["mean"], yerr=yerr, fmt="o", ms=4, capsize=2, color=colour
+        )
+        curve = [closed_form(name, e) for e in EPS_GRID]
+        axis.plot(EPS_GRID, curve, color=colour, lw=1.1, label=label)
+    axis.set(yscale="log", xlabel="ε")
+
+
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, axes = plt.subplots(1, 3, figsize=(14.5, 4.4))
     errors = _stats(table, "sq_error_n")
     names = _names(table)
-    for axis, (law, t) in zip(axes[:2], LAWS.items(), strict=True):
-        for name in names:
-            colour, label = style.color(name), registry.get(name).label
-            mine = errors[(errors["protocol.name"] == name) & (errors["dataset.law"] == law)]
-            axis.errorbar(
-                mine["epsilon"],
-                mine["mean"],
-                yerr=2 * mine["se"],
-                fmt="o",
-                ms=4,
-                capsize=2,
-                color=colour,
-            )
-            axis.plot(
-                EPS_GRID,
-                [_formula(name)(e, t) for e in EPS_GRID],
-                color=colour,
-                lw=1.1,
-                label=label,
-            )
+    for axis, letter, (law, t) in zip(axes[:2], "ab", LAWS.items(), strict=True):
+        mine = errors[errors["dataset.law"] == law]
+        _panel(axis, names, mine, lambda name, e, t=t: _formula(name)(e, t))
+        axis.set(ylabel="n · (mean error)²")
         where = "t = 0" if law == "centre" else "t = ±1"
-        axis.set(yscale="log", xlabel="ε", ylabel="n · (mean error)²")
-        axis.set_title(f"({'ab'[list(LAWS).index(law)]}) every user at {where}")
+        axis.set_title(f"({letter}) every user at {where}")
     worst = worst_case(table).reset_index()
-    for name in names:
-        colour, label = style.color(name), registry.get(name).label
-        mine = worst[worst["protocol.name"] == name]
-        axes[2].errorbar(
-            mine["epsilon"],
-            mine["mean"],
-            yerr=2 * mine["se"],
-            fmt="o",
-            ms=4,
-            capsize=2,
-            color=colour,
-        )
-        curve = [theory.worst_case_variance(FORMS[name], e) for e in EPS_GRID]
-        axes[2].plot(EPS_GRID, curve, color=colour, lw=1.1, label=label)
+    _panel(axes[2], names, worst, lambda name, e: theory.worst_case_variance(FORMS[name], e))
     axes[2].axvline(theory.PM_BEATS_DUCHI, color="0.4", ls=":", lw=0.9)
-    axes[2].set(yscale="log", xlabel="ε", ylabel="max over t of Var[t*|t]")
+    axes[2].set(ylabel="max over t of Var[t*|t]")
     axes[2].set_title("(c) worst case: per-report variance")
     axes[0].legend(fontsize=8, loc="upper right")
     figure.tight_layout()
     return figure
+
+
+def _interpolated_crossing(grid: np.ndarray, log_ratio: np.ndarray) -> float | None:
+    """Where ``log_ratio`` changes sign, interpolated linearly between grid points; None
+    unless it changes sign exactly once."""
+    changes = np.flatnonzero(np.diff(np.sign(log_ratio)) != 0)
+    if changes.size != 1:
+        return None
+    i = int(changes[0])
+    return grid[i] + (grid[i + 1] - grid[i]) * log_ratio[i] / (log_ratio[i] - log_ratio[i + 1])
 
 
 def _crossing(worst: pd.DataFrame) -> tuple[float, bool]:
@@ -129,13 +111,8 @@ def _crossing(worst: pd.DataFrame) -> tuple[float, bool]:
     linearly between grid points), and whether the sign changes exactly once."""
     pm, duchi = worst.loc["PM"]["mean"], worst.loc["Duchi"]["mean"]
     grid = np.array(sorted(set(pm.index) & set(duchi.index)))
-    ratio = np.log(pm[grid].to_numpy() / duchi[grid].to_numpy())
-    changes = np.flatnonzero(np.diff(np.sign(ratio)) != 0)
-    if changes.size != 1:
-        return math.nan, False
-    i = int(changes[0])
-    crossing = grid[i] + (grid[i + 1] - grid[i]) * ratio[i] / (ratio[i] - ratio[i + 1])
-    return float(crossing), True
+    crossing = _interpolated_crossing(grid, np.log(pm[grid].to_numpy() / duchi[grid].to_numpy()))
+    return (math.nan, False) if crossing is None else (float(crossing), True)
 
 
 def _analytic_crossing_error(grid: np.ndarray) -> float:
@@ -143,9 +120,7 @@ def _analytic_crossing_error(grid: np.ndarray) -> float:
     ratio = np.log(
         [theory.worst_case_variance("PM", e) / theory.worst_case_variance("Duchi", e) for e in grid]
     )
-    i = int(np.flatnonzero(np.diff(np.sign(ratio)) != 0)[0])
-    crossing = grid[i] + (grid[i + 1] - grid[i]) * ratio[i] / (ratio[i] - ratio[i + 1])
-    return abs(crossing - theory.PM_BEATS_DUCHI)
+    return abs(_interpolated_crossing(grid, ratio) - theory.PM_BEATS_DUCHI)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
@@ -173,7 +148,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"interpolation of the closed forms on this ε grid plus 0.05 for the "
                 f"measurement (the per-report variances have ~0.3% spread)"
             ),
-            verdict="reproduced" if close else "differs",
+            verdict=held(close),
             reason="" if close else "the measured crossing is outside the tolerance",
         )
     ]
@@ -202,7 +177,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"one-sided z <= {limit:.2f} at every ε (overall false-alarm {LEVEL:g}, "
                 f"Bonferroni over the ε grid)"
             ),
-            verdict="reproduced" if not above else "differs",
+            verdict=held(not above),
             reason="" if not above else f"HM above the better one at ε = {above}",
         )
     )
@@ -210,18 +185,16 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     errors = _stats(table, "sq_error_n")
     errors = errors[errors["protocol.name"].isin(FORMS)]
     # R n·err²/Var ~ χ²_R when the mean error is normal (CLT over n = 2000 users)
-    total = errors["size"] * errors["mean"] / errors["analytic"]
-    tails = np.minimum(stats.chi2.cdf(total, errors["size"]), stats.chi2.sf(total, errors["size"]))
+    total = errors["trials"] * errors["mean"] / errors["analytic"]
+    chi2 = stats.chi2(errors["trials"])
+    tails = np.minimum(chi2.cdf(total), chi2.sf(total))
     smallest = float(2 * tails.min())
     bound = LEVEL / len(errors)
-    paper_gap = max(
-        abs(
-            row["analytic"]
-            / _formula(row["protocol.name"])(row["epsilon"], LAWS[row["dataset.law"]])
-            - 1
-        )
-        for _, row in errors.iterrows()
-    )
+
+    def paper_form(row: pd.Series) -> float:
+        return _formula(row["protocol.name"])(row["epsilon"], LAWS[row["dataset.law"]])
+
+    paper_gap = max(abs(row["analytic"] / paper_form(row) - 1) for _, row in errors.iterrows())
     fits, exact = smallest >= bound, paper_gap <= 1e-6
     result.append(
         ClaimCheck(
@@ -231,7 +204,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "grid: laplace_grid_variance, within 0.04%)"
             ),
             ours=(
-                f"n·(mean error)² over {int(errors['size'].min())} trials against the closed "
+                f"n·(mean error)² over {int(errors['trials'].min())} trials against the closed "
                 f"form at {len(errors)} settings: smallest p = {smallest:.2g}; the recorded "
                 f"analytic values differ from the paper's formulas by {paper_gap:.1g}"
             ),
@@ -242,7 +215,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"as drawn: PM's dyadic grid, docs/numeric.md) within 1e-6 of the paper's "
                 f"(Laplace: of its grid form)"
             ),
-            verdict=both("reproduced" if fits else "differs", "reproduced" if exact else "differs"),
+            verdict=both(held(fits), held(exact)),
             reason=""
             if fits and exact
             else "a setting's MSE is off its closed form"

@@ -1,11 +1,8 @@
 """Cormode, Maddock, Maple (VLDB 2021) Sec. 4.2: FLH's error and server time against k'.
 
-Left: Var[ĉ(v)]/n of the values nobody holds against the pool size k', at ε = 1 and 4;
-points: the trials' mean squared error (n = 100,000 real reports, all users on one value);
-lines: ``FLH.variance_given_counts`` of that population (the shared-collision term
-(b² s²/k') n² on top of OLH's variance) and OLH's exact variance (dashed).  Right: the
-aggregator's seconds for the 1024-value estimate (median of the trials), FLH against k'
-and OLH as a dashed level.
+Left: Var[ĉ(v)]/n of the values nobody holds against the pool size k', beside
+``FLH.variance_given_counts`` of that population (the shared-collision term (b² s²/k') n²
+on top of OLH's variance) and OLH's exact variance.  Right: the aggregator's seconds.
 """
 
 from __future__ import annotations
@@ -13,11 +10,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import build_protocol, figure_config, protocol_from_row
+from experiments.results import build_protocol, figure_config, held, per_trial, protocol_from_row
 
 #: The pooled-hashing oracle against k' (``subjects``) and the oracle it speeds up
 #: (``reference``: a dashed level), from ``oracle_flh_pool``'s ``figure:`` block.
@@ -33,60 +29,50 @@ def _point_counts(d: int, n: int) -> np.ndarray:
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
-    errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
+    errors = per_trial(table, "sq_error_n")
     seconds = table[table["metric"] == "server_seconds"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     markers = {1.0: "o", 4.0: "s"}
     for epsilon in sorted(errors["epsilon"].unique()):
         marker = markers.get(float(epsilon), "D")
-        flh = errors[(errors["protocol.name"] == POOL) & (errors["epsilon"] == epsilon)]
-        olh = errors[(errors["protocol.name"] == REFERENCE) & (errors["epsilon"] == epsilon)]
+        here, timed = errors[errors["epsilon"] == epsilon], seconds[seconds["epsilon"] == epsilon]
+        flh, olh = here[here["protocol.name"] == POOL], here[here["protocol.name"] == REFERENCE]
         if len(flh):
             pools = np.sort(flh["protocol.k_prime"].unique()).astype(int)
             means = flh.groupby("protocol.k_prime")["value"].mean()
             d, n = int(flh["options.domain_size"].iloc[0]), int(flh["dataset.n"].iloc[0])
             node = protocol_from_row(flh.iloc[0])
-            exact = [
-                build_protocol(
-                    {**node, "k_prime": int(k)}, float(epsilon), domain_size=d
-                ).variance_given_counts(_point_counts(d, n), 1)
-                / n
-                for k in pools
-            ]
+            exact = []  # Var/n given the population, at each pool size
+            for k in pools:
+                pool = build_protocol({**node, "k_prime": int(k)}, float(epsilon), domain_size=d)
+                exact.append(pool.variance_given_counts(_point_counts(d, n), 1) / n)
             left.plot(pools, exact, color=style.color(POOL), lw=1)
             left.plot(means.index, means.to_numpy(), marker, color=style.color(POOL), ms=5)
-            timed = seconds[(seconds["protocol.name"] == POOL) & (seconds["epsilon"] == epsilon)]
-            median = timed.groupby("protocol.k_prime")["value"].median()
+            mine = timed[timed["protocol.name"] == POOL]
+            median = mine.groupby("protocol.k_prime")["value"].median()
             right.plot(median.index, median.to_numpy(), marker + "-", color=style.color(POOL))
         if len(olh):
             d, n = int(olh["options.domain_size"].iloc[0]), int(olh["dataset.n"].iloc[0])
             oracle = build_protocol(protocol_from_row(olh.iloc[0]), float(epsilon), domain_size=d)
             left.axhline(oracle.variance(n) / n, color=style.color(REFERENCE), ls="--", lw=1)
-            timed = seconds[
-                (seconds["protocol.name"] == REFERENCE) & (seconds["epsilon"] == epsilon)
-            ]
-            if len(timed):
-                right.axhline(timed["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
+            mine = timed[timed["protocol.name"] == REFERENCE]
+            if len(mine):
+                right.axhline(mine["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("pool size k'")
-        ax.set_ylabel(label)
+        ax.set(xscale="log", yscale="log", xlabel="pool size k'", ylabel=label)
     handles = [
-        Line2D([], [], color=style.color(POOL), label=f"{POOL} (exact: variance_given_counts)"),
-        Line2D([], [], color=style.color(REFERENCE), ls="--", label=REFERENCE),
-        Line2D([], [], color="0.3", marker="o", ls="", label="ε = 1"),
-        Line2D([], [], color="0.3", marker="s", ls="", label="ε = 4"),
+        style.key(f"{POOL} (exact: variance_given_counts)", style.color(POOL)),
+        style.key(REFERENCE, style.color(REFERENCE), ls="--"),
+        style.key("ε = 1", marker="o", ls=""),
+        style.key("ε = 4", marker="s", ls=""),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """FLH's aggregation is faster than OLH's; its error approaches OLH's as k' grows."""
     seconds = table[table["metric"] == "server_seconds"]
-    errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
+    errors = per_trial(table, "sq_error_n")
     flh_t = seconds[seconds["protocol.name"] == POOL]
     olh_t = seconds[seconds["protocol.name"] == REFERENCE]
     if flh_t.empty or olh_t.empty:
@@ -117,10 +103,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"every k'; 'tends to {REFERENCE}'s' read as the {POOL}/{REFERENCE} MSE ratio "
                 "falling as k' grows"
             ),
-            verdict=both(
-                "reproduced" if fast else "differs",
-                "reproduced" if tends else "differs",
-            ),
+            verdict=both(held(fast), held(tends)),
             reason=""
             if fast and tends
             else "FLH's k' d lookup was slower than OLH's n d support count"

@@ -1,12 +1,9 @@
 """USENIX'17 "Accuracy on Frequent Values": the top 30 Kosarak items estimated at ε = 4.
 
-One small panel per oracle: the true frequency of each of the 30 most frequent items (black
-line) and the estimates ĉ(v)/n, mean over trials with bars of ±1 standard deviation over
-trials (the spread of a single run), in the protocol's colour; log y, so a bar whose lower
-end is below 0 runs off the bottom.  Last panel: each item's relative error, the root mean
-squared error over trials divided by the true frequency (points), beside its exact value
-√Var[ĉ(v)]/c(v) with the item's own count in Var (thin lines; from the trials' ``analytic``
-column, i.e. ``oracle.variance(n, c(v))``).
+One panel per oracle: the estimates ĉ(v)/n of the most frequent items beside their true
+frequencies; last panel: each item's relative error, measured (RMSE over trials / c(v))
+and exact (√Var[ĉ(v)]/c(v) with the item's own count, the trials' ``analytic`` column,
+i.e. ``oracle.variance(n, c(v))``).
 """
 
 from __future__ import annotations
@@ -16,11 +13,10 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import figure_config, label_of, sources_text, summary
+from experiments.results import figure_config, held, label_of, sources_text, summary
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -67,20 +63,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         mine = stats[stats["protocol"] == name].sort_values("item")
         colour = style.color(name)
         ax.plot(mine["item"], mine["truth"], color="black", lw=1.0, marker=".", ms=3)
-        ax.errorbar(
-            mine["item"],
-            mine["mean"],
-            yerr=mine["sd"],
-            fmt="o",
-            color=colour,
-            ms=3.5,
-            capsize=1.5,
-            lw=0.8,
-        )
-        ax.set_yscale("log")
-        ax.set_ylim(low, high)
-        ax.set_title(label_of(table[table["protocol.name"] == name], name))
-        ax.set_xlabel("rank of the item")
+        x, sd = mine["item"], mine["sd"]
+        ax.errorbar(x, mine["mean"], yerr=sd, fmt="o", color=colour, ms=3.5, capsize=1.5, lw=0.8)
+        title = label_of(table[table["protocol.name"] == name], name)
+        ax.set(yscale="log", ylim=(low, high), title=title, xlabel="rank of the item")
     for ax in axes[:, 0]:
         ax.set_ylabel("frequency")
     last = flat[len(protocols)] if len(protocols) < len(flat) else None
@@ -93,8 +79,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             last.plot(mine["item"], mine["rmse"] / ratio, "o", color=colour, ms=3)
         last.legend(
             handles=[
-                Line2D([], [], color=style.color(name), marker="o", ms=3, lw=1.0, label=name)
-                for name in protocols
+                style.key(name, style.color(name), marker="o", ms=3, lw=1.0) for name in protocols
             ],
             ncol=2,
             fontsize="x-small",
@@ -102,17 +87,15 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             handlelength=1.2,
             columnspacing=0.8,
         )
-        last.set_yscale("log")
-        last.set_title("relative error")
-        last.set_xlabel("rank of the item")
+        last.set(yscale="log", title="relative error", xlabel="rank of the item")
         last.set_ylabel("RMSE / true frequency")
     for ax in flat[len(protocols) + 1 :]:
         ax.set_visible(False)
     handles = [
-        Line2D([], [], color="black", lw=1.0, marker=".", label="true frequency"),
-        Line2D([], [], color="0.3", marker="o", ls="", label="estimate: mean ± 1 sd of a run"),
-        Line2D([], [], color="0.3", lw=1.0, label="relative error: exact √Var / truth"),
-        Line2D([], [], color="0.3", marker="o", ls="", ms=3, label="relative error: measured"),
+        style.key("true frequency", "black", lw=1.0, marker="."),
+        style.key("estimate: mean ± 1 sd of a run", marker="o", ls=""),
+        style.key("relative error: exact √Var / truth", lw=1.0),
+        style.key("relative error: measured", marker="o", ls="", ms=3),
     ]
     trials = int(stats["trials"].max()) if len(stats) else 0
     top = int(stats["item"].max()) if len(stats) else 0
@@ -163,7 +146,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"{2 * noise:.3f}: two standard errors of a ratio of mean RMSEs "
                 f"(≈ 1/√(2t) relative per item over {int(score.loc[reference, 'items'])} items)"
             ),
-            verdict="reproduced" if better else "differs",
+            verdict=held(better),
             reason=""
             if better
             else f"{reference} is not clearly ahead of {' and '.join(subjects)} here",

@@ -1,14 +1,10 @@
 """USENIX'17 Sec. 6 on Kosarak: mean squared error of the frequency estimates against ε.
 
-Points: per setting, the mean over trials of each trial's MSE of the *frequencies*,
-(1/d) Σ_v (ĉ(v)/n - c(v)/n)^2 over all d = 41,270 items of the domain (the table's
-``sq_error_n`` divided by n), with ±2 standard errors over trials, in the protocol's colour.
-Thin lines: its exact expectation (1/d) Σ_v Var[ĉ(v)]/n^2.  A pure oracle's Var[ĉ(v)] is
-affine in the true count c(v) (:func:`ldp.theory.pure_variance`), and SHE's does not depend
-on it, so the mean over the domain is ``oracle.variance(n, n/d)`` exactly: the line needs
-only n and d, drawn on a fine ε grid (and equal to the trials' ``analytic`` column at the
-grid points).  Lower panel: empirical over expected, to show agreement within sampling
-error.
+Points: the mean over trials of each trial's MSE of the frequencies over all d = 41,270
+items, (1/d) Σ_v (ĉ(v)/n - c(v)/n)^2 (the table's ``sq_error_n`` / n), ±2 standard errors.
+Thin lines: its exact expectation (1/d) Σ_v Var[ĉ(v)]/n^2 = ``oracle.variance(n, n/d)``/n^2,
+since a pure oracle's Var[ĉ(v)] is affine in c(v) (:func:`ldp.theory.pure_variance`) and
+SHE's does not depend on it.  Lower panel: empirical over expected.
 """
 
 from __future__ import annotations
@@ -18,15 +14,15 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, both, chance_beyond, largest_z
 from experiments.results import (
-    build_protocol,
     figure_config,
+    frequency_mse,
+    held,
     label_of,
-    protocol_from_row,
+    per_trial,
     sources_text,
     summary,
 )
@@ -38,14 +34,10 @@ RAPPOR_EXPERIMENT = "oracle_mse_kosarak_rappor"
 DODGE = 0.045
 
 
-def oracle_of(rows: pd.DataFrame, epsilon: float, d: int):
-    """The oracle that made ``rows`` (one protocol), at ``epsilon`` over ``d`` values."""
-    return build_protocol(protocol_from_row(rows.iloc[0]), float(epsilon), domain_size=d)
-
-
 def expected_mse(rows: pd.DataFrame, epsilon: float, n: int, d: int) -> float:
-    """Exact E[(1/d) Σ_v (ĉ(v) - c(v))^2] / n^2 over the whole domain: Var at c = n/d."""
-    return oracle_of(rows, epsilon, d).variance(n, n / d) / n**2
+    """Exact E[(1/d) Σ_v (ĉ(v) - c(v))^2] / n^2 of the protocol of ``rows`` over the whole
+    domain: its Var at c = n/d."""
+    return frequency_mse(rows.iloc[0], epsilon, n, d)
 
 
 def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
@@ -70,62 +62,43 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """MSE against ε, log y, expectation as thin lines; below, empirical over expected."""
     style.apply_theme()
     table = main_rows(table)
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     stats = mse_stats(table)
     figure, (ax, ax_ratio) = plt.subplots(
         2, 1, figsize=(6.4, 6.0), sharex=True, gridspec_kw={"height_ratios": [3, 1.2]}
     )
     protocols = style.order(list(stats["protocol"].unique()))
     handles = []
-    for name in protocols:
+    for index, name in enumerate(protocols):
         mine = stats[stats["protocol"] == name].sort_values("epsilon")
         protocol_rows = rows[rows["protocol.name"] == name]
         label = label_of(protocol_rows, name)
         colour, marker = style.series_color(label), style.series_marker(label)
-        shift = DODGE * (protocols.index(name) - (len(protocols) - 1) / 2)
+        # side by side: BLH, HR and HM (and OUE, OLH) coincide
+        x = mine["epsilon"] + DODGE * (index - (len(protocols) - 1) / 2)
         n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 120)
         if len(grid) and grid[0] == grid[-1]:
             grid = grid[:1]
         line = [expected_mse(protocol_rows, e, n, d) for e in grid]
         ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9)
-        ax.errorbar(  # side by side: BLH, HR and HM (and OUE, OLH) coincide
-            mine["epsilon"] + shift,
-            mine["mean"],
-            yerr=2 * mine["se"],
-            fmt=marker,
-            color=colour,
-            ms=4.5,
-            capsize=2,
-            lw=0.8,
-        )
+        points = {"fmt": marker, "color": colour, "lw": 0.8}
+        ax.errorbar(x, mine["mean"], yerr=2 * mine["se"], ms=4.5, capsize=2, **points)
         expected = np.array([expected_mse(protocol_rows, e, n, d) for e in mine["epsilon"]])
-        ax_ratio.errorbar(
-            mine["epsilon"] + shift,
-            mine["mean"] / expected,
-            yerr=2 * mine["se"] / expected,
-            fmt=marker,
-            color=colour,
-            ms=3.5,
-            capsize=1.5,
-            lw=0.8,
-        )
-        handles.append(Line2D([], [], color=colour, marker=marker, lw=1.0, label=label))
-    ax.set_yscale("log")
-    ax.set_ylabel("MSE of the frequencies ĉ(v)/n")
+        ratio, half = mine["mean"] / expected, 2 * mine["se"] / expected
+        ax_ratio.errorbar(x, ratio, yerr=half, ms=3.5, capsize=1.5, **points)
+        handles.append(style.series_key(label, lw=1.0))
+    ax.set(yscale="log", ylabel="MSE of the frequencies ĉ(v)/n")
     if len(stats):
         n, d = int(stats["n"].iloc[0]), int(stats["d"].iloc[0])
         ax.set_title(f"Kosarak ({sources_text(table)}): n = {n:,}, d = {d:,}, all values")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
-    ax_ratio.set_ylabel("empirical /\nexpected")
-    ax_ratio.set_xlabel(style.EPSILON_LABEL)
+    ax_ratio.set(ylabel="empirical /\nexpected", xlabel=style.EPSILON_LABEL)
     handles += [
-        Line2D([], [], color="0.3", lw=1.0, label="expected (exact)"),
-        Line2D([], [], color="0.3", marker="o", ls="", label="sampled engine, ±2 SE"),
+        style.key("expected (exact)", lw=1.0),
+        style.key("sampled engine, ±2 SE", marker="o", ls=""),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.55))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles, y=0.55)
 
 
 # ------------------------------------------------------------------------------ claims
@@ -134,22 +107,28 @@ def _at(stats: pd.DataFrame, protocol: str, epsilon: float) -> pd.Series | None:
     return None if hit.empty else hit.iloc[0]
 
 
+def _ratio(row: pd.Series, reference: pd.Series) -> tuple[float, float]:
+    """``row``'s mean MSE over ``reference``'s, and 2 standard errors of that ratio (the
+    relative standard errors of independent means add in quadrature)."""
+    ratio = row["mean"] / reference["mean"]
+    rel = math.hypot(row["se"] / row["mean"], reference["se"] / reference["mean"])
+    return ratio, 2 * rel * ratio
+
+
 def rappor_ratios(table: pd.DataFrame) -> dict[str, dict[float, tuple[float, float]]]:
     """From the RAPPOR comparison's rows: per protocol (RAPPOR, SUE) and ε, its MSE over
-    OLH's and 2 standard errors of that ratio (relative errors in quadrature)."""
+    OLH's and 2 standard errors of that ratio."""
     if "experiment" not in table:
         return {}
     stats = mse_stats(table[table["experiment"] == RAPPOR_EXPERIMENT])
+    comparison = figure_config(RAPPOR_EXPERIMENT)
+    (reference,) = comparison.reference
     out: dict[str, dict[float, tuple[float, float]]] = {}
-    (reference,) = figure_config(RAPPOR_EXPERIMENT).reference
-    for name in figure_config(RAPPOR_EXPERIMENT).subjects:
+    for name in comparison.subjects:
         for epsilon in sorted(stats["epsilon"].unique()):
             row, olh = _at(stats, name, epsilon), _at(stats, reference, epsilon)
-            if row is None or olh is None:
-                continue
-            ratio = row["mean"] / olh["mean"]
-            rel = math.hypot(row["se"] / row["mean"], olh["se"] / olh["mean"])
-            out.setdefault(name, {})[float(epsilon)] = (ratio, 2 * rel * ratio)
+            if row is not None and olh is not None:
+                out.setdefault(name, {})[float(epsilon)] = _ratio(row, olh)
     return out
 
 
@@ -162,20 +141,15 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     protocol it names, where SUE (basic RAPPOR) stands in on the whole domain."""
     ratios = rappor_ratios(table)
     comparison = figure_config(RAPPOR_EXPERIMENT)
-    name, standins, (reference,) = (
-        comparison.subjects[0],
-        comparison.subjects[1:],
-        comparison.reference,
-    )
+    name, (reference,) = comparison.subjects[0], comparison.reference
     full = ratios.get(name, {})
     if len(full) < 2:
         return None
-    low, high = min(full), max(full)
-    big = full[high][0] >= 10
-    grows = full[high][0] > full[low][0]
-    verdict = both("reproduced" if big else "differs", "reproduced" if grows else "differs")
+    # the ratio at the smallest and at the largest ε
+    at_low, at_high = full[min(full)][0], full[max(full)][0]
+    verdict = both(held(at_high >= 10), held(at_high > at_low))
     ours = f"MSE of full one-time {name} over {reference}'s: {_ratio_text(full)}"
-    for other in standins:
+    for other in comparison.subjects[1:]:
         if ratios.get(other):
             ours += f"; {other} over {reference} on the same data: {_ratio_text(ratios[other])}"
     n = int(table.loc[table["experiment"] == RAPPOR_EXPERIMENT, "n"].iloc[0])
@@ -199,123 +173,125 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     )
 
 
+def _lead_reason(full: dict[float, tuple[float, float]]) -> str:
+    """Why OLH's lead over SUE is not orders of magnitude: SUE is basic RAPPOR only."""
+    measured = (
+        f"measured on Kosarak's 256 most frequent items, full one-time RAPPOR "
+        f"(Bloom filter, h = 2 hashes, cohorts, least squares) is {_ratio_text(full)} "
+        "times OLH's MSE (next claim): orders of magnitude, growing with ε, where "
+        "SUE is not. By RAPPOR's exact variances on the same data the excess over SUE "
+        "is two factors: least-squares decoding of 256 values from 2 x 256 cohort "
+        "bits (with h = 1 hash: 2.0-2.8x SUE's MSE at ε = 1-5) and h = 2 (f is set "
+        "so that 2h bits carry ε, each bit noisier: 4.6-7.1x in all)"
+    )
+    return (
+        "BLH is more than an order of magnitude behind at large ε, SUE only a few "
+        "times: for basic RAPPOR (SUE, one-hot) Table 1 gives SUE/OLH = "
+        "(e^{ε/2}+1)^2/(4e^{ε/2}), 3.6 at ε = 5, growing only as e^{ε/2}/4. The paper "
+        "compares with RAPPOR itself: "
+        + (measured if full else "run oracle_mse_kosarak_rappor for the full protocol's ratio")
+    )
+
+
+def _lead_claim(table: pd.DataFrame, stats: pd.DataFrame, full: dict) -> ClaimCheck | None:
+    """OLH's MSE against BLH's and SUE's: a ratio of at least 10 at the largest ε, larger
+    there than at the smallest."""
+    comparison = figure_config("oracle_mse_kosarak")
+    (reference,), subjects = comparison.reference, comparison.subjects
+    top, bottom = float(stats["epsilon"].max()), float(stats["epsilon"].min())
+    olh = _at(stats, reference, top)
+    others = [(name, _at(stats, name, top)) for name in subjects]
+    if olh is None or any(row is None for _, row in others):
+        return None
+    parts, big = [], []
+    for name, row in others:
+        ratio, two_se = _ratio(row, olh)
+        parts.append(f"{name}/{reference} = {ratio:.2f} ± {two_se:.2f}")
+        big.append(ratio >= 10)
+    ours = (
+        f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): {'; '.join(parts)} (±2 SE)"
+    )
+    low = {name: _at(stats, name, bottom) for name in (reference, *subjects)}
+    if low[reference] is None:
+        bottom = top
+    if bottom < top and all(row is not None for row in low.values()):
+        ours += f"; at ε = {bottom:g}: " + ", ".join(
+            f"{name}/{reference} = {low[name]['mean'] / low[reference]['mean']:.2f}"
+            for name in subjects
+        )
+    grows = [
+        bottom < top
+        and low[name] is not None
+        and row["mean"] / olh["mean"] > low[name]["mean"] / low[reference]["mean"]
+        for name, row in others
+    ]
+    verdict = both(
+        "reproduced" if all(big) else ("partly" if any(big) else "differs"),
+        held(all(grows)),
+    )
+    return ClaimCheck(
+        source="USENIX'17 Sec. 6 / slides 'Experiments Highlights' (Kosarak)",
+        paper="OLH performs orders of magnitude better than BLH and RAPPOR (SUE), "
+        "especially when ε is large",
+        ours=ours,
+        tolerance=(
+            "two parts: 'orders of magnitude' read as an MSE ratio of at least 10 at "
+            "the largest ε (each ratio ± 2 SE is shown), and 'especially when ε is "
+            "large' as each ratio larger at the largest ε than at the smallest"
+        ),
+        verdict=verdict,
+        reason="" if verdict == "reproduced" else _lead_reason(full),
+    )
+
+
+def _expectation_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
+    """Every setting's mean MSE within 4.5 SE of its exact expectation."""
+    single = table[table["item"].isna()]
+
+    def expectation(row: pd.Series) -> float:
+        rows = single[single["protocol.name"] == row["protocol"]]
+        return expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
+
+    expected = stats.apply(expectation, axis=1)
+    gap = stats["mean"].to_numpy() / expected.to_numpy() - 1
+    worst = int(np.nanargmax(np.abs(gap)))
+    worst_z = largest_z(stats["mean"], expected, stats["se"])
+    row = stats.iloc[worst]
+    ok = bool(np.isfinite(worst_z) and worst_z < Z_LIMIT)
+    return ClaimCheck(
+        source="USENIX'17 slides 'Experiments Highlights'",
+        paper="the Kosarak results confirm the analytical conclusion (variances of Table 1)",
+        ours=(
+            f"empirical MSE vs its exact expectation, {len(stats)} settings "
+            f"({int(stats['trials'].min())} trials each): largest relative gap "
+            f"{100 * gap[worst]:+.2f}% ({row['protocol']}, ε = {row['epsilon']:g}); "
+            f"largest |gap|/SE = {worst_z:.1f}"
+        ),
+        tolerance=(
+            f"4.5 SE at every setting: the chance that any of {len(stats)} unbiased "
+            f"settings strays that far by sampling alone is "
+            f"{chance_beyond(len(stats)):.1g} (normal tails)"
+        ),
+        verdict="reproduced" if ok else "partly",
+        reason=""
+        if ok
+        else "a gap above 4.5 standard errors: more than sampling noise over these settings",
+    )
+
+
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation; full
     RAPPOR's lead over OLH on Kosarak's top items."""
-    rappor = rappor_claim(table)
     full = rappor_ratios(table).get(figure_config(RAPPOR_EXPERIMENT).subjects[0], {})
-    comparison = figure_config("oracle_mse_kosarak")
-    (reference,) = comparison.reference
-    table = main_rows(table)
-    stats = mse_stats(table)
-    out: list[ClaimCheck] = []
+    stats = mse_stats(main_rows(table))
     if stats.empty:
-        return out
-    top = float(stats["epsilon"].max())
-    olh = _at(stats, reference, top)
-    others = [(name, _at(stats, name, top)) for name in comparison.subjects]
-    if olh is not None and all(row is not None for _, row in others):
-        parts, big = [], []
-        for name, row in others:
-            ratio = row["mean"] / olh["mean"]
-            # relative standard errors add in quadrature for a ratio of independent means
-            rel = math.hypot(row["se"] / row["mean"], olh["se"] / olh["mean"])
-            parts.append(f"{name}/{reference} = {ratio:.2f} ± {2 * rel * ratio:.2f}")
-            big.append(ratio >= 10)
-        ours = (
-            f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): "
-            f"{'; '.join(parts)} (±2 SE)"
-        )
-        bottom = float(stats["epsilon"].min())
-        low = {name: _at(stats, name, bottom) for name in (reference, *comparison.subjects)}
-        if low[reference] is None:
-            bottom = top
-        if bottom < top and all(row is not None for row in low.values()):
-            ours += f"; at ε = {bottom:g}: " + ", ".join(
-                f"{name}/{reference} = {low[name]['mean'] / low[reference]['mean']:.2f}"
-                for name in comparison.subjects
-            )
-        grows = [
-            bottom < top
-            and low[name] is not None
-            and row["mean"] / olh["mean"] > low[name]["mean"] / low[reference]["mean"]
-            for name, row in others
-        ]
-        verdict = both(
-            "reproduced" if all(big) else ("partly" if any(big) else "differs"),
-            "reproduced" if all(grows) else "differs",
-        )
-        out.append(
-            ClaimCheck(
-                source="USENIX'17 Sec. 6 / slides 'Experiments Highlights' (Kosarak)",
-                paper="OLH performs orders of magnitude better than BLH and RAPPOR (SUE), "
-                "especially when ε is large",
-                ours=ours,
-                tolerance=(
-                    "two parts: 'orders of magnitude' read as an MSE ratio of at least 10 at "
-                    "the largest ε (each ratio ± 2 SE is shown), and 'especially when ε is "
-                    "large' as each ratio larger at the largest ε than at the smallest"
-                ),
-                verdict=verdict,
-                reason=""
-                if verdict == "reproduced"
-                else "BLH is more than an order of magnitude behind at large ε, SUE only a few "
-                "times: for basic RAPPOR (SUE, one-hot) Table 1 gives SUE/OLH = "
-                "(e^{ε/2}+1)^2/(4e^{ε/2}), 3.6 at ε = 5, growing only as e^{ε/2}/4. The paper "
-                "compares with RAPPOR itself: "
-                + (
-                    f"measured on Kosarak's 256 most frequent items, full one-time RAPPOR "
-                    f"(Bloom filter, h = 2 hashes, cohorts, least squares) is {_ratio_text(full)} "
-                    "times OLH's MSE (next claim): orders of magnitude, growing with ε, where "
-                    "SUE is not. By RAPPOR's exact variances on the same data the excess over SUE "
-                    "is two factors: least-squares decoding of 256 values from 2 x 256 cohort "
-                    "bits (with h = 1 hash: 2.0-2.8x SUE's MSE at ε = 1-5) and h = 2 (f is set "
-                    "so that 2h bits carry ε, each bit noisier: 4.6-7.1x in all)"
-                    if full
-                    else "run oracle_mse_kosarak_rappor for the full protocol's ratio"
-                ),
-            )
-        )
-    expected = np.array(
-        [
-            expected_mse(
-                table[(table["protocol.name"] == row["protocol"]) & table["item"].isna()],
-                row["epsilon"],
-                int(row["n"]),
-                int(row["d"]),
-            )
-            for _, row in stats.iterrows()
-        ]
-    )
-    gap = stats["mean"].to_numpy() / expected - 1
-    worst = int(np.nanargmax(np.abs(gap)))
-    worst_z = largest_z(stats["mean"], pd.Series(expected, index=stats.index), stats["se"])
-    row = stats.iloc[worst]
-    ok = bool(np.isfinite(worst_z) and worst_z < Z_LIMIT)
-    out.append(
-        ClaimCheck(
-            source="USENIX'17 slides 'Experiments Highlights'",
-            paper="the Kosarak results confirm the analytical conclusion (variances of Table 1)",
-            ours=(
-                f"empirical MSE vs its exact expectation, {len(stats)} settings "
-                f"({int(stats['trials'].min())} trials each): largest relative gap "
-                f"{100 * gap[worst]:+.2f}% ({row['protocol']}, ε = {row['epsilon']:g}); "
-                f"largest |gap|/SE = {worst_z:.1f}"
-            ),
-            tolerance=(
-                f"4.5 SE at every setting: the chance that any of {len(stats)} unbiased "
-                f"settings strays that far by sampling alone is "
-                f"{chance_beyond(len(stats)):.1g} (normal tails)"
-            ),
-            verdict="reproduced" if ok else "partly",
-            reason=""
-            if ok
-            else "a gap above 4.5 standard errors: more than sampling noise over these settings",
-        )
-    )
-    if rappor is not None:
-        out.append(rappor)
-    return out
+        return []
+    found = [
+        _lead_claim(main_rows(table), stats, full),
+        _expectation_claim(main_rows(table), stats),
+        rappor_claim(table),
+    ]
+    return [claim for claim in found if claim is not None]
 
 
 FIGURE = FigureSpec(

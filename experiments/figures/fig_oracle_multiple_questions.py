@@ -1,13 +1,9 @@
 """USENIX'17 slides, "On answering multiple questions": split ε or partition the users.
 
 Every user answers two questions with OLH.  *Split*: each answer at ε/2, all n users per
-question; *partition*: half of the users per question at full ε.  Upper panel: Var[c(v)/n]
-against ε, the slides' closed forms (:func:`ldp.theory.multiple_questions_variance`:
-4e^{ε/2}/(n(e^{ε/2}-1)^2) and 8e^ε/(n(e^ε-1)^2)) as thin lines, the empirical variance
-(mean over trials of each trial's squared frequency error, over both questions and every
-value nobody holds) as points with ±2 standard errors.  Lower panel: empirical over the
-closed form, and (dotted) the exact expectation of our OLH over the closed form: the
-closed forms take the continuous g = e^ε + 1, our OLH g = ⌈e^ε + 1⌉.
+question; *partition*: half of the users per question at full ε.  The slides' closed forms
+(:func:`ldp.theory.multiple_questions_variance`) take the continuous g = e^ε + 1, our OLH
+g = ⌈e^ε + 1⌉: the lower panel shows the exact expectation of ours over the closed form.
 """
 
 from __future__ import annotations
@@ -17,11 +13,10 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
-from experiments.results import protocol_name, summary
+from experiments.results import held, protocol_name, summary
 from ldp.theory import multiple_questions_variance
 
 APPROACHES = {
@@ -62,45 +57,24 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 200)
         ax.plot(grid, multiple_questions_variance(grid, n)[approach], color=colour, ls=ls, lw=1.0)
         fill = colour if approach == "partition" else "white"
-        ax.errorbar(
-            mine["epsilon"],
-            mine["mean"],
-            yerr=2 * mine["se"],
-            fmt=marker,
-            color=colour,
-            mfc=fill,
-            ms=5,
-            capsize=2,
-            lw=0.8,
-        )
-        ax_ratio.errorbar(
-            mine["epsilon"],
-            mine["mean"] / mine["closed"],
-            yerr=2 * mine["se"] / mine["closed"],
-            fmt=marker,
-            color=colour,
-            mfc=fill,
-            ms=4,
-            capsize=1.5,
-            lw=0.8,
-        )
-        ax_ratio.plot(mine["epsilon"], mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
-        handles.append(Line2D([], [], color=colour, ls=ls, marker=marker, mfc=fill, label=label))
-    ax.set_yscale("log")
-    ax.set_ylabel("Var[ĉ(v)/n]")
+        x = mine["epsilon"]
+        look = {"fmt": marker, "color": colour, "mfc": fill, "lw": 0.8}
+        ax.errorbar(x, mine["mean"], yerr=2 * mine["se"], ms=5, capsize=2, **look)
+        ratio, half = mine["mean"] / mine["closed"], 2 * mine["se"] / mine["closed"]
+        ax_ratio.errorbar(x, ratio, yerr=half, ms=4, capsize=1.5, **look)
+        ax_ratio.plot(x, mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
+        handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=fill))
+    ax.set(yscale="log", ylabel="Var[ĉ(v)/n]")
     if len(stats):
         ax.set_title(f"OLH, two questions, n = {int(stats['n'].iloc[0]):,}")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
-    ax_ratio.set_ylabel("empirical /\nclosed form")
-    ax_ratio.set_xlabel(style.EPSILON_LABEL)
+    ax_ratio.set(ylabel="empirical /\nclosed form", xlabel=style.EPSILON_LABEL)
     handles += [
-        Line2D([], [], color="0.3", lw=1.0, label="slides' closed form (g = e^ε+1)"),
-        Line2D([], [], color="0.3", ls=":", lw=1.0, label="exact, our g = ⌈e^ε+1⌉"),
-        Line2D([], [], color="0.3", marker="o", ls="", label="empirical, ±2 SE"),
+        style.key("slides' closed form (g = e^ε+1)", lw=1.0),
+        style.key("exact, our g = ⌈e^ε+1⌉", ls=":", lw=1.0),
+        style.key("empirical, ±2 SE", marker="o", ls=""),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.55))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles, y=0.55)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
@@ -171,7 +145,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     "an ordering at every ε: the measured split/partition variance ratio "
                     "above 1 (the closed-form ratio is shown beside it)"
                 ),
-                verdict="reproduced" if better else "differs",
+                verdict=held(better),
                 reason="" if better else "splitting ε was as good or better at some ε",
             )
         )

@@ -1,22 +1,19 @@
 """Wang et al. (NDSS 2020), Sec. VI: consistency post-processing against ε on Kosarak-like data.
 
-For GRR, OUE and OLH (columns), the mean squared error of the estimated frequencies
-(ĉ(v) - c(v))²/n² over the whole domain (top row) and over the 20 most frequent values
-(bottom row), against ε, for the unbiased estimates (black, "none") and after each method of
-:mod:`ldp.postprocess` (Base-Pos, Norm, Norm-Mul, Norm-Cut, Norm-Sub, Power, PowerNS).
-Points: the mean over trials, ±2 standard errors.  The unbiased estimates' full-domain MSE
-has a closed form (the mean over values of ``variance(n, n_v)``/n²), drawn as a thin line.
+The MSE of the estimated frequencies (ĉ(v) - c(v))²/n² over the whole domain and over the
+20 most frequent values, unbiased and after each method of :mod:`ldp.postprocess`.  The
+unbiased estimates' full-domain MSE has a closed form (the mean over values of
+``variance(n, n_v)``/n²), drawn as a thin line.
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both, largest_z
-from experiments.results import per_trial, summary
+from experiments.results import held, per_trial, summary
 
 #: The post-processing methods, in legend order: (label, marker).
 _METHODS = {
@@ -35,6 +32,8 @@ METHODS = {
     **{method: (text, _COLOURS[method], marker) for method, (text, marker) in _METHODS.items()},
 }
 METRICS = (("sq_error_n", "MSE, all values"), ("sq_error_top_n", "MSE, top 20 values"))
+#: The look of a method's points and line (its marker and colour are the method's).
+POINT = {"ms": 4, "lw": 0.9, "capsize": 2}
 
 
 def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
@@ -61,28 +60,26 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 line = mine[mine["method"] == method].sort_values("epsilon")
                 if line.empty:
                     continue
+                yerr, fmt = 2 * line["se"], marker + "-"
                 ax.errorbar(
-                    line["epsilon"],
-                    line["mean"],
-                    yerr=2 * line["se"],
-                    fmt=marker + "-",
-                    color=colour,
-                    ms=4,
-                    lw=0.9,
-                    capsize=2,
+                    line["epsilon"], line["mean"], yerr=yerr, fmt=fmt, color=colour, **POINT
                 )
                 if method == "none" and metric == "sq_error_n" and line["exact"].notna().all():
                     ax.plot(line["epsilon"], line["exact"], color="0.5", lw=0.8, ls=":")
-            ax.set_yscale("log")
-            ax.set_title(f"{name}: {label}")
-            ax.set_xlabel(style.EPSILON_LABEL)
+            ax.set(yscale="log", title=f"{name}: {label}", xlabel=style.EPSILON_LABEL)
         axes[0][column].set_ylabel("MSE of the frequencies")
         axes[1][column].set_ylabel("MSE of the frequencies")
-    handles = [Line2D([], [], color=c, marker=m, lw=1.0, label=t) for t, c, m in METHODS.values()]
-    handles.append(Line2D([], [], color="0.5", ls=":", label="unbiased: exact"))
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    handles = [style.key(t, c, marker=m, lw=1.0) for t, c, m in METHODS.values()]
+    handles.append(style.key("unbiased: exact", "0.5", ls=":"))
+    return style.legend_right(figure, handles)
+
+
+def _to_unbiased(full: pd.DataFrame, base: pd.DataFrame, method: str) -> pd.Series | None:
+    """A method's mean MSE over the unbiased estimates' at each (protocol, ε) both have;
+    None when they share none."""
+    other = full[full["method"] == method].set_index(["protocol", "epsilon"])
+    common = base.index.intersection(other.index)
+    return other.loc[common, "mean"] / base.loc[common, "mean"] if len(common) else None
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
@@ -95,11 +92,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     base = full[full["method"] == "none"].set_index(["protocol", "epsilon"])
     parts, wins = [], []
     for method in ("norm_sub", "power_ns", "base_pos", "norm"):
-        other = full[full["method"] == method].set_index(["protocol", "epsilon"])
-        common = base.index.intersection(other.index)
-        if not len(common):
+        ratio = _to_unbiased(full, base, method)
+        if ratio is None:
             continue
-        ratio = other.loc[common, "mean"] / base.loc[common, "mean"]
         wins.append((method, bool((ratio < 1).all())))
         parts.append(f"{METHODS[method][0]}/none {ratio.min():.3g}-{ratio.max():.3g}")
     worst = largest_z(base["mean"], base["exact"], base["se"])
@@ -107,12 +102,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     # the sentence's three parts, each per oracle at the smallest and the largest ε
     verdicts, readings = [], []
     for method, check in (("norm_sub", "orders"), ("norm_sub", "small"), ("norm", "little")):
-        other = full[full["method"] == method].set_index(["protocol", "epsilon"])
-        common = base.index.intersection(other.index)
-        if not len(common):
+        ratio = _to_unbiased(full, base, method)
+        if ratio is None:
             verdicts.append("not measurable")
             continue
-        ratio = (other.loc[common, "mean"] / base.loc[common, "mean"]).unstack("epsilon")
+        ratio = ratio.unstack("epsilon")
         low, high = ratio.iloc[:, 0], ratio.iloc[:, -1]
         if check == "orders":
             holds = norm_sub_wins and bool((low <= 0.1).all())
@@ -120,7 +114,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             holds = ratio.shape[1] > 1 and bool((low < high).all())
         else:
             holds = bool(((ratio > 0.9) & (ratio < 1.1)).all().all())
-        verdicts.append("reproduced" if holds else "differs")
+        verdicts.append(held(holds))
         readings.append(f"{METHODS[method][0]} {check}: {'holds' if holds else 'fails'}")
     verdict = both(*verdicts)
     return [

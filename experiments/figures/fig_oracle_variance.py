@@ -2,12 +2,9 @@
 beside HR, HM (Acharya et al. 2019; Cormode et al. 2021) and SS (Ye & Barg 2018).
 
 Thin lines: Table 1 (:func:`ldp.theory.table1_variance`; THE at θ = 1, OLH at the
-continuous optimum g = e^ε + 1); for HR, HM and SS their own exact ``variance``.  FLH is
+continuous optimum g = e^ε + 1); for other oracles their own exact ``variance``.  FLH is
 not drawn here: with every user on one value its variance is dominated by the shared
-collisions (``FLH.variance_given_counts``), see its own figure.  Points: the mean over
-trials of each trial's squared error (ĉ(v) - c(v))^2/n averaged over the values nobody
-holds, filled circles for the sampled engine and open squares for real reports, in the
-protocol's colour, with error bars of ±2 standard errors over trials.
+collisions (``FLH.variance_given_counts``), see its own figure.
 """
 
 from __future__ import annotations
@@ -17,11 +14,18 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import Z_LIMIT, ClaimCheck, FigureSpec, chance_beyond, largest_z
-from experiments.results import build_protocol, figure_config, label_of, protocol_from_row, summary
+from experiments.results import (
+    build_protocol,
+    figure_config,
+    held,
+    label_of,
+    per_trial,
+    protocol_from_row,
+    summary,
+)
 from ldp.theory import table1_variance
 
 #: Table 1's comparisons (``oracle_variance``'s ``figure:`` block): ``reference`` the
@@ -35,6 +39,8 @@ DODGE = {"sampled": -0.012, "reports": 0.012}
 #: Horizontal step between protocols at one ε: the ten protocols spread over ±0.2 (at
 #: d = 2 their points and ±40% bars would otherwise pile into one cloud).
 PROTOCOL_DODGE = 0.045
+#: The look of a measured point (its marker, colour and fill are the series').
+POINT = {"ms": 4.0, "capsize": 1.5, "lw": 0.7, "mew": 0.9}
 
 
 def analytic_line(rows: pd.DataFrame, name: str, grid: np.ndarray, d: int) -> np.ndarray | None:
@@ -95,23 +101,18 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels (d = 2, d = 1024): Table 1 as lines, both engines as points, log y."""
     style.apply_theme()
-    rows = table[(table["metric"] == METRIC) & table["item"].isna()]
+    rows = per_trial(table, METRIC)
     domains = sorted(int(d) for d in rows["options.domain_size"].dropna().unique())
-    figure, axes = plt.subplots(
-        1,
-        max(len(domains), 1),
-        figsize=(5.2 * max(len(domains), 1), 4.2),
-        sharey=True,
-        squeeze=False,
-    )
+    panels = max(len(domains), 1)
+    figure, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2), sharey=True, squeeze=False)
     lines = series_of(rows)
+    # a protocol's first line solid, its further settings in VARIANT_LS
     styles: dict[str, str] = {}
-    for _, label, _ in lines:
-        styles[label] = "-"
-    for name in {name for name, _, _ in lines}:
-        variants = [label for n, label, _ in lines if n == name]
-        for index, label in enumerate(variants[1:]):
-            styles[label] = VARIANT_LS[index % len(VARIANT_LS)]
+    ranks: dict[str, int] = {}
+    for name, label, _ in lines:
+        rank = ranks.get(name, -1) + 1
+        ranks[name] = rank
+        styles[label] = "-" if rank == 0 else VARIANT_LS[(rank - 1) % len(VARIANT_LS)]
     for ax, d in zip(axes[0], domains, strict=False):
         panel = rows[rows["options.domain_size"] == d]
         for index, (name, label, mine) in enumerate(lines):
@@ -125,55 +126,30 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
             stats = summary(points, None, ["engine", "epsilon"]).set_index(["engine", "epsilon"])
             spread = (index - (len(lines) - 1) / 2) * PROTOCOL_DODGE
-            if (
-                spread and line is not None
-            ):  # moved off its ε, a point gets a tick of its own line's value there
+            if spread and line is not None:
+                # moved off its ε, a point gets a tick of its own line's value there
                 epsilons = np.unique(stats.index.get_level_values("epsilon"))
                 ticks = analytic_line(points, name, epsilons, d)
-                ax.hlines(
-                    ticks, epsilons + spread - 0.03, epsilons + spread + 0.03, color=colour, lw=1.4
-                )
+                x = epsilons + spread
+                ax.hlines(ticks, x - 0.03, x + 0.03, color=colour, lw=1.4)
             for (engine, epsilon), row in stats.iterrows():
                 half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
-                ax.errorbar(
-                    epsilon + spread + DODGE.get(engine, 0.0),
-                    row["mean"],
-                    yerr=half,
-                    fmt=marker,
-                    color=colour,
-                    ms=4.0,
-                    capsize=1.5,
-                    lw=0.7,
-                    mfc=colour if engine == "sampled" else "white",
-                    mew=0.9,
-                )
+                x = epsilon + spread + DODGE.get(engine, 0.0)
+                fill = colour if engine == "sampled" else "white"
+                ax.errorbar(x, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
         ax.set_yscale("log")
         means = panel.groupby(["protocol.name", "engine", "epsilon"])["value"].mean()
         means = means[means > 0]
         if len(means):  # bars reaching below zero leave the axis instead of stretching it
             ax.set_ylim(means.min() / 4, means.max() * 4)
-        ax.set_title(f"d = {d}")
-        ax.set_xlabel(style.EPSILON_LABEL)
+        ax.set(title=f"d = {d}", xlabel=style.EPSILON_LABEL)
     axes[0][0].set_ylabel("Var[ĉ(v)] / n")
-    handles = [
-        Line2D(
-            [],
-            [],
-            color=style.series_color(label),
-            marker=style.series_marker(label),
-            lw=1.2,
-            ls=styles[label],
-            label=label,
-        )
-        for _, label, _ in lines
-    ]
+    handles = [style.series_key(label, lw=1.2, ls=styles[label]) for _, label, _ in lines]
     handles += [
         *style.engine_handles(rows["engine"].unique(), marker=None),
-        Line2D([], [], color="0.3", lw=1.0, label="Table 1 (analytical)"),
+        style.key("Table 1 (analytical)", lw=1.0),
     ]
-    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    figure.tight_layout()
-    return figure
+    return style.legend_right(figure, handles)
 
 
 # ------------------------------------------------------------------------------ claims
@@ -189,12 +165,9 @@ def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
         columns={"protocol.name": "protocol", "options.domain_size": "d", "analytic": "exact"}
     )
     out["d"] = out["d"].astype(int)
-    out["table1"] = [  # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
-        _table1_or(p, e, d, exact)
-        for p, e, d, exact in zip(
-            out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True
-        )
-    ]
+    # a newer oracle (HR, HM, SS) has no Table 1 entry: its own exact form
+    settings = zip(out["protocol"], out["epsilon"], out["d"], out["exact"], strict=True)
+    out["table1"] = [_table1_or(*setting) for setting in settings]
     return out
 
 
@@ -214,14 +187,23 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     weight = weight.fillna(weight.max() if weight.notna().any() else 1.0)
     frame = mine.assign(w=weight, wm=weight * mine["mean"])
     grouped = frame.groupby("epsilon")
-    out = pd.DataFrame(
+    return pd.DataFrame(
         {
             "mean": grouped["wm"].sum() / grouped["w"].sum(),
             "se": 1 / np.sqrt(grouped["w"].sum()),
             "exact": grouped["exact"].mean(),
         }
     )
-    return out
+
+
+def _aligned(stats: pd.DataFrame, first: str, second: str):
+    """Per d where both protocols ran: (d, first's pooled points, second's), at the ε both
+    measured."""
+    for d in sorted(stats["d"].unique()):
+        one, two = _pooled(stats, first, d), _pooled(stats, second, d)
+        common = one.index.intersection(two.index)
+        if len(common):
+            yield d, one.loc[common], two.loc[common]
 
 
 def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
@@ -266,14 +248,10 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
 def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, agree = [], []
     (reference,), same = COMPARISON.reference, COMPARISON.subjects[0]
-    for d in sorted(stats["d"].unique()):
-        olh, oue = _pooled(stats, reference, d), _pooled(stats, same, d)
-        both = olh.add_suffix("_olh").join(oue.add_suffix("_oue"), how="inner")
-        if both.empty:
-            continue
-        ratio = both["mean_olh"] / both["mean_oue"]
-        rel = np.hypot(both["se_olh"] / both["mean_olh"], both["se_oue"] / both["mean_oue"])
-        exact = both["exact_olh"] / both["exact_oue"]
+    for d, olh, oue in _aligned(stats, reference, same):
+        ratio = olh["mean"] / oue["mean"]
+        rel = np.hypot(olh["se"] / olh["mean"], oue["se"] / oue["mean"])
+        exact = olh["exact"] / oue["exact"]
         z = (ratio - exact) / (rel * ratio)
         agree.append(bool((z.abs() < 4).all()))
         parts.append(
@@ -302,13 +280,9 @@ def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, consistent = [], []
     (reference,), name = COMPARISON.reference, COMPARISON.subjects[1]
-    for d in sorted(stats["d"].unique()):
-        grr, olh = _pooled(stats, name, d), _pooled(stats, reference, d)
-        both = grr.add_suffix("_grr").join(olh.add_suffix("_olh"), how="inner")
-        if both.empty:
-            continue
-        eps = both.index.to_numpy(dtype=float)
-        ratio = (both["mean_grr"] / both["mean_olh"]).to_numpy()
+    for d, grr, olh in _aligned(stats, name, reference):
+        eps = grr.index.to_numpy(dtype=float)
+        ratio = (grr["mean"] / olh["mean"]).to_numpy()
         predicted = d < 3 * np.exp(eps) + 2  # [FO] Table 1: GRR better iff d < 3e^ε + 2
         measured = ratio < 1
         consistent.append(bool((predicted == measured).all()))
@@ -342,7 +316,7 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
             "an ordering at every ε: the measured GRR/OLH ratio below 1 exactly where "
             "d < 3e^ε + 2 (the fitted crossing is shown, not judged)"
         ),
-        verdict="reproduced" if ok else "differs",
+        verdict=held(ok),
         reason="" if ok else "the measured winner disagrees with d < 3e^ε + 2 at some ε",
     )
 

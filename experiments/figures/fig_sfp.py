@@ -1,16 +1,12 @@
 """Apple's sequence fragment puzzle (SFP) beside [PEM] Figs. 5 and 6: F1 and NCR.
 
-The same data and settings as ``fig_pem_fig5`` (against ε at k = 16) and ``fig_pem_fig6``
-(against k at ε = 2): URL, AOL and the exponential data, 10 runs, sampled engine.  The
-PEM, SPM and MCM points are those figures' own results (their configs are read, not run
-again); SFP (:class:`ldp.heavy_hitters.sfp.SFP`, improved variant) comes from
-``conf/experiment/sfp_eps.yaml`` and ``sfp_k.yaml``.  Drawn with the Section VI grid of
-:mod:`experiments.figures.pem_section6`: mean ± one standard deviation over runs.
+The PEM, SPM and MCM points are those figures' own results (``fig_pem_fig5``,
+``fig_pem_fig6``: their configs are read, not run again); SFP
+(:class:`ldp.heavy_hitters.sfp.SFP`) comes from ``sfp_eps.yaml`` and ``sfp_k.yaml``.
+Drawn with the Section VI grid of :mod:`experiments.figures.pem_section6`.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -26,10 +22,7 @@ def _legend(figure: plt.Figure) -> plt.Figure:
     """One legend over the grid with every protocol drawn (SFP included)."""
     for legend in list(figure.legends):
         legend.remove()
-    seen: dict[str, Any] = {}
-    for ax in figure.axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
+    seen = style.drawn_handles(figure.axes)
     series = figure_config("sfp_eps").series  # both figures' legend order
     labels = [sec6.protocol_label(n) for n in series if sec6.protocol_label(n) in seen]
     figure.legend(

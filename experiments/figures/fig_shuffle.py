@@ -4,18 +4,10 @@ Lecture notes *Distributed Differential Privacy*, Sec. 3 (Theorem 3.1): n ε0-LD
 shuffled by an intermediary are (ε, δ)-DP for an ε that falls like √(log(1/δ)/n).  The
 bounds are :mod:`ldp.theory.shuffle` (Wang et al. VLDB 2024, [FMT21] numerical, [EFMRTT19],
 [BBGN19]); every oracle trial records the best one for its n (column ``shuffle_epsilon``,
-δ = 10^-6).
-
-(a) Central ε against n for ε0 ∈ {0.5, 1, 2, 4}: markers are the trials' recorded
-    ``shuffle_epsilon``, solid lines the same (best) bound on a fine grid of n, which is
-    Wang et al.'s variation-ratio bound (VLDB 2024); dashed [FMT21]'s numerical bound,
-    dash-dotted [BBGN19]'s generic blanket bound (the better of Hoeffding and Bennett);
-    dotted the local ε0.
-(b) Var[f̂(v)] of a frequency nobody holds, against n: markers the measured variance of
-    the shuffled OLH collection (its reports are the ε0-LDP reports: shuffling changes the
-    privacy, not the estimates), solid its closed form; dashed the local model run *at the
-    central ε* (what pure LDP would pay for the same guarantee); dotted the central model's
-    Laplace histogram at that ε (Var = 8/(ε n)², sensitivity 2 under replacement).
+δ = 10^-6).  Panel (a): the central ε against n; (b): Var[f̂(v)] of the shuffled OLH
+collection (shuffling changes the privacy, not the estimates) beside local OLH and the
+central Laplace histogram at the central ε (Var = 8/(ε n)², sensitivity 2 under
+replacement).
 """
 
 from __future__ import annotations
@@ -25,11 +17,10 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import SHUFFLE_DELTA, summary
+from experiments.results import SHUFFLE_DELTA, held, summary
 from ldp import theory
 from ldp.theory.shuffle import shuffle_epsilon
 
@@ -48,16 +39,13 @@ def laplace_frequency_variance(epsilon: float, n: int) -> float:
     return 8.0 / (epsilon * n) ** 2
 
 
-def _central(epsilon0: float, n: int) -> float:
-    return shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, "best")
-
-
 #: The bounds drawn beside the best one in (a), with their line style.
 BOUNDS = (("fmt_numerical", "--"), ("blanket", "-."))
 
 
 def _bound(name: str, epsilon0: float, n: int) -> float:
-    """One generic bound at (ε0, n, δ = 10^-6); "blanket" is the better of BBGN19's two."""
+    """One bound of :func:`ldp.theory.shuffle.shuffle_epsilon` at (ε0, n, δ = 10^-6) ("best":
+    the best of them); "blanket" is the better of BBGN19's two."""
     if name == "blanket":
         return min(
             shuffle_epsilon(epsilon0, int(n), SHUFFLE_DELTA, method)
@@ -74,7 +62,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     errors = summary(table, "sq_error_n", ["epsilon", "n"])
     for epsilon0 in EPSILONS0:
         colour = colours[epsilon0]
-        grid = [_central(epsilon0, n) for n in N_GRID]
+        grid = [_bound("best", epsilon0, n) for n in N_GRID]
         left.plot(N_GRID, grid, color=colour, lw=1.1, label=f"ε0 = {epsilon0:g}")
         for bound, dashes in BOUNDS:
             values = [_bound(bound, epsilon0, n) for n in N_GRID]
@@ -83,58 +71,33 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         mine = central[np.isclose(central["epsilon"], epsilon0)]
         left.plot(mine["n"], mine["mean"], "o", color=colour, ms=5)
         mine = errors[np.isclose(errors["epsilon"], epsilon0)].sort_values("n")
+        half = 2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"]
         right.errorbar(
-            mine["n"],
-            mine["mean"] / mine["n"],
-            yerr=2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"],
-            fmt="o",
-            color=colour,
-            ms=4.5,
-            capsize=2,
+            mine["n"], mine["mean"] / mine["n"], yerr=half, fmt="o", color=colour, ms=4.5, capsize=2
         )
-        right.plot(
-            N_GRID, [olh_frequency_variance(epsilon0, n) for n in N_GRID], color=colour, lw=1.1
-        )
-        right.plot(
-            N_GRID,
-            [olh_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)],
-            color=colour,
-            lw=1.0,
-            ls="--",
-        )
-        right.plot(
-            N_GRID,
-            [laplace_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)],
-            color=colour,
-            lw=1.0,
-            ls=":",
-        )
+        shuffled = [olh_frequency_variance(epsilon0, n) for n in N_GRID]
+        local = [olh_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)]
+        laplace = [laplace_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)]
+        right.plot(N_GRID, shuffled, color=colour, lw=1.1)
+        right.plot(N_GRID, local, color=colour, lw=1.0, ls="--")
+        right.plot(N_GRID, laplace, color=colour, lw=1.0, ls=":")
     left.set(xscale="log", yscale="log", xlabel="users n", ylabel="central ε (δ = 10⁻⁶)")
     left.set_title("(a) ε after shuffling n ε0-LDP reports")
     eps_legend = left.legend(loc="lower left", fontsize=8)
     left.add_artist(eps_legend)
-    left.legend(
-        [Line2D([], [], color="0.3", lw=1.1)]
-        + [Line2D([], [], color="0.3", lw=0.9, ls=dashes) for _, dashes in BOUNDS],
-        ["best: Wang et al. (VLDB 2024)", "FMT21 numerical", "BBGN19 blanket (generic)"],
-        loc="upper right",
-        fontsize=7.5,
-    )
+    bounds = ["best: Wang et al. (VLDB 2024)", "FMT21 numerical", "BBGN19 blanket (generic)"]
+    styles = [{"lw": 1.1}] + [{"lw": 0.9, "ls": dashes} for _, dashes in BOUNDS]
+    handles = [style.key(label, **line) for label, line in zip(bounds, styles, strict=True)]
+    left.legend(handles=handles, loc="upper right", fontsize=7.5)
     right.set(xscale="log", yscale="log", xlabel="users n", ylabel="Var[f̂(v)]")
     right.set_title("(b) variance of a frequency (OLH, d = 1024)")
     handles = [
-        Line2D([], [], color="0.3", marker="o", ls="none"),
-        Line2D([], [], color="0.3", lw=1.1),
-        Line2D([], [], color="0.3", lw=1.0, ls="--"),
-        Line2D([], [], color="0.3", lw=1.0, ls=":"),
+        style.key("shuffled OLH at ε0: measured", marker="o", ls="none"),
+        style.key("shuffled OLH at ε0: [FO] Eq. (3)", lw=1.1),
+        style.key("local OLH at the central ε", lw=1.0, ls="--"),
+        style.key("central Laplace at the central ε", lw=1.0, ls=":"),
     ]
-    labels = [
-        "shuffled OLH at ε0: measured",
-        "shuffled OLH at ε0: [FO] Eq. (3)",
-        "local OLH at the central ε",
-        "central Laplace at the central ε",
-    ]
-    right.legend(handles, labels, loc="lower left", fontsize=7.5)
+    right.legend(handles=handles, loc="lower left", fontsize=7.5)
     figure.tight_layout()
     return figure
 
@@ -173,9 +136,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "as the 10^5 / 10^6 ratio within 2.8-3.6 around √10 (the bound's lower-order "
                 "terms move it)"
             ),
-            verdict=both(
-                "reproduced" if below else "differs", "reproduced" if shape else "differs"
-            ),
+            verdict=both(held(below), held(shape)),
             reason=""
             if below and shape
             else "the recorded ε is above the printed closed form"

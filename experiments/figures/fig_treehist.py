@@ -1,18 +1,12 @@
 """TreeHist ([BNST] Bassily, Nissim, Stemmer, Thakurta, NeurIPS 2017) in [PEM] Sec. VI.
 
-Three figures, each beside the protocols of the [PEM] figure it extends (their runs are
-that figure's configs, drawn again here):
-
-* ``treehist_eps``: F1 and NCR against ε at k = 16 on URL, AOL and synthetic ([PEM] Fig. 5);
-* ``treehist_k``: F1 and NCR against k at ε = 2 ([PEM] Fig. 6);
-* ``treehist_threshold``: F1 of the threshold versions against ε at θ = 0.023 on the
-  exponential data ([PEM] Fig. 7a).
-
-TreeHist runs in both forms (:mod:`ldp.heavy_hitters.treehist`): the threshold form of
-[BNST] (children estimated at >= z σ_ℓ survive) and the top-k form (k children per level:
-PEM with γ = 0 and η = 1, whose F1/NCR [PEM] Eq. (4) predicts: the dotted line on the
-synthetic panels).  [PEM] Sec. VII's point is that splitting the users into m groups (one
-per bit) costs accuracy (Principle 2); these figures measure how much.
+Three figures beside the protocols of the [PEM] figure each extends (their runs are that
+figure's configs, drawn again here): ``treehist_eps`` ([PEM] Fig. 5), ``treehist_k``
+([PEM] Fig. 6) and ``treehist_threshold`` ([PEM] Fig. 7a).  TreeHist runs in both forms
+(:mod:`ldp.heavy_hitters.treehist`): the threshold form of [BNST] (children estimated at
+>= z σ_ℓ survive) and the top-k form (k children per level: PEM with γ = 0 and η = 1,
+whose F1/NCR [PEM] Eq. (4) predicts).  [PEM] Sec. VII's point is that splitting the users
+into m groups (one per bit) costs accuracy (Principle 2); these figures measure how much.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
@@ -47,9 +40,7 @@ def _series(table: pd.DataFrame) -> pd.Series:
 
 
 def _with_series(table: pd.DataFrame) -> pd.DataFrame:
-    out = table.copy()
-    out["series"] = _series(out)
-    return out
+    return table.assign(series=_series(table))
 
 
 def _legend_order(labels) -> list[str]:
@@ -72,6 +63,14 @@ def _style(label: str) -> dict:
     return look
 
 
+def _draw_series(ax: plt.Axes, stats: pd.DataFrame, x: str) -> None:
+    """Every series of ``stats`` against ``x`` as points (mean ± sd), in legend order."""
+    for label in _legend_order(stats["series"]):
+        series = stats[stats["series"] == label].sort_values(x)
+        look = _style(label)
+        sec6.points(ax, series[x], series, look.pop("colour"), label=label, **look)
+
+
 def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
     """[PEM] Eq. (4) for TreeHist's top-k form on the exponential data (its law as truth),
     built from a top-k ``row``'s setting at ``epsilon`` and ``k``."""
@@ -88,58 +87,32 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
     figure, axes = plt.subplots(
         2, len(datasets), figsize=(4.3 * len(datasets), 7.0), sharex="col", squeeze=False
     )
-    letters = "abcdefghi"
-    for row_index, metric in enumerate(sec6.METRIC_LABELS):
+    for row_index, (metric, label) in enumerate(sec6.METRIC_LABELS.items()):
         stats = summary(table, metric, ["dataset.name", "series", x])
         for col, dataset in enumerate(datasets):
             ax = axes[row_index][col]
-            panel = stats[stats["dataset.name"] == dataset]
-            for label in _legend_order(panel["series"]):
-                series = panel[panel["series"] == label].sort_values(x)
-                look = _style(label)
-                sec6.points(
-                    ax,
-                    series[x],
-                    series,
-                    look.pop("colour"),
-                    label=label,
-                    **look,
-                )
+            _draw_series(ax, stats[stats["dataset.name"] == dataset], x)
             tree = table[(table["dataset.name"] == dataset) & (table["series"] == TOPK_LABEL)]
             if dataset == "exponential" and len(tree):
                 row = tree.iloc[0]
                 grid = np.sort(tree[x].unique())
-                values = [
-                    topk_model(
-                        row,
-                        metric,
-                        float(v if x == "epsilon" else row["epsilon"]),
-                        int(v if x == "k" else row["k"]),
-                    )
-                    for v in grid
-                ]
+                values = []
+                for v in grid:
+                    epsilon = float(v if x == "epsilon" else row["epsilon"])
+                    k = int(v if x == "k" else row["k"])
+                    values.append(topk_model(row, metric, epsilon, k))
                 sec6.model_line(ax, grid, values, style.series_color(TOPK_LABEL), ls=":")
-            letter = letters[row_index * len(datasets) + col]
-            ax.set_title(
-                f"({letter}) {sec6.data_title(table, dataset)}, {sec6.METRIC_LABELS[metric]}"
-            )
-            sec6.utility_axis(ax, sec6.METRIC_LABELS[metric] if col == 0 else None)
+            letter = "abcdefghi"[row_index * len(datasets) + col]
+            ax.set_title(f"({letter}) {sec6.data_title(table, dataset)}, {label}")
+            sec6.utility_axis(ax, label if col == 0 else None)
             if log2_x:
                 sec6.log2_k_axis(ax, table[x].unique())
             ax.set_xlabel((ax.get_xlabel() if log2_x else xlabel) if row_index == 1 else "")
-    return _legend(figure, axes, model=True)
-
-
-def _legend(figure: plt.Figure, axes, model: bool) -> plt.Figure:
-    seen: dict[str, object] = {}
-    for ax in np.ravel(axes):
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
+    seen = style.drawn_handles(axes)
     labels = _legend_order(seen)
     handles = [seen[label] for label in labels]
-    if model:
-        handles.append(Line2D([], [], color=style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
-        labels.append(f"{NAME} top-k model, [PEM] Eq. (4) (synthetic)")
+    handles.append(style.key("", style.series_color(TOPK_LABEL), lw=0.9, ls=":"))
+    labels.append(f"{NAME} top-k model, [PEM] Eq. (4) (synthetic)")
     figure.legend(
         handles, labels, loc="lower center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, -0.03)
     )
@@ -161,10 +134,7 @@ def draw_threshold(table: pd.DataFrame) -> plt.Figure:
     table = _with_series(table[np.isclose(table["protocol.threshold"], 0.023)])
     stats = summary(table, "f1", ["series", "epsilon"])
     figure, ax = plt.subplots(figsize=(5.2, 4.3))
-    for label in _legend_order(stats["series"]):
-        series = stats[stats["series"] == label].sort_values("epsilon")
-        look = _style(label)
-        sec6.points(ax, series["epsilon"], series, look.pop("colour"), label=label, **look)
+    _draw_series(ax, stats, "epsilon")
     ax.set_title("θ = 0.023, exponential (n = 10^6, m = 64)")
     sec6.utility_axis(ax, "F1")
     ax.set_xlabel(style.EPSILON_LABEL)

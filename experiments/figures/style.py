@@ -239,6 +239,42 @@ def save(figure: plt.Figure, directory: str | Path, stem: str, pdf: bool = True)
     return paths
 
 
+def key(label: str, color: object = "0.3", **line: object) -> Line2D:
+    """A legend entry that draws nothing: ``label`` in ``color``, styled by ``line``
+    (``lw``, ``ls``, ``marker``, ``mfc``, ...)."""
+    return Line2D([], [], color=color, label=label, **line)
+
+
+def series_key(label: str, **line: object) -> Line2D:
+    """The legend entry of a series: its colour and marker (:func:`series_color`,
+    :func:`series_marker`), styled by ``line``."""
+    return key(label, series_color(label), marker=series_marker(label), **line)
+
+
+def drawn_handles(axes: object) -> dict[str, object]:
+    """The first handle drawn on ``axes`` (one or an array of them) under each legend label,
+    by label, in drawing order: for one legend over several panels."""
+    seen: dict[str, object] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    return seen
+
+
+def legend_right(figure: plt.Figure, handles: list[Line2D], y: float = 0.5) -> plt.Figure:
+    """The figure's one legend, right of its panels and centred at height ``y``; then the
+    tight layout.  Returns the figure."""
+    figure.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, y))
+    figure.tight_layout()
+    return figure
+
+
+def legend_if_any(ax: plt.Axes, **options: object) -> None:
+    """The axes' own legend (``ax.legend(**options)``), if anything on it has a label."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**options)
+
+
 def engine_handles(engines: object, marker: str | None = "engine") -> list[Line2D]:
     """Legend entries for the engines whose rows a figure holds (filled: sampled, open:
     reports), so a figure without reports-engine rows does not list that engine.
@@ -250,19 +286,7 @@ def engine_handles(engines: object, marker: str | None = "engine") -> list[Line2
     shape = {e: (ENGINE_MARKERS[e] if marker == "engine" else "o") for e in ENGINE_MARKERS}
     handles = []
     if "sampled" in present:
-        handles.append(
-            Line2D([], [], color="0.3", marker=shape["sampled"], ls="", label="sampled engine")
-        )
+        handles.append(key("sampled engine", marker=shape["sampled"], ls=""))
     if "reports" in present:
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="0.3",
-                marker=shape["reports"],
-                mfc="white",
-                ls="",
-                label="reports engine",
-            )  # fmt: skip
-        )
+        handles.append(key("reports engine", marker=shape["reports"], mfc="white", ls=""))
     return handles
