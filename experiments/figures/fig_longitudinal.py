@@ -20,10 +20,9 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import frequency_mse, held, summary, worst_t
+from experiments.results import figure_config, frequency_mse, held, summary, worst_t
 from ldp import registry
 
-PROTOCOLS = ("LGRR", "LOUE", "LOSUE")
 #: ε₁ of panels (b) and (c) (ε_∞ = 2 ε₁ = 2).
 FOCUS = 1.0
 #: The overall false-alarm rate of the closed-form claim, split over its settings.
@@ -42,7 +41,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
     stats = _summary(table)
     at_focus = np.isclose(table["epsilon"], FOCUS)
-    for name in PROTOCOLS:
+    for name in figure_config("longitudinal_tau").series:
         mine = stats[stats["protocol.name"] == name].sort_values("epsilon")
         if mine.empty:
             continue
@@ -84,25 +83,27 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def _grr_crosses(frame: pd.DataFrame, low: float, high: float) -> bool:
-    """L-GRR above L-OSUE at the smallest ε and below it at the largest."""
+def _grr_crosses(frame: pd.DataFrame, low: float, high: float, grr: str, osue: str) -> bool:
+    """L-GRR (``grr``) above L-OSUE (``osue``) at the smallest ε and below it at the largest."""
     return bool(
-        frame.loc[low, "LGRR"] > frame.loc[low, "LOSUE"]
-        and frame.loc[high, "LGRR"] < frame.loc[high, "LOSUE"]
+        frame.loc[low, grr] > frame.loc[low, osue] and frame.loc[high, grr] < frame.loc[high, osue]
     )
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
+    config = figure_config("longitudinal_tau")
+    (osue,), (oue, grr) = config.subjects, config.reference
     stats = _summary(table)
-    if stats.empty or set(stats["protocol.name"]) != set(PROTOCOLS):
+    if stats.empty or set(stats["protocol.name"]) != set(config.series):
         return []
     settings = len(stats)
     worst, limit = worst_t(stats, LEVEL)
     mean = stats.pivot(index="epsilon", columns="protocol.name", values="mean")
     expected = stats.pivot(index="epsilon", columns="protocol.name", values="analytic")
-    osue_better = bool((mean["LOSUE"] < mean["LOUE"]).all())
+    osue_better = bool((mean[osue] < mean[oue]).all())
     low, high = mean.index.min(), mean.index.max()
-    crossing, crossing_expected = _grr_crosses(mean, low, high), _grr_crosses(expected, low, high)
+    crossing = _grr_crosses(mean, low, high, grr, osue)
+    crossing_expected = _grr_crosses(expected, low, high, grr, osue)
     spent = table[table["metric"] == "epsilon_spent"]
     inf = 2 * spent["epsilon"]
     below = bool((spent["value"] <= inf * (1 + 1e-9)).all())
@@ -111,9 +112,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     tau = int(spent["item"].max())
     last = spent[spent["item"] == tau]
     reached = float((last["value"] / (2 * last["epsilon"])).min())
-    ratios = ", ".join(
-        f"{2 * e:g}: {mean.loc[e, 'LOSUE'] / mean.loc[e, 'LOUE']:.2f}" for e in mean.index
-    )
+    ratios = ", ".join(f"{2 * e:g}: {mean.loc[e, osue] / mean.loc[e, oue]:.2f}" for e in mean.index)
     return [
         ClaimCheck(
             source="[ACBX22] Sec. 3 (variance of the chained protocols)",

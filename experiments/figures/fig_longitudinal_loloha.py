@@ -24,6 +24,7 @@ from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
 from experiments.results import (
     build_protocol,
+    figure_config,
     frequency_mse,
     held,
     protocol_from_row,
@@ -158,7 +159,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     table = _with_eps_inf(table)
     stats = _summary(table)
     whos = set(stats["who"])
-    hashed = sorted(w for w in whos if "LOLOHA" in w.upper())
+    subjects = table["protocol.name"].isin(figure_config("longitudinal_loloha").subjects)
+    hashed = sorted(whos & set(table.loc[subjects, "who"]))
     others = sorted(whos - set(hashed))
     if not hashed or not others:
         return []

@@ -21,12 +21,10 @@ from scipy import stats
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec, both
-from experiments.results import held, summary
+from experiments.results import figure_config, held, summary
 from ldp import registry
 from ldp.theory import numeric as theory
 
-#: Registered name -> the name of its closed form in ldp.theory.numeric.
-FORMS = {"Duchi": "Duchi", "PM": "PM", "Hybrid": "HM", "Laplace": "Laplace"}
 EPS_GRID = np.linspace(0.2, 8.0, 200)
 #: Data set -> the value every user's variance is evaluated at.
 LAWS = {"centre": 0.0, "ends": 1.0}
@@ -35,13 +33,13 @@ LEVEL = 1e-3
 
 
 def _formula(name: str):
-    """The closed form Var[t*|t](ε, t) of a registered mechanism."""
-    return {
-        "Duchi": theory.duchi_variance,
-        "PM": theory.pm_variance,
-        "HM": theory.hm_variance,
-        "Laplace": theory.laplace_grid_variance,
-    }[FORMS[name]]
+    """The paper's closed form Var[t*|t](ε, t) of a registered mechanism (its ``paper_form``)."""
+    return registry.get(name).cls.paper_form
+
+
+def _worst(name: str, epsilon: float) -> float:
+    """The paper's worst-case Var[t*|t] of a registered mechanism at ε."""
+    return registry.get(name).cls.paper_worst_case(epsilon)
 
 
 def _stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -57,7 +55,7 @@ def worst_case(table: pd.DataFrame) -> pd.DataFrame:
 
 def _names(table: pd.DataFrame) -> list[str]:
     present = set(table["protocol.name"])
-    return [name for name in registry.protocols("mean") if name in present and name in FORMS]
+    return [name for name in registry.protocols("mean") if name in present]
 
 
 def _panel(axis: plt.Axes, names: list[str], measured: pd.DataFrame, closed_form) -> None:
@@ -87,7 +85,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         where = "t = 0" if law == "centre" else "t = ±1"
         axis.set_title(f"({letter}) every user at {where}")
     worst = worst_case(table).reset_index()
-    _panel(axes[2], names, worst, lambda name, e: theory.worst_case_variance(FORMS[name], e))
+    _panel(axes[2], names, worst, _worst)
     axes[2].axvline(theory.PM_BEATS_DUCHI, color="0.4", ls=":", lw=0.9)
     axes[2].set(ylabel="max over t of Var[t*|t]")
     axes[2].set_title("(c) worst case: per-report variance")
@@ -106,31 +104,31 @@ def _interpolated_crossing(grid: np.ndarray, log_ratio: np.ndarray) -> float | N
     return grid[i] + (grid[i + 1] - grid[i]) * log_ratio[i] / (log_ratio[i] - log_ratio[i + 1])
 
 
-def _crossing(worst: pd.DataFrame) -> tuple[float, bool]:
+def _crossing(worst: pd.DataFrame, pm: str, duchi: str) -> tuple[float, bool]:
     """ε where the measured worst cases of PM and Duchi cross (log ratio interpolated
     linearly between grid points), and whether the sign changes exactly once."""
-    pm, duchi = worst.loc["PM"]["mean"], worst.loc["Duchi"]["mean"]
+    pm, duchi = worst.loc[pm]["mean"], worst.loc[duchi]["mean"]
     grid = np.array(sorted(set(pm.index) & set(duchi.index)))
     crossing = _interpolated_crossing(grid, np.log(pm[grid].to_numpy() / duchi[grid].to_numpy()))
     return (math.nan, False) if crossing is None else (float(crossing), True)
 
 
-def _analytic_crossing_error(grid: np.ndarray) -> float:
+def _analytic_crossing_error(grid: np.ndarray, pm: str, duchi: str) -> float:
     """How far the same interpolation of the *closed forms* lands from 1.29 on this grid."""
-    ratio = np.log(
-        [theory.worst_case_variance("PM", e) / theory.worst_case_variance("Duchi", e) for e in grid]
-    )
+    ratio = np.log([_worst(pm, e) / _worst(duchi, e) for e in grid])
     return abs(_interpolated_crossing(grid, ratio) - theory.PM_BEATS_DUCHI)
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
+    config = figure_config("mean_eps")
+    (pm, hybrid), (duchi,) = config.subjects, config.reference
     names = set(_names(table))
-    if not {"Duchi", "PM", "Hybrid"} <= names or set(table["dataset.law"]) < set(LAWS):
+    if not {duchi, pm, hybrid} <= names or set(table["dataset.law"]) < set(LAWS):
         return []
     worst = worst_case(table)
-    crossing, once = _crossing(worst)
-    grid = np.array(sorted(worst.loc["PM"].index))
-    slack = _analytic_crossing_error(grid) + 0.05
+    crossing, once = _crossing(worst, pm, duchi)
+    grid = np.array(sorted(worst.loc[pm].index))
+    slack = _analytic_crossing_error(grid, pm, duchi) + 0.05
     # (1) the crossing
     close = once and abs(crossing - theory.PM_BEATS_DUCHI) <= slack
     result = [
@@ -153,13 +151,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         )
     ]
     # (2) HM at most both, at every ε, within a one-sided test at LEVEL overall
-    hm = worst.loc["Hybrid"]
+    hm = worst.loc[hybrid]
     limit = float(stats.norm.isf(LEVEL / len(hm)))
     worst_z, above = -math.inf, []
     for eps, row in hm.iterrows():
-        best = min(
-            (worst.loc[other].loc[eps] for other in ("PM", "Duchi")), key=lambda r: r["mean"]
-        )
+        best = min((worst.loc[other].loc[eps] for other in (pm, duchi)), key=lambda r: r["mean"])
         spread = math.hypot(row["se"], best["se"])
         z = (row["mean"] - best["mean"]) / spread if spread > 0 else -math.inf
         worst_z = max(worst_z, z)
@@ -183,7 +179,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     )
     # (3) the estimator's MSE matches the closed forms on both data sets
     errors = _stats(table, "sq_error_n")
-    errors = errors[errors["protocol.name"].isin(FORMS)]
+    errors = errors[errors["protocol.name"].isin(registry.protocols("mean"))]
     # R n·err²/Var ~ χ²_R when the mean error is normal (CLT over n = 2000 users)
     total = errors["trials"] * errors["mean"] / errors["analytic"]
     chi2 = stats.chi2(errors["trials"])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -121,6 +122,9 @@ class MeanProtocol(ABC):
     exact_bytes: ClassVar[bool] = False
     #: Whether every report lies in ``report_range()`` (False: unbounded noise).
     bounded: ClassVar[bool] = True
+    #: The paper's closed form Var[t*|t] as a function of (ε, t) (:mod:`ldp.theory.numeric`),
+    #: read by ``paper_variance`` and by the figures without building the protocol.
+    paper_form: ClassVar[Callable[[float, np.ndarray | float], np.ndarray | float]]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -163,9 +167,15 @@ class MeanProtocol(ABC):
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         """E[t*² | t] for the realised probabilities."""
 
-    @abstractmethod
     def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
-        """Var[t*|t] as the paper states it (:mod:`ldp.theory.numeric`)."""
+        """Var[t*|t] as the paper states it: ``paper_form(ε, t)``."""
+        return np.asarray(self.paper_form(self.epsilon, np.asarray(t, dtype=float)))
+
+    @classmethod
+    def paper_worst_case(cls, epsilon: float) -> float:
+        """max over t in [-1, 1] of the paper's Var[t*|t] at ε, without building the
+        protocol: at t = 0 or |t| = 1, the paper's variances being affine in t²."""
+        return float(max(cls.paper_form(epsilon, 0.0), cls.paper_form(epsilon, 1.0)))
 
     def conditional_variance(self, t: np.ndarray | float) -> np.ndarray:
         """Var[t*/κ | t] = E[t*²|t]/κ² - t²: the variance one user adds to the estimator."""

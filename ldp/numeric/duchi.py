@@ -44,6 +44,7 @@ class Duchi(MeanProtocol):
     """Duchi et al.'s mechanism: reports ±B, B = (e^ε+1)/(e^ε-1) ([W19] Algorithm 1)."""
 
     name = "Duchi"
+    paper_form = staticmethod(theory.duchi_variance)
     capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True
     _keep: int = field(init=False, repr=False, compare=False)
@@ -93,9 +94,6 @@ class Duchi(MeanProtocol):
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         """E[t*²|t] = B² (the reports are ±B)."""
         return np.full(np.shape(t), self.bound**2)
-
-    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
-        return np.asarray(theory.duchi_variance(self.epsilon, np.asarray(t, dtype=float)))
 
     def evidence_interval(self, v: float) -> tuple[float, float]:
         """The report +B for v >= 0, -B below."""

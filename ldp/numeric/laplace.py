@@ -69,6 +69,9 @@ class Laplace(MeanProtocol):
     8/ε² within 0.04%, ε-LDP as float64 bytes (see the module docstring)."""
 
     name = "Laplace"
+    #: this mechanism's own closed form; [W19]'s 8/ε² is
+    #: :func:`ldp.theory.numeric.laplace_variance`, within 0.04% of it
+    paper_form = staticmethod(theory.laplace_grid_variance)
     capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True
     bounded: ClassVar[bool] = False
@@ -154,10 +157,10 @@ class Laplace(MeanProtocol):
         up = self._up(t)
         return np.square(t) + (self.noise.variance + up * (1 - up)) / self.grid**2
 
-    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
-        """The closed form of this mechanism (:func:`ldp.theory.numeric.laplace_grid_variance`);
-        [W19]'s 8/ε² is :func:`ldp.theory.numeric.laplace_variance`, within 0.04% of it."""
-        return np.asarray(theory.laplace_grid_variance(self.epsilon, np.asarray(t, dtype=float)))
+    @classmethod
+    def paper_worst_case(cls, epsilon: float) -> float:
+        """At a midpoint of the grid, f = 1/2 (t = 1/(2s))."""
+        return float(cls.paper_form(epsilon, 0.5 / theory.laplace_grid(epsilon)))
 
     def worst_case_variance(self) -> float:
         """At a midpoint of the grid, f = 1/2 (t = 1/(2s))."""

@@ -96,6 +96,7 @@ class PM(MeanProtocol):
     """
 
     name = "PM"
+    paper_form = staticmethod(theory.pm_variance)
     capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True
     _m: int = field(init=False, repr=False, compare=False)
@@ -223,9 +224,6 @@ class PM(MeanProtocol):
         rounding = (scaled - low) * (low + 1 - scaled) / 4.0**INPUT_BITS
         return p * centre + (1 - p) * outer + (c + 1) / 2 * rounding - self.cell**2 / 12
 
-    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
-        return np.asarray(theory.pm_variance(self.epsilon, np.asarray(t, dtype=float)))
-
     def evidence_interval(self, v: float) -> tuple[float, float]:
         """The centre piece [l(v), r(v)]."""
         left, right = self.pieces(v)
@@ -256,6 +254,7 @@ class Hybrid(MeanProtocol):
     """The Hybrid Mechanism: PM with probability α = 1 - e^{-ε/2} (ε > ε*), else Duchi."""
 
     name = "Hybrid"
+    paper_form = staticmethod(theory.hm_variance)
     capabilities: ClassVar[Capabilities] = Capabilities()
     exact_bytes: ClassVar[bool] = True  # both parts emit fixed floats with exact probabilities
     _pm: PM = field(init=False, repr=False, compare=False)
@@ -315,9 +314,6 @@ class Hybrid(MeanProtocol):
     def second_moment(self, t: np.ndarray | float) -> np.ndarray:
         a = self.alpha
         return a * self._pm.second_moment(t) + (1 - a) * self._duchi.second_moment(t)
-
-    def paper_variance(self, t: np.ndarray | float) -> np.ndarray:
-        return np.asarray(theory.hm_variance(self.epsilon, np.asarray(t, dtype=float)))
 
     def evidence_interval(self, v: float) -> tuple[float, float]:
         """PM's centre piece widened to hold Duchi's report of v's sign (B < C)."""

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.figures import fig_mean
+from ldp import registry
 from ldp.theory import numeric as theory
 
 EPSILONS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
@@ -15,7 +16,7 @@ EPSILONS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 def _table(pm_factor: float = 1.0, trials: int = 100) -> pd.DataFrame:
     rng = np.random.default_rng(5)
     rows = []
-    for name in fig_mean.FORMS:
+    for name in registry.protocols("mean"):
         for law, t in fig_mean.LAWS.items():
             for eps in EPSILONS:
                 variance = float(fig_mean._formula(name)(eps, t))
