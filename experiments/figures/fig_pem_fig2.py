@@ -32,7 +32,6 @@ PANELS = (
 )
 #: Which way each parameter helps: +1 larger is better (n, ε), -1 smaller is better (m).
 BETTER = {"dataset.n": +1, "dataset.m": -1, "epsilon": +1}
-SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -82,12 +81,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             )
             label = show(value) + (" (default)" if is_default else "")
             handles.append(Line2D([], [], color=colour, marker="o", lw=1.0, label=label))
-        fixed = ", ".join(
-            f"{SYMBOL[c]} = {sec5.format_count(v) if c == 'dataset.n' else f'{v:g}'}"
-            for c, v in defaults.items()
-            if c != varied
-        )
-        ax.set_title(f"{title}  ({fixed})")
+        ax.set_title(f"{title}  ({sec5.fixed(defaults, varied)})")
         ax.set_xscale("log")
         ax.set_xlabel("frequency f_j of the j-th most frequent value (log scale)")
         ax.set_ylim(-0.04, 1.04)
@@ -160,11 +154,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         direction = BETTER[varied]
         ok &= bool(np.all(direction * np.diff(emp.to_numpy()) > 0))
         ok &= bool(np.all(direction * np.diff(model.to_numpy()) > 0))
-        shown = "/".join(
-            sec5.format_count(v) if varied == "dataset.n" else f"{v:g}" for v in panel[varied]
-        )
+        shown = "/".join(sec5.show(varied, v) for v in panel[varied])
         trends.append(
-            f"{SYMBOL[varied]} = {shown}: "
+            f"{sec5.SYMBOL[varied]} = {shown}: "
             + "/".join(f"{e:.2f}" for e in emp)
             + " (model "
             + "/".join(f"{m:.2f}" for m in model)

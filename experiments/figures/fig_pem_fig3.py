@@ -62,35 +62,11 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
             if len(etas) == 2 and etas[0] == etas[1]:
                 panels.append(("users", shares[0] * n))
             model = sec5.model_utility(row, frequencies[key], metric)
-            refined = sec5.refined_utility(row, metric)
+            extra = {"model": model, "refined": sec5.refined_utility(row, metric)}
             for panel, x in panels:
-                out.append(
-                    {
-                        "config_hash": key,
-                        "panel": panel,
-                        "x": float(x),
-                        "dataset": row["label"],
-                        "metric": metric,
-                        "mean": stats.loc[key, "mean"],
-                        "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "trials"]),
-                        "model": model,
-                        "refined": refined,
-                    }
-                )
-    columns = [
-        "config_hash",
-        "panel",
-        "x",
-        "dataset",
-        "metric",
-        "mean",
-        "se",
-        "runs",
-        "model",
-        "refined",
-    ]
-    return pd.DataFrame(out, columns=columns).sort_values(["panel", "dataset", "metric", "x"])
+                out.append(sec5.point(stats, key, row, metric, panel=panel, x=float(x), **extra))
+    frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "refined"])
+    return frame.sort_values(["panel", "dataset", "metric", "x"])
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -100,12 +76,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.4), sharey=True)
     for ax, (panel, title, xlabel) in zip(axes, PANELS, strict=True):
         here = data[data["panel"] == panel]
-        for (dataset, metric), series in here.groupby(["dataset", "metric"], sort=False):
-            colour = sec5.DATASET_COLORS.get(dataset, "0.3")
-            spec = sec5.METRICS[metric]
-            ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=spec["ls"], alpha=0.9)
-            ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=spec["ls"], alpha=0.35)
-            sec5.errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        sec5.draw_utility(ax, here, refined=True)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         if panel == "users":

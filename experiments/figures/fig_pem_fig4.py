@@ -28,16 +28,11 @@ PANELS = (
     ("dataset.m", "(b) vary m", "bits per value m", -1),
     ("epsilon", "(c) vary ε", style.EPSILON_LABEL, +1),
 )
-SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
-
-
-def _show(column: str, value: float) -> str:
-    return sec5.format_count(value) if column == "dataset.n" else f"{value:g}"
 
 
 def _where(row: pd.Series) -> str:
     return (
-        f"{SYMBOL[row['panel']]} = {_show(row['panel'], row['x'])}, {row['dataset']} "
+        f"{sec5.SYMBOL[row['panel']]} = {sec5.show(row['panel'], row['x'])}, {row['dataset']} "
         f"{sec5.METRICS[row['metric']]['label']}"
     )
 
@@ -57,23 +52,14 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                 if key not in stats.index:
                     continue
                 config = sec5.pem_config(row)
-                out.append(
-                    {
-                        "config_hash": key,
-                        "panel": varied,
-                        "x": float(row[varied]),
-                        "dataset": row["label"],
-                        "metric": metric,
-                        "mean": stats.loc[key, "mean"],
-                        "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "trials"]),
-                        "model": sec5.model_utility(row, frequencies[key], metric),
-                        "g": config.g,
-                        "eta": max(config.etas),
-                    }
-                )
-    columns = ["config_hash", "panel", "x", "dataset", "metric", "mean", "se", "runs"]
-    frame = pd.DataFrame(out, columns=[*columns, "model", "g", "eta"])
+                extra = {
+                    "x": float(row[varied]),
+                    "model": sec5.model_utility(row, frequencies[key], metric),
+                    "g": config.g,
+                    "eta": max(config.etas),
+                }
+                out.append(sec5.point(stats, key, row, metric, panel=varied, **extra))
+    frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "g", "eta"])
     return frame.sort_values(["panel", "dataset", "metric", "x"])
 
 
@@ -85,11 +71,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
     for ax, (varied, title, xlabel, _) in zip(axes, PANELS, strict=True):
         here = data[data["panel"] == varied]
-        for (dataset, metric), series in here.groupby(["dataset", "metric"], sort=False):
-            colour = sec5.DATASET_COLORS.get(dataset, "0.3")
-            spec = sec5.METRICS[metric]
-            ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=spec["ls"], alpha=0.9)
-            sec5.errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        sec5.draw_utility(ax, here)
         # the optimizer's choice at each x (the same for both data sets: it assumes 1/j)
         for x, chosen in here.drop_duplicates("x").set_index("x").iterrows():
             ax.annotate(
@@ -103,10 +85,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 fontsize="x-small",
                 color="0.35",
             )
-        fixed = ", ".join(
-            f"{SYMBOL[c]} = {_show(c, v)}" for c, v in defaults.items() if c != varied
-        )
-        ax.set_title(f"{title}  ({fixed})")
+        ax.set_title(f"{title}  ({sec5.fixed(defaults, varied)})")
         ax.set_xlabel(xlabel)
         if varied == "dataset.n":
             ax.set_xscale("log")
@@ -169,8 +148,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 continue
             ok &= bool(d_worst > 2 * se_worst) and bool(d_best <= 0.05)
             parts.append(
-                f"{sec5.METRICS[metric]['label']} zipf − zipf(-20) at {SYMBOL[varied]} = "
-                f"{_show(varied, worst_x)}: {d_worst:+.2f}, at {_show(varied, best_x)}: "
+                f"{sec5.METRICS[metric]['label']} zipf − zipf(-20) at {sec5.SYMBOL[varied]} = "
+                f"{sec5.show(varied, worst_x)}: {d_worst:+.2f}, at {sec5.show(varied, best_x)}: "
                 f"{d_best:+.2f}"
             )
     found.append(

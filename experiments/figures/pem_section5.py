@@ -40,8 +40,11 @@ METRICS = {
 }
 #: Error bars: ± this many standard errors of the mean over runs.
 ERROR_SE = 2
-#: Parameters a setting is told apart by (besides the data set).
+#: Parameters a setting is told apart by (besides the data set), and their symbols.
 SETTING_COLUMNS = ("dataset.n", "dataset.m", "epsilon")
+SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
+#: The columns of :func:`point` (a figure adds its own after them).
+POINT_COLUMNS = ["config_hash", "panel", "x", "dataset", "metric", "mean", "se", "runs", "model"]
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
@@ -201,6 +204,41 @@ def errorbar(ax, x, mean, se, colour, metric: str, **kwargs) -> None:
         lw=0.8,
         **kwargs,
     )
+
+
+def show(column: str, value: float) -> str:
+    """A parameter's value as a title or a claim prints it (n as :func:`format_count`)."""
+    return format_count(value) if column == "dataset.n" else f"{value:g}"
+
+
+def fixed(defaults: dict, varied: str) -> str:
+    """The parameters a panel holds at their defaults, e.g. "m = 64, ε = 1"."""
+    return ", ".join(f"{SYMBOL[c]} = {show(c, v)}" for c, v in defaults.items() if c != varied)
+
+
+def point(stats: pd.DataFrame, key: str, row: pd.Series, metric: str, **columns) -> dict:
+    """One point of Figs. 3 and 4: a setting's mean and SE of ``metric`` over its runs (from
+    ``stats``, a summary by ``config_hash``), with ``columns`` (panel, x, model, ...)."""
+    return {
+        "config_hash": key,
+        "dataset": row["label"],
+        "metric": metric,
+        "mean": stats.loc[key, "mean"],
+        "se": stats.loc[key, "se"],
+        "runs": int(stats.loc[key, "trials"]),
+        **columns,
+    }
+
+
+def draw_utility(ax, points: pd.DataFrame, refined: bool = False) -> None:
+    """Figs. 3 and 4: each (data set, metric)'s runs as points beside the model (4) as a thin
+    line (and the refined model as a thick pale one), in the data set's colour."""
+    for (dataset, metric), series in points.groupby(["dataset", "metric"], sort=False):
+        colour, ls = DATASET_COLORS.get(dataset, "0.3"), METRICS[metric]["ls"]
+        ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=ls, alpha=0.9)
+        if refined:
+            ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=ls, alpha=0.35)
+        errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
 
 
 def format_count(value: float) -> str:
