@@ -23,6 +23,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
+from experiments.figures.spec import ClaimCheck, both, verdict_of
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
 from ldp import theory
@@ -268,6 +269,45 @@ def end_to_end(series: pd.Series) -> dict[str, float]:
     return {
         d: float(g.iloc[-1] - g.iloc[0]) for d, g in series.dropna().groupby(level=0) if len(g) > 1
     }
+
+
+def ahead_claim(
+    wide: pd.DataFrame,
+    others: pd.Series,
+    axis: str,
+    trend: dict[str, float],
+    holds: bool | None,
+    *,
+    source: str,
+    paper: str,
+    trend_text: str,
+    tolerance: str,
+    reasons: tuple[str, str],
+) -> ClaimCheck:
+    """Figs. 5 and 6: the proposed protocol best at every (data set, ``axis``) point of
+    ``wide`` (mean F1 per protocol), within 0.02 of the best baseline's (``others``) or
+    above it, and a ``trend`` along the axis per data set that ``holds`` (None: not
+    measurable); ``reasons``: why the trend fails, why a baseline matches."""
+    name = proposed()
+    best = wide[name] >= others - 0.02
+    losses = [
+        f"{d} {axis} = {x:g} ({name} {wide.loc[(d, x), name]:.2f} vs {others[(d, x)]:.2f})"
+        for d, x in wide.index[~best.to_numpy()]
+    ]
+    return ClaimCheck(
+        source=source,
+        paper=paper,
+        ours=(
+            f"{name}'s mean F1 is the highest (within 0.02) at {int(best.sum())} of "
+            f"{len(best)} (data set, {axis}) points"
+            + (f"; not at {', '.join(losses)}" if losses else "")
+            + f"; {trend_text}: "
+            + ", ".join(f"{d} {change:+.2f}" for d, change in trend.items())
+        ),
+        tolerance=tolerance,
+        verdict=both(verdict_of(not losses, "partly"), verdict_of(holds)),
+        reason="" if not losses and holds else reasons[0] if not losses else reasons[1],
+    )
 
 
 def runs_note(table: pd.DataFrame) -> str:
