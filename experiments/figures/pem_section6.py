@@ -109,6 +109,13 @@ def points(
     )
 
 
+def series_points(ax: plt.Axes, stats: pd.DataFrame, x: str, series: str, **kwargs: Any) -> None:
+    """:func:`points` at ``stats[x]`` in the colour and marker of ``series`` (a protocol, or
+    a preset's label such as "MCM (√n channels)")."""
+    colour, marker = style.series_color(series), style.series_marker(series)
+    points(ax, stats[x], stats, colour, marker=marker, **kwargs)
+
+
 def model_line(ax: plt.Axes, x: Sequence[float], y: Sequence[float], colour: Any, **kw) -> None:
     """An analytical curve: a thin line in the series' colour."""
     ax.plot(np.asarray(x, float), np.asarray(y, float), color=colour, lw=0.9, alpha=0.9, **kw)
@@ -372,12 +379,11 @@ def draw_series(
                 series = series.reindex(grid)
             series = series.rename_axis(x).reset_index()
             variant = index > 0
-            points(
+            series_points(
                 ax,
-                series[x],
                 series,
-                style.series_color(series_name),
-                marker=style.series_marker(series_name),
+                x,
+                series_name,
                 ls=VARIANT_LS[(index - 1) % len(VARIANT_LS)] if variant else "-",
                 filled=not variant,
                 label=series_name if variant else label_of(name),
