@@ -80,13 +80,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if series.empty:
                 continue
             series = series.sort_values("epsilon")
-            colour = style.series_color(_series(name, mode))
-            sec6.points(
+            sec6.series_points(
                 ax,
-                series["epsilon"],
                 series,
-                colour,
-                marker=style.series_marker(_series(name, mode)),
+                "epsilon",
+                _series(name, mode),
                 join=False,
                 filled=mode not in ("split", "paper"),
                 label=_series_label(name, mode),
@@ -94,13 +92,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             row = rows[(rows["protocol.name"] == name) & (rows["budget"] == mode)].iloc[0]
             xs = series["epsilon"].to_numpy() if name == SERIES[0] else grid  # optimiser per ε
             model = [sec6.squared_error_model(row, e) for e in xs]
-            sec6.model_line(
-                ax,
-                xs,
-                model,
-                colour,
-                ls=PAPER_LS if mode == "paper" else sec6.BUDGET_LS.get(mode, "-"),
-            )
+            ls = PAPER_LS if mode == "paper" else sec6.BUDGET_LS.get(mode, "-")
+            sec6.model_line(ax, xs, model, style.series_color(_series(name, mode)), ls=ls)
     ax.set_yscale("log")
     ax.set_xlabel(style.EPSILON_LABEL)
     ax.set_ylabel("squared error of identified heavy hitters' counts (log)")
