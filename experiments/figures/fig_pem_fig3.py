@@ -1,12 +1,7 @@
 """[PEM] Fig. 3 a–c (Sec. V-B, Observations 1 and 2): F1 and NCR of PEM under different
-configurations beside the utility model, Eq. (4).
-
-k = 16, n = 10^5, m = 16, ε = 1, γ = 4, |C_i| = 16, zipf and zipf(-20), 100 runs:
-(a) the number of rounds g = 1..6 (the 12 bits after γ split as evenly as possible, larger
-steps first; n[i] = n/g), (b) η[1] = 1..11 with g = 2, η[2] = 12 - η[1], n[1] = n/2,
-(c) n[1] = 10,000..90,000 with η = 6, 6.  Points: mean over runs, ±2 standard errors;
-thin lines of the same colour: Eq. (4) with F1 weights (solid) and NCR weights (dashed)
-for the same configuration and the data set's true top-16 frequencies.
+configurations, (a) the number of rounds g, (b) η[1], (c) n[1], beside the utility model,
+Eq. (4), for the same configuration and the data's true top-16 frequencies (the settings
+are in the caption).
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec, cause
 from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
@@ -194,11 +189,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ours=text,
             tolerance=sec5.MODEL_FIT_TOLERANCE,
             verdict=verdict,
-            reason=""
-            if verdict == "reproduced"
-            else "with many rounds of few bits (η ≤ 3) the model is optimistic: (5) takes "
-            "the N[i] = |D_i| − k other prefixes to have frequency 0, but among only "
-            "16·2^η candidates the extensions of other frequent prefixes are not rare",
+            reason=cause(
+                verdict,
+                "with many rounds of few bits (η ≤ 3) the model is optimistic: (5) takes "
+                "the N[i] = |D_i| − k other prefixes to have frequency 0, but among only "
+                "16·2^η candidates the extensions of other frequent prefixes are not rare",
+            ),
         )
     )
     return found

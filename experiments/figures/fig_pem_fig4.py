@@ -1,13 +1,10 @@
 """[PEM] Fig. 4 a–c (Sec. V-C): F1 and NCR of the optimal PEM against n, m and ε, beside
 the utility model, Eq. (4), of the configuration the optimizer chose.
 
-k = 32, zipf and zipf(-20), default n = 10^6, m = 64, ε = 1, 100 runs.  "Optimal PEM":
-no shape is given, so PEM takes it from the optimizer of Sec. IV-C
-(:func:`ldp.theory.pem.optimize`: query limit 2^20, assumed f_j ∝ 1/j, goal F1, planned
-for the data's n).  The figure rebuilds that configuration from the table's parameters
-with the trial's own builder (so with the same optimizer inputs), checks it against the
-oracle queries and γ every run recorded, and draws Eq. (4) for it with the data's true
-top-32 frequencies.  Points: mean over runs, ±2 standard errors.
+"Optimal PEM" has no shape given, so PEM takes it from the optimizer of Sec. IV-C
+(:func:`ldp.theory.pem.optimize`).  The figure rebuilds that configuration from the
+table's parameters with the trial's own builder (so with the same optimizer inputs) and
+checks it against the oracle queries and γ every run recorded.  Settings: the caption.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import pandas as pd
 
 from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import protocol_json
+from experiments.figures.pem_section6 import histogram, protocol_json
 from experiments.results import build_heavy_hitter
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
@@ -93,14 +93,6 @@ def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
-    from ldp import datasets
-
-    data = datasets.load(name, **json.loads(params))
-    return np.unique(data.values, return_counts=True)
-
-
 def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values and counts of a setting's (synthetic) data set, rebuilt from its
     ``dataset.*`` columns."""
@@ -113,7 +105,7 @@ def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             continue
         value = value.item() if isinstance(value, np.generic) else value
         params[name] = int(value) if float(value).is_integer() else float(value)
-    return _histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
+    return histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
 
 
 #: The refined model's identification probabilities, by the JSON of a setting's cells.

@@ -181,11 +181,12 @@ def pem_model(
     return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
 
 
-@functools.lru_cache(maxsize=4)
-def _exponential_histogram(params: str) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=64)
+def histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and counts of data set ``name`` loaded with ``params`` (JSON)."""
     from ldp import datasets
 
-    data = datasets.load("exponential", **json.loads(params))
+    data = datasets.load(name, **json.loads(params))
     return np.unique(data.values, return_counts=True)
 
 
@@ -200,7 +201,7 @@ def pem_refined_model(
         value = row.get(f"dataset.{name}")
         if value is not None and not pd.isna(value):
             params[name] = float(value) if name == "scale" else int(value)
-    values, counts = _exponential_histogram(json.dumps(params, sort_keys=True))
+    values, counts = histogram("exponential", json.dumps(params, sort_keys=True))
     return pem_refined.refined_utility(
         values,
         counts,
