@@ -9,6 +9,8 @@ with 8-bit OLH blocks, k <= 32: at 64 its queries exceed 2^20).
 
 from __future__ import annotations
 
+import itertools
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -114,18 +116,16 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     pairs = agree = 0
     disagree = []
     for (dataset, k), group in both_metrics.groupby(level=[0, 1]):
-        names = list(group.index.get_level_values(2))
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                d_f1 = group["f1"].iloc[i] - group["f1"].iloc[names.index(b)]
-                d_ncr = group["ncr"].iloc[i] - group["ncr"].iloc[names.index(b)]
-                if abs(d_f1) < TIE:  # F1 does not order the pair: nothing to agree with
-                    continue
-                pairs += 1
-                if d_f1 * d_ncr > 0 or abs(d_ncr) < TIE:
-                    agree += 1
-                else:
-                    disagree.append(f"{dataset} k = {int(k)} {a} vs {b}")
+        group = group.droplevel([0, 1])  # one row per protocol
+        for a, b in itertools.combinations(group.index, 2):
+            d_f1, d_ncr = group.loc[a] - group.loc[b]
+            if abs(d_f1) < TIE:  # F1 does not order the pair: nothing to agree with
+                continue
+            pairs += 1
+            if d_f1 * d_ncr > 0 or abs(d_ncr) < TIE:
+                agree += 1
+            else:
+                disagree.append(f"{dataset} k = {int(k)} {a} vs {b}")
     if pairs == 0:
         verdict, ours = "not measurable", "no pair of protocols with F1 apart by 0.02 or more"
     else:

@@ -202,15 +202,9 @@ def pem_refined_model(
         if value is not None and not pd.isna(value):
             params[name] = float(value) if name == "scale" else int(value)
     values, counts = histogram("exponential", json.dumps(params, sort_keys=True))
-    return pem_refined.refined_utility(
-        values,
-        counts,
-        int(row["dataset.m"]),
-        float(row["epsilon"] if epsilon is None else epsilon),
-        protocol.config,
-        int(row["k"] if k is None else k),
-        goal,
-    )
+    epsilon = float(row["epsilon"] if epsilon is None else epsilon)
+    k, m = int(row["k"] if k is None else k), int(row["dataset.m"])
+    return pem_refined.refined_utility(values, counts, m, epsilon, protocol.config, k, goal)
 
 
 def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
