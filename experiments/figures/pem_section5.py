@@ -14,7 +14,6 @@ frequencies come from the table's ``frequency`` rows (``options.per_value``).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -24,8 +23,7 @@ import pandas as pd
 
 from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import histogram, protocol_json
-from experiments.results import build_heavy_hitter
+from experiments.figures.pem_section6 import built, histogram
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
@@ -57,18 +55,9 @@ def settings(table: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-@functools.lru_cache(maxsize=256)
-def _config(protocol_json: str, epsilon: float, k: int, m: int, n: int) -> theory.PEMConfig:
-    built = {"protocol": json.loads(protocol_json), "epsilon": epsilon, "k": k}
-    return build_heavy_hitter(built, m, n).config
-
-
 def pem_config(row: pd.Series) -> theory.PEMConfig:
     """The PEM configuration a setting (a row of :func:`settings`) ran with."""
-    n = row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"]
-    return _config(
-        protocol_json(row), float(row["epsilon"]), int(row["k"]), int(row["dataset.m"]), int(n)
-    )
+    return built(row).config
 
 
 def n_users(row: pd.Series) -> int:
