@@ -23,7 +23,7 @@ import pandas as pd
 
 from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import built, histogram
+from experiments.figures.pem_section6 import built, histogram, n_users
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
@@ -58,11 +58,6 @@ def settings(table: pd.DataFrame) -> pd.DataFrame:
 def pem_config(row: pd.Series) -> theory.PEMConfig:
     """The PEM configuration a setting (a row of :func:`settings`) ran with."""
     return built(row).config
-
-
-def n_users(row: pd.Series) -> int:
-    """The users of a setting's data set."""
-    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
 
 
 def true_frequencies(table: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -150,17 +150,20 @@ def _built(protocol: str, epsilon: float, k: int, m: int, n: int):
     return build_heavy_hitter(config, m, n)
 
 
+def n_users(row: pd.Series) -> int:
+    """The users of a setting's data set: ``n``, else (a row without it) ``dataset.n``."""
+    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
+
+
 def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
     """The protocol object a row's setting ran with (at ``epsilon``/``k`` if given): for
-    PEM its shape is derived exactly as in the run (the optimizer with the same inputs).
-    Its users: ``n``, else (a row without it) ``dataset.n``."""
-    n = row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"]
+    PEM its shape is derived exactly as in the run (the optimizer with the same inputs)."""
     return _built(
         protocol_json(row),
         float(row["epsilon"] if epsilon is None else epsilon),
         int(row["k"] if k is None else k),
         int(row["dataset.m"]),
-        int(n),
+        n_users(row),
     )
 
 
