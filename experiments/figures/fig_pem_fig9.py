@@ -120,16 +120,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     wide = wide.dropna(subset=list(columns.values()))
     mcm_spm = wide[columns[mcm]] / wide[columns[spm]]
     pem_mcm = wide[columns[pem]] / wide[columns[mcm]]
-    groups = sec6.built(rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")].iloc[0])
-    groups = groups.config.g
-    if f"{pem}/paper" in wide:
-        paper = (wide[f"{pem}/paper"] / wide[columns[mcm]]).dropna()
-        partitioned_note = (
-            f" {pem} with the paper's shape (g = 6, one sixth of the users): {pem}/{mcm} ratio "
-            f"{paper.min():.2f}-{paper.max():.2f}."
-        )
-    else:
-        partitioned_note = ""
+    pem_row = rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")].iloc[0]
+    groups = sec6.built(pem_row).config.g
     listed = "; ".join(
         f"ε = {e:g}: " + ", ".join(f"{name} {wide.loc[e, c]:.2g}" for name, c in columns.items())
         for e in wide.index
@@ -145,7 +137,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             f" Partitioned versions (10% of the users at ε): {mcm}/{spm} median ratio "
             f"{ratio:.2f}; {pem} below both at {int(lower.sum())} of {len(lower)} ε."
         )
-    partitioned += partitioned_note
+    if f"{pem}/paper" in wide:
+        paper = (wide[f"{pem}/paper"] / wide[columns[mcm]]).dropna()
+        partitioned += (
+            f" {pem} with the paper's shape (g = 6, one sixth of the users): {pem}/{mcm} ratio "
+            f"{paper.min():.2f}-{paper.max():.2f}."
+        )
     if below and similar:
         verdict = "reproduced"
         reason = (
