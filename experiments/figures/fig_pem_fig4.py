@@ -15,7 +15,7 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec, cause, verdict_of
 from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
@@ -119,11 +119,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             tolerance=sec5.MODEL_FIT_TOLERANCE
             + "; and the rebuilt configuration equal to every run's (queries and γ)",
             verdict=verdict,
-            reason=""
-            if verdict == "reproduced"
-            else "the model assumes independent identifications and zero-frequency other prefixes"
-            if not wrong
-            else "the model was computed for another configuration than the runs used",
+            reason=cause(
+                verdict,
+                "the model was computed for another configuration than the runs used"
+                if wrong
+                else "the model assumes independent identifications and zero-frequency other "
+                "prefixes",
+            ),
         )
     ]
     parts, ok = [], True
@@ -149,6 +151,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"{sec5.show(varied, worst_x)}: {d_worst:+.2f}, at {sec5.show(varied, best_x)}: "
                 f"{d_best:+.2f}"
             )
+    verdict = verdict_of(ok and bool(parts), "partly")
     found.append(
         ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
@@ -161,11 +164,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "of the difference at the unfavourable end; 'similar or better' as zipf at "
                 "most 0.05 ahead at the favourable end"
             ),
-            verdict="reproduced" if ok and parts else "partly",
-            reason=""
-            if ok and parts
-            else "at some favourable end zipf stays ahead by more than 0.05, or at the "
-            "unfavourable end the data sets are within noise",
+            verdict=verdict,
+            reason=cause(
+                verdict,
+                "at some favourable end zipf stays ahead by more than 0.05, or at the "
+                "unfavourable end the data sets are within noise",
+            ),
         )
     )
     return found
