@@ -1,14 +1,8 @@
 """[PEM] Fig. 2 a–c (Sec. V-A): each heavy hitter's identification probability against its
-frequency, varying n, m and ε, beside the model Π_i Piden_j[i] of Eq. (5).
-
-Setting of Sec. V-A: Zipf s = 1.5 over random 64-bit values, PEM with γ = 5, η = 10,
-|C_i| = 32 (k = 32), OLH, ε = 1, 100 runs.  Default n = 10^6 (Fig. 2's caption; the text
-says 10^5, which is one of panel a's values).  Points: for each true top-32 value v_j
-(x = its frequency f_j) the share of runs in which PEM's final C_g contains it, ±2 standard
-errors (binomial, over runs).  Thin lines, same colour: the model
-:func:`ldp.theory.pem.overall_identification` for the setting's configuration and the
-data's true frequencies, with (5) read as k - j + 1 free slots (the module docstring of
-:mod:`ldp.theory.pem`).
+frequency, varying n, m and ε, beside the model Π_i Piden_j[i] of Eq. (5)
+(:func:`ldp.theory.pem.overall_identification`, (5) read as k - j + 1 free slots: the
+module docstring of :mod:`ldp.theory.pem`) for the setting's configuration and the data's
+true frequencies.  The setting, and why n = 10^6 is the default, are in the caption.
 """
 
 from __future__ import annotations
@@ -20,7 +14,7 @@ from matplotlib.lines import Line2D
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec, cause
 from experiments.results import protocol_name
 from ldp.theory import pem as theory
 
@@ -32,7 +26,6 @@ PANELS = (
 )
 #: Which way each parameter helps: +1 larger is better (n, ε), -1 smaller is better (m).
 BETTER = {"dataset.n": +1, "dataset.m": -1, "epsilon": +1}
-SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
@@ -82,12 +75,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             )
             label = show(value) + (" (default)" if is_default else "")
             handles.append(Line2D([], [], color=colour, marker="o", lw=1.0, label=label))
-        fixed = ", ".join(
-            f"{SYMBOL[c]} = {sec5.format_count(v) if c == 'dataset.n' else f'{v:g}'}"
-            for c, v in defaults.items()
-            if c != varied
-        )
-        ax.set_title(f"{title}  ({fixed})")
+        ax.set_title(f"{title}  ({sec5.fixed(defaults, varied)})")
         ax.set_xscale("log")
         ax.set_xlabel("frequency f_j of the j-th most frequent value (log scale)")
         ax.set_ylim(-0.04, 1.04)
@@ -142,11 +130,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "(reproduced) or 0.08 (partly)"
             ),
             verdict=verdict,
-            reason=(
-                ""
-                if verdict == "reproduced"
-                else "the model treats the values' identifications as independent and the "
-                "other prefixes as frequency 0"
+            reason=cause(
+                verdict,
+                "the model treats the values' identifications as independent and the "
+                "other prefixes as frequency 0",
             ),
         )
     ]
@@ -160,11 +147,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         direction = BETTER[varied]
         ok &= bool(np.all(direction * np.diff(emp.to_numpy()) > 0))
         ok &= bool(np.all(direction * np.diff(model.to_numpy()) > 0))
-        shown = "/".join(
-            sec5.format_count(v) if varied == "dataset.n" else f"{v:g}" for v in panel[varied]
-        )
+        shown = "/".join(sec5.show(varied, v) for v in panel[varied])
         trends.append(
-            f"{SYMBOL[varied]} = {shown}: "
+            f"{sec5.SYMBOL[varied]} = {shown}: "
             + "/".join(f"{e:.2f}" for e in emp)
             + " (model "
             + "/".join(f"{m:.2f}" for m in model)

@@ -1,12 +1,7 @@
 """[PEM] Fig. 3 a–c (Sec. V-B, Observations 1 and 2): F1 and NCR of PEM under different
-configurations beside the utility model, Eq. (4).
-
-k = 16, n = 10^5, m = 16, ε = 1, γ = 4, |C_i| = 16, zipf and zipf(-20), 100 runs:
-(a) the number of rounds g = 1..6 (the 12 bits after γ split as evenly as possible, larger
-steps first; n[i] = n/g), (b) η[1] = 1..11 with g = 2, η[2] = 12 - η[1], n[1] = n/2,
-(c) n[1] = 10,000..90,000 with η = 6, 6.  Points: mean over runs, ±2 standard errors;
-thin lines of the same colour: Eq. (4) with F1 weights (solid) and NCR weights (dashed)
-for the same configuration and the data set's true top-16 frequencies.
+configurations, (a) the number of rounds g, (b) η[1], (c) n[1], beside the utility model,
+Eq. (4), for the same configuration and the data's true top-16 frequencies (the settings
+are in the caption).
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec, cause
 from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
@@ -62,35 +57,11 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
             if len(etas) == 2 and etas[0] == etas[1]:
                 panels.append(("users", shares[0] * n))
             model = sec5.model_utility(row, frequencies[key], metric)
-            refined = sec5.refined_utility(row, metric)
+            extra = {"model": model, "refined": sec5.refined_utility(row, metric)}
             for panel, x in panels:
-                out.append(
-                    {
-                        "config_hash": key,
-                        "panel": panel,
-                        "x": float(x),
-                        "dataset": row["label"],
-                        "metric": metric,
-                        "mean": stats.loc[key, "mean"],
-                        "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "trials"]),
-                        "model": model,
-                        "refined": refined,
-                    }
-                )
-    columns = [
-        "config_hash",
-        "panel",
-        "x",
-        "dataset",
-        "metric",
-        "mean",
-        "se",
-        "runs",
-        "model",
-        "refined",
-    ]
-    return pd.DataFrame(out, columns=columns).sort_values(["panel", "dataset", "metric", "x"])
+                out.append(sec5.point(stats, key, row, metric, panel=panel, x=float(x), **extra))
+    frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "refined"])
+    return frame.sort_values(["panel", "dataset", "metric", "x"])
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -100,12 +71,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.4), sharey=True)
     for ax, (panel, title, xlabel) in zip(axes, PANELS, strict=True):
         here = data[data["panel"] == panel]
-        for (dataset, metric), series in here.groupby(["dataset", "metric"], sort=False):
-            colour = sec5.DATASET_COLORS.get(dataset, "0.3")
-            spec = sec5.METRICS[metric]
-            ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=spec["ls"], alpha=0.9)
-            ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=spec["ls"], alpha=0.35)
-            sec5.errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        sec5.draw_utility(ax, here, refined=True)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         if panel == "users":
@@ -223,11 +189,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ours=text,
             tolerance=sec5.MODEL_FIT_TOLERANCE,
             verdict=verdict,
-            reason=""
-            if verdict == "reproduced"
-            else "with many rounds of few bits (η ≤ 3) the model is optimistic: (5) takes "
-            "the N[i] = |D_i| − k other prefixes to have frequency 0, but among only "
-            "16·2^η candidates the extensions of other frequent prefixes are not rare",
+            reason=cause(
+                verdict,
+                "with many rounds of few bits (η ≤ 3) the model is optimistic: (5) takes "
+                "the N[i] = |D_i| − k other prefixes to have frequency 0, but among only "
+                "16·2^η candidates the extensions of other frequent prefixes are not rare",
+            ),
         )
     )
     return found

@@ -1,13 +1,10 @@
 """[PEM] Fig. 4 a–c (Sec. V-C): F1 and NCR of the optimal PEM against n, m and ε, beside
 the utility model, Eq. (4), of the configuration the optimizer chose.
 
-k = 32, zipf and zipf(-20), default n = 10^6, m = 64, ε = 1, 100 runs.  "Optimal PEM":
-no shape is given, so PEM takes it from the optimizer of Sec. IV-C
-(:func:`ldp.theory.pem.optimize`: query limit 2^20, assumed f_j ∝ 1/j, goal F1, planned
-for the data's n).  The figure rebuilds that configuration from the table's parameters
-with the trial's own builder (so with the same optimizer inputs), checks it against the
-oracle queries and γ every run recorded, and draws Eq. (4) for it with the data's true
-top-32 frequencies.  Points: mean over runs, ±2 standard errors.
+"Optimal PEM" has no shape given, so PEM takes it from the optimizer of Sec. IV-C
+(:func:`ldp.theory.pem.optimize`).  The figure rebuilds that configuration from the
+table's parameters with the trial's own builder (so with the same optimizer inputs) and
+checks it against the oracle queries and γ every run recorded.  Settings: the caption.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import pandas as pd
 
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import ClaimCheck, FigureSpec, cause, verdict_of
 from experiments.results import summary
 
 DATASETS = ("zipf", "zipf(-20)")
@@ -28,16 +25,11 @@ PANELS = (
     ("dataset.m", "(b) vary m", "bits per value m", -1),
     ("epsilon", "(c) vary ε", style.EPSILON_LABEL, +1),
 )
-SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
-
-
-def _show(column: str, value: float) -> str:
-    return sec5.format_count(value) if column == "dataset.n" else f"{value:g}"
 
 
 def _where(row: pd.Series) -> str:
     return (
-        f"{SYMBOL[row['panel']]} = {_show(row['panel'], row['x'])}, {row['dataset']} "
+        f"{sec5.SYMBOL[row['panel']]} = {sec5.show(row['panel'], row['x'])}, {row['dataset']} "
         f"{sec5.METRICS[row['metric']]['label']}"
     )
 
@@ -57,23 +49,14 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                 if key not in stats.index:
                     continue
                 config = sec5.pem_config(row)
-                out.append(
-                    {
-                        "config_hash": key,
-                        "panel": varied,
-                        "x": float(row[varied]),
-                        "dataset": row["label"],
-                        "metric": metric,
-                        "mean": stats.loc[key, "mean"],
-                        "se": stats.loc[key, "se"],
-                        "runs": int(stats.loc[key, "trials"]),
-                        "model": sec5.model_utility(row, frequencies[key], metric),
-                        "g": config.g,
-                        "eta": max(config.etas),
-                    }
-                )
-    columns = ["config_hash", "panel", "x", "dataset", "metric", "mean", "se", "runs"]
-    frame = pd.DataFrame(out, columns=[*columns, "model", "g", "eta"])
+                extra = {
+                    "x": float(row[varied]),
+                    "model": sec5.model_utility(row, frequencies[key], metric),
+                    "g": config.g,
+                    "eta": max(config.etas),
+                }
+                out.append(sec5.point(stats, key, row, metric, panel=varied, **extra))
+    frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "g", "eta"])
     return frame.sort_values(["panel", "dataset", "metric", "x"])
 
 
@@ -85,11 +68,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharey=True)
     for ax, (varied, title, xlabel, _) in zip(axes, PANELS, strict=True):
         here = data[data["panel"] == varied]
-        for (dataset, metric), series in here.groupby(["dataset", "metric"], sort=False):
-            colour = sec5.DATASET_COLORS.get(dataset, "0.3")
-            spec = sec5.METRICS[metric]
-            ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=spec["ls"], alpha=0.9)
-            sec5.errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        sec5.draw_utility(ax, here)
         # the optimizer's choice at each x (the same for both data sets: it assumes 1/j)
         for x, chosen in here.drop_duplicates("x").set_index("x").iterrows():
             ax.annotate(
@@ -103,10 +82,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 fontsize="x-small",
                 color="0.35",
             )
-        fixed = ", ".join(
-            f"{SYMBOL[c]} = {_show(c, v)}" for c, v in defaults.items() if c != varied
-        )
-        ax.set_title(f"{title}  ({fixed})")
+        ax.set_title(f"{title}  ({sec5.fixed(defaults, varied)})")
         ax.set_xlabel(xlabel)
         if varied == "dataset.n":
             ax.set_xscale("log")
@@ -143,11 +119,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             tolerance=sec5.MODEL_FIT_TOLERANCE
             + "; and the rebuilt configuration equal to every run's (queries and γ)",
             verdict=verdict,
-            reason=""
-            if verdict == "reproduced"
-            else "the model assumes independent identifications and zero-frequency other prefixes"
-            if not wrong
-            else "the model was computed for another configuration than the runs used",
+            reason=cause(
+                verdict,
+                "the model was computed for another configuration than the runs used"
+                if wrong
+                else "the model assumes independent identifications and zero-frequency other "
+                "prefixes",
+            ),
         )
     ]
     parts, ok = [], True
@@ -169,10 +147,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 continue
             ok &= bool(d_worst > 2 * se_worst) and bool(d_best <= 0.05)
             parts.append(
-                f"{sec5.METRICS[metric]['label']} zipf − zipf(-20) at {SYMBOL[varied]} = "
-                f"{_show(varied, worst_x)}: {d_worst:+.2f}, at {_show(varied, best_x)}: "
+                f"{sec5.METRICS[metric]['label']} zipf − zipf(-20) at {sec5.SYMBOL[varied]} = "
+                f"{sec5.show(varied, worst_x)}: {d_worst:+.2f}, at {sec5.show(varied, best_x)}: "
                 f"{d_best:+.2f}"
             )
+    verdict = verdict_of(ok and bool(parts), "partly")
     found.append(
         ClaimCheck(
             source="PEM Sec. V-C (Fig. 4)",
@@ -185,11 +164,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "of the difference at the unfavourable end; 'similar or better' as zipf at "
                 "most 0.05 ahead at the favourable end"
             ),
-            verdict="reproduced" if ok and parts else "partly",
-            reason=""
-            if ok and parts
-            else "at some favourable end zipf stays ahead by more than 0.05, or at the "
-            "unfavourable end the data sets are within noise",
+            verdict=verdict,
+            reason=cause(
+                verdict,
+                "at some favourable end zipf stays ahead by more than 0.05, or at the "
+                "unfavourable end the data sets are within noise",
+            ),
         )
     )
     return found

@@ -17,7 +17,7 @@ import pandas as pd
 
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both, verdict_of
 from experiments.results import summary
 
 EXPERIMENTS = (
@@ -147,13 +147,9 @@ def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     f1 = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
     truth = summary(table, "n_true", ["protocol.threshold"]).sort_values("protocol.threshold")
     counts = truth["mean"].to_numpy()
-    more_below = (
-        "not measurable"
-        if len(counts) < 2
-        else "reproduced"
-        if bool((np.diff(counts) <= 0).all() and counts[0] > counts[-1])
-        else "differs"
-    )
+    more_below = "not measurable"
+    if len(counts) >= 2:
+        more_below = verdict_of(bool((np.diff(counts) <= 0).all() and counts[0] > counts[-1]))
     counted = ", ".join(
         f"θ = {t:g}: {c:.0f}" for t, c in zip(truth["protocol.threshold"], counts, strict=True)
     )
@@ -165,7 +161,7 @@ def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ahead, listed = "not measurable", f"no θ point with {name} and a baseline"
         else:
             gap = wide[name] - wide.drop(columns=name).max(axis=1)
-            ahead = "reproduced" if bool((gap >= -0.05).all()) else "partly"
+            ahead = verdict_of(bool((gap >= -0.05).all()), "partly")
             ahead = ahead if bool((gap >= -0.05).any()) else "differs"
             listed = "; ".join(
                 f"θ = {t:g}: {name} {wide.loc[t, name]:.2f}, "

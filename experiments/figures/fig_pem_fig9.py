@@ -80,13 +80,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if series.empty:
                 continue
             series = series.sort_values("epsilon")
-            colour = style.series_color(_series(name, mode))
-            sec6.points(
+            sec6.series_points(
                 ax,
-                series["epsilon"],
                 series,
-                colour,
-                marker=style.series_marker(_series(name, mode)),
+                "epsilon",
+                _series(name, mode),
                 join=False,
                 filled=mode not in ("split", "paper"),
                 label=_series_label(name, mode),
@@ -94,13 +92,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             row = rows[(rows["protocol.name"] == name) & (rows["budget"] == mode)].iloc[0]
             xs = series["epsilon"].to_numpy() if name == SERIES[0] else grid  # optimiser per ε
             model = [sec6.squared_error_model(row, e) for e in xs]
-            sec6.model_line(
-                ax,
-                xs,
-                model,
-                colour,
-                ls=PAPER_LS if mode == "paper" else sec6.BUDGET_LS.get(mode, "-"),
-            )
+            ls = PAPER_LS if mode == "paper" else sec6.BUDGET_LS.get(mode, "-")
+            sec6.model_line(ax, xs, model, style.series_color(_series(name, mode)), ls=ls)
     ax.set_yscale("log")
     ax.set_xlabel(style.EPSILON_LABEL)
     ax.set_ylabel("squared error of identified heavy hitters' counts (log)")
@@ -127,16 +120,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     wide = wide.dropna(subset=list(columns.values()))
     mcm_spm = wide[columns[mcm]] / wide[columns[spm]]
     pem_mcm = wide[columns[pem]] / wide[columns[mcm]]
-    groups = sec6.built(rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")].iloc[0])
-    groups = groups.config.g
-    if f"{pem}/paper" in wide:
-        paper = (wide[f"{pem}/paper"] / wide[columns[mcm]]).dropna()
-        partitioned_note = (
-            f" {pem} with the paper's shape (g = 6, one sixth of the users): {pem}/{mcm} ratio "
-            f"{paper.min():.2f}-{paper.max():.2f}."
-        )
-    else:
-        partitioned_note = ""
+    pem_row = rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")].iloc[0]
+    groups = sec6.built(pem_row).config.g
     listed = "; ".join(
         f"ε = {e:g}: " + ", ".join(f"{name} {wide.loc[e, c]:.2g}" for name, c in columns.items())
         for e in wide.index
@@ -152,7 +137,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             f" Partitioned versions (10% of the users at ε): {mcm}/{spm} median ratio "
             f"{ratio:.2f}; {pem} below both at {int(lower.sum())} of {len(lower)} ε."
         )
-    partitioned += partitioned_note
+    if f"{pem}/paper" in wide:
+        paper = (wide[f"{pem}/paper"] / wide[columns[mcm]]).dropna()
+        partitioned += (
+            f" {pem} with the paper's shape (g = 6, one sixth of the users): {pem}/{mcm} ratio "
+            f"{paper.min():.2f}-{paper.max():.2f}."
+        )
     if below and similar:
         verdict = "reproduced"
         reason = (

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, FigureSpec, both
+from experiments.figures.spec import ClaimCheck, FigureSpec, both, cause, verdict_of
 from experiments.results import per_trial, protocol_name, summary
 from ldp import theory
 
@@ -41,6 +41,9 @@ METRIC = "sq_error_n"
 #: The examples' parameters as the paper prints them.
 GRR_E, GRR_D = 49.0, 2**16
 OLH_E = 10.0
+#: The closed forms as printed: Eq. (1)'s Var/n = 65583/2304 and Eq. (3)'s 40/81.
+GRR_EQ1 = (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2
+OLH_EQ3 = 4 * OLH_E / (OLH_E - 1) ** 2
 #: Standard errors a simulated mean may stray from its closed form (two-sided false alarm
 #: 6e-5 per comparison).
 Z = 4.0
@@ -81,15 +84,13 @@ def _pooled(rows: pd.DataFrame) -> tuple[float, float, int]:
 
 
 def _sim_verdict(mean: float, se: float, exact: float) -> str:
-    if not math.isfinite(mean):
-        return "not measurable"
-    return "reproduced" if abs(mean - exact) <= Z * se else "differs"
+    return verdict_of(abs(mean - exact) <= Z * se if math.isfinite(mean) else None)
 
 
 def _printed(value: float, printed: float, digits: int) -> str:
     """'reproduced' when ``value`` rounds to the paper's ``printed`` at ``digits`` significant
     digits."""
-    return "reproduced" if float(f"{value:.{digits}g}") == printed else "differs"
+    return verdict_of(float(f"{value:.{digits}g}") == printed)
 
 
 def _reason(parts: tuple[str, ...]) -> str:
@@ -106,7 +107,6 @@ def grr_claim(frame: pd.DataFrame) -> ClaimCheck:
     epsilon = math.log(GRR_E)
     p, q = theory.grr_pq(epsilon, GRR_D)
     exact = float(theory.pure_variance(1, p, q))  # Var/n of a value nobody holds
-    closed = (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2  # Eq. (1) as printed: 65583/2304
     mean, se, trials = _pooled(_at(frame, GRR_EXAMPLE, GRR_E))
     verdicts = (_printed(p, 0.00075, 2), _printed(exact, 28.5, 3), _sim_verdict(mean, se, exact))
     return ClaimCheck(
@@ -114,7 +114,7 @@ def grr_claim(frame: pd.DataFrame) -> ClaimCheck:
         paper="ε = ln 49, d = 2^16: p = 49/65584 ≈ 0.00075, variance 65583/2304 n ≈ 28.5 n",
         ours=(
             f"closed form (ldp.theory): p = {p:.6f}, Var/n = {exact:.4f} (Eq. (1) as printed: "
-            f"{closed:.4f}); simulated (sampled engine, {trials} trials of a count nobody "
+            f"{GRR_EQ1:.4f}); simulated (sampled engine, {trials} trials of a count nobody "
             f"holds): Var/n = {mean:.3f} ± {se:.3f} (1 SE)"
         ),
         tolerance=(
@@ -129,7 +129,6 @@ def grr_claim(frame: pd.DataFrame) -> ClaimCheck:
 def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
     """Sec. II-B: OLH at e^ε = 10: sd ≈ 0.7 √n; n ≥ 4,410,000 for 3 sd at 0.1%."""
     epsilon = math.log(OLH_E)
-    table3 = 4 * OLH_E / (OLH_E - 1) ** 2  # Eq. (3): 40/81
     g = math.ceil(OLH_E + 1)  # d' = ⌈e^ε + 1⌉ = 11 (the paper's integer e^ε)
     p, q = theory.olh_pq(epsilon, g)
     exact = float(theory.pure_variance(1, p, q))
@@ -140,7 +139,7 @@ def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
         source="PEM Sec. II-B ('The importance of group size', Eq. (3))",
         paper="OLH with e^ε = 10: standard deviation sqrt(40n/81) ≈ 0.7 √n",
         ours=(
-            f"closed form: sqrt(40/81) = {math.sqrt(table3):.4f}; OLH's exact Var/n at "
+            f"closed form: sqrt(40/81) = {math.sqrt(OLH_EQ3):.4f}; OLH's exact Var/n at "
             f"d' = {g} is {exact:.4f} (Eq. (3) takes d' = e^ε + 1 = 11: equal); simulated "
             f"({trials} trials): Var/n = {mean:.4f} ± {se:.4f}, sd/√n = {sd:.4f} ± {sd_se:.4f}"
         ),
@@ -148,21 +147,19 @@ def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
             "sqrt(40/81) rounds to the printed 0.7 (one digit); the simulated Var/n within "
             f"{Z:g} SE of the exact value"
         ),
-        verdict=both(_printed(math.sqrt(table3), 0.7, 1), sim),
+        verdict=both(_printed(math.sqrt(OLH_EQ3), 0.7, 1), sim),
         reason=_reason((sim,)),
     )
     # 0.001 n >= 3 sd √n  <=>  n >= (3 sd / 0.001)^2
     printed_n = (3 * 0.7 / 0.001) ** 2
-    exact_n = 9 * table3 / 0.001**2
+    exact_n = 9 * OLH_EQ3 / 0.001**2
     sim_n = 9 * mean / 0.001**2 if math.isfinite(mean) else math.nan
     sim_n_se = 9 * se / 0.001**2 if math.isfinite(se) else math.nan
     low, high = (3 * 0.65 / 0.001) ** 2, (3 * 0.75 / 0.001) ** 2
     parts = (
-        "reproduced" if round(printed_n) == 4_410_000 else "differs",
-        "reproduced" if round(exact_n / 1e6, 1) == 4.4 and exact_n <= 4.5e6 else "differs",
-        "reproduced"
-        if low <= sim_n <= high
-        else ("not measurable" if sim_n != sim_n else "differs"),
+        verdict_of(round(printed_n) == 4_410_000),
+        verdict_of(round(exact_n / 1e6, 1) == 4.4 and exact_n <= 4.5e6),
+        verdict_of(low <= sim_n <= high if sim_n == sim_n else None),
     )
     n_claim = ClaimCheck(
         source="PEM Sec. II-B ('The importance of group size')",
@@ -218,19 +215,25 @@ def lemma1_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def lemma1_verdict(pairs: pd.DataFrame) -> str:
+    """Lemma 1 simulated: the split's n·Var[f̂] above the partition's by more than
+    :data:`Z` SE of the difference at every pair of :func:`lemma1_pairs`."""
+    if pairs.empty:
+        return "not measurable"
+    gap_se = np.hypot(pairs["partition_se"], pairs["split_se"])
+    return verdict_of(bool((pairs["split"] - pairs["partition"] > Z * gap_se).all()))
+
+
 def lemma1_claim(frame: pd.DataFrame) -> ClaimCheck:
     """Lemma 1 on a grid in closed form, then partition against split simulated."""
     eps = np.linspace(0.01, 10, 1000)
     gs = np.arange(2, 17)
     grid = big_e(eps[:, None]) / gs[None, :] - big_e(eps[:, None] / gs[None, :])
-    exact_ok = bool((grid > 0).all())
+    holds = bool((grid > 0).all())
     pairs = lemma1_pairs(frame)
-    if pairs.empty:
-        sim, listed = "not measurable", "no simulated pair in the table"
-    else:
-        gap_se = np.hypot(pairs["partition_se"], pairs["split_se"])
-        z = (pairs["split"] - pairs["partition"]) / gap_se
-        sim = "reproduced" if bool((z > Z).all()) else "differs"
+    parts = (verdict_of(holds), lemma1_verdict(pairs))
+    listed = "no simulated pair in the table"
+    if len(pairs):
         listed = "; ".join(
             f"ε = {r.epsilon:g}, g = {r.g}: n·Var[f̂] partition {r.partition:.2f} ± "
             f"{r.partition_se:.2f} (exact {r.partition_exact:.2f}) vs split {r.split:.2f} ± "
@@ -242,7 +245,7 @@ def lemma1_claim(frame: pd.DataFrame) -> ClaimCheck:
         paper="E(ε/g) < E(ε)/g, E(ε) = (e^ε - 1)^2/e^ε (equality at ε = 0)",
         ours=(
             f"closed form on ε ∈ [0.01, 10] (1,000 points) × g = 2..16: "
-            f"{'holds everywhere' if exact_ok else 'fails somewhere'} (smallest margin "
+            f"{'holds everywhere' if holds else 'fails somewhere'} (smallest margin "
             f"E(ε)/g - E(ε/g) = {grid.min():.2e}, at the smallest ε); simulated with OLH, "
             f"300 trials each: {listed}"
         ),
@@ -251,8 +254,8 @@ def lemma1_claim(frame: pd.DataFrame) -> ClaimCheck:
             f"the partition's by more than {Z:g} SE of the difference at each pair (OLH's "
             "Var/n is 4/E(ε) with d' = e^ε + 1, so the lemma is exactly this comparison)"
         ),
-        verdict=both("reproduced" if exact_ok else "differs", sim),
-        reason=_reason(("reproduced" if exact_ok else "differs", sim)),
+        verdict=both(*parts),
+        reason=_reason(parts),
     )
 
 
@@ -295,22 +298,8 @@ def prop1_claim(frame: pd.DataFrame) -> ClaimCheck:
         or "nowhere"
     )
     share, share_small = float(wins.mean()), float(wins[small].mean())
-    exact = "reproduced" if share > 0.5 and share_small > 0.5 else "differs"
-    pairs = lemma1_pairs(frame)
-    sim = (
-        "not measurable"
-        if pairs.empty
-        else (
-            "reproduced"
-            if bool(
-                (
-                    pairs["split"] - pairs["partition"]
-                    > Z * np.hypot(pairs["partition_se"], pairs["split_se"])
-                ).all()
-            )
-            else "differs"
-        )
-    )
+    exact = verdict_of(share > 0.5 and share_small > 0.5)
+    sim = lemma1_verdict(lemma1_pairs(frame))
     return ClaimCheck(
         source="PEM Sec. IV-D, Prop. 1 (appendix, Eq. (6))",
         paper=(
@@ -363,7 +352,7 @@ def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[ClaimCheck]:
     )
     roots = {name: math.sqrt(n) for name, n in SEC6_N.items()}
     channel_ratio = {k: math.ceil(k**1.5) / roots["exponential"] for k in ks}
-    around = all(0.5 <= r <= 2 for r in channel_ratio.values())
+    around = verdict_of(all(0.5 <= r <= 2 for r in channel_ratio.values()))
     return [
         ClaimCheck(
             source="PEM Sec. III-D (MCM's limitations)",
@@ -391,14 +380,13 @@ def communication_claims(epsilon: float = 2.0, m: int = 64) -> list[ClaimCheck]:
                 + " on the synthetic data"
             ),
             tolerance="'around' read as within a factor 2 of √n at every k the figures use",
-            verdict="reproduced" if around else "differs",
-            reason=(
-                ""
-                if around
-                else "k^1.5 reaches √n only at k = n^(1/3) = 100 for n = 10^6: over k = "
+            verdict=around,
+            reason=cause(
+                around,
+                "k^1.5 reaches √n only at k = n^(1/3) = 100 for n = 10^6: over k = "
                 f"{ks[0]}..{ks[-1]} the improved MCM has {min(channel_ratio.values()):.2f} to "
                 f"{max(channel_ratio.values()):.2f} of √n channels. Figs. 5, 6 and 8a draw MCM "
-                "with √n channels beside it (the 'MCM (√n channels)' line)"
+                "with √n channels beside it (the 'MCM (√n channels)' line)",
             ),
         ),
     ]
@@ -417,6 +405,22 @@ PAPER_DATA = {
 DOMAIN_NOTE = {
     "kosarak": "; the runs' domain is all 41,270 items (options.domain_size), held or not",
 }
+#: What each surrogate (or synthetic) data set is calibrated to.
+CALIBRATED = {
+    "url": "the paper's own figures (1.2 M visits, 27,000 distinct 20-byte URLs)",
+    "aol": "the authors' release of the log measured as 6-byte first queries "
+    "(657,427 users, about 121,000 distinct; top-16 share 12.8%)",
+    "exponential": "synthetic: the paper's law itself (geometric, scale 0.05)",
+    "kosarak": "kosarak.dat's counts (990,002 transactions, 41,270 items; the 16th and "
+    "32nd supports)",
+}
+#: Why a surrogate's counts are not the paper's, where they are not.
+SURROGATE_REASON = {
+    "aol": "the surrogate follows the measured release (657,427 first queries, ~121,000 "
+    "distinct at 6 bytes), whose counts are not the paper's rounded 0.5 M and 0.2 M",
+    "kosarak": "41,270 is the item domain; a one-item-per-user draw of 990,002 users holds "
+    "fewer of them (the rare items go unheld)",
+}
 
 
 def dataset_claims() -> list[ClaimCheck]:
@@ -427,22 +431,10 @@ def dataset_claims() -> list[ClaimCheck]:
     out = []
     for name, (n, distinct, m, text) in PAPER_DATA.items():
         data = datasets.load(name)
-        parts = [
-            "reproduced" if abs(data.n - n) <= 0.05 * n else "differs",
-            "reproduced" if data.m == m else "differs",
-        ]
+        parts = [verdict_of(abs(data.n - n) <= 0.05 * n), verdict_of(data.m == m)]
         if distinct is not None:
-            parts.append(
-                "reproduced" if abs(data.n_distinct - distinct) <= 0.1 * distinct else "differs"
-            )
-        calibrated = {
-            "url": "the paper's own figures (1.2 M visits, 27,000 distinct 20-byte URLs)",
-            "aol": "the authors' release of the log measured as 6-byte first queries "
-            "(657,427 users, about 121,000 distinct; top-16 share 12.8%)",
-            "exponential": "synthetic: the paper's law itself (geometric, scale 0.05)",
-            "kosarak": "kosarak.dat's counts (990,002 transactions, 41,270 items; the 16th and "
-            "32nd supports)",
-        }[name]
+            parts.append(verdict_of(abs(data.n_distinct - distinct) <= 0.1 * distinct))
+        calibrated = data.source in ("surrogate", "synthetic")
         verdict = both(*parts)
         out.append(
             ClaimCheck(
@@ -453,11 +445,7 @@ def dataset_claims() -> list[ClaimCheck]:
                 ours=(
                     f"{data.source} data: n = {data.n:,}, {data.n_distinct:,} distinct values "
                     f"held, m = {data.m} bits"
-                    + (
-                        f"; calibrated to {calibrated}"
-                        if data.source in ("surrogate", "synthetic")
-                        else ""
-                    )
+                    + (f"; calibrated to {CALIBRATED[name]}" if calibrated else "")
                     + DOMAIN_NOTE.get(name, "")
                 ),
                 tolerance=(
@@ -465,18 +453,11 @@ def dataset_claims() -> list[ClaimCheck]:
                     "two digits: '1.2 million', '27 thousand'); m exact"
                 ),
                 verdict=verdict,
-                reason=(
-                    ""
-                    if verdict == "reproduced"
-                    else "see the numbers"
-                    if data.source != "surrogate"
-                    else {
-                        "aol": "the surrogate follows the measured release (657,427 first "
-                        "queries, ~121,000 distinct at 6 bytes), whose counts are not the "
-                        "paper's rounded 0.5 M and 0.2 M",
-                        "kosarak": "41,270 is the item domain; a one-item-per-user draw of "
-                        "990,002 users holds fewer of them (the rare items go unheld)",
-                    }.get(name, "see the numbers")
+                reason=cause(
+                    verdict,
+                    SURROGATE_REASON.get(name, "see the numbers")
+                    if data.source == "surrogate"
+                    else "see the numbers",
                 ),
             )
         )
@@ -511,14 +492,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     figure, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.0))
     grr, olh = (_protocol(table, name) for name in EXPERIMENTS)
     examples = [
-        (
-            GRR_EXAMPLE,
-            grr,
-            GRR_E,
-            f"{grr}, ε = ln 49\nd = 2^16 (Eq. 1)",
-            (GRR_D - 2 + GRR_E) / (GRR_E - 1) ** 2,
-        ),
-        (OLH_EXAMPLE, olh, OLH_E, f"{olh}, e^ε = 10\n(Eq. 3)", 4 * OLH_E / (OLH_E - 1) ** 2),
+        (GRR_EXAMPLE, grr, GRR_E, f"{grr}, ε = ln 49\nd = 2^16 (Eq. 1)", GRR_EQ1),
+        (OLH_EXAMPLE, olh, OLH_E, f"{olh}, e^ε = 10\n(Eq. 3)", OLH_EQ3),
     ]
     for i, (experiment, name, e_power, _label, closed) in enumerate(examples):
         mean, se, _ = _pooled(_at(frame, experiment, e_power))

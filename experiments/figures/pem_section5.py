@@ -14,7 +14,6 @@ frequencies come from the table's ``frequency`` rows (``options.per_value``).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -24,8 +23,7 @@ import pandas as pd
 
 from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import protocol_json
-from experiments.results import build_heavy_hitter
+from experiments.figures.pem_section6 import built, histogram, n_users
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
@@ -40,8 +38,11 @@ METRICS = {
 }
 #: Error bars: ± this many standard errors of the mean over runs.
 ERROR_SE = 2
-#: Parameters a setting is told apart by (besides the data set).
+#: Parameters a setting is told apart by (besides the data set), and their symbols.
 SETTING_COLUMNS = ("dataset.n", "dataset.m", "epsilon")
+SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
+#: The columns of :func:`point` (a figure adds its own after them).
+POINT_COLUMNS = ["config_hash", "panel", "x", "dataset", "metric", "mean", "se", "runs", "model"]
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
@@ -54,23 +55,9 @@ def settings(table: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-@functools.lru_cache(maxsize=256)
-def _config(protocol_json: str, epsilon: float, k: int, m: int, n: int) -> theory.PEMConfig:
-    built = {"protocol": json.loads(protocol_json), "epsilon": epsilon, "k": k}
-    return build_heavy_hitter(built, m, n).config
-
-
 def pem_config(row: pd.Series) -> theory.PEMConfig:
     """The PEM configuration a setting (a row of :func:`settings`) ran with."""
-    n = row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"]
-    return _config(
-        protocol_json(row), float(row["epsilon"]), int(row["k"]), int(row["dataset.m"]), int(n)
-    )
-
-
-def n_users(row: pd.Series) -> int:
-    """The users of a setting's data set."""
-    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
+    return built(row).config
 
 
 def true_frequencies(table: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -90,14 +77,6 @@ def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
     )
 
 
-@functools.lru_cache(maxsize=64)
-def _histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
-    from ldp import datasets
-
-    data = datasets.load(name, **json.loads(params))
-    return np.unique(data.values, return_counts=True)
-
-
 def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values and counts of a setting's (synthetic) data set, rebuilt from its
     ``dataset.*`` columns."""
@@ -110,7 +89,7 @@ def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             continue
         value = value.item() if isinstance(value, np.generic) else value
         params[name] = int(value) if float(value).is_integer() else float(value)
-    return _histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
+    return histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
 
 
 #: The refined model's identification probabilities, by the JSON of a setting's cells.
@@ -201,6 +180,41 @@ def errorbar(ax, x, mean, se, colour, metric: str, **kwargs) -> None:
         lw=0.8,
         **kwargs,
     )
+
+
+def show(column: str, value: float) -> str:
+    """A parameter's value as a title or a claim prints it (n as :func:`format_count`)."""
+    return format_count(value) if column == "dataset.n" else f"{value:g}"
+
+
+def fixed(defaults: dict, varied: str) -> str:
+    """The parameters a panel holds at their defaults, e.g. "m = 64, ε = 1"."""
+    return ", ".join(f"{SYMBOL[c]} = {show(c, v)}" for c, v in defaults.items() if c != varied)
+
+
+def point(stats: pd.DataFrame, key: str, row: pd.Series, metric: str, **columns) -> dict:
+    """One point of Figs. 3 and 4: a setting's mean and SE of ``metric`` over its runs (from
+    ``stats``, a summary by ``config_hash``), with ``columns`` (panel, x, model, ...)."""
+    return {
+        "config_hash": key,
+        "dataset": row["label"],
+        "metric": metric,
+        "mean": stats.loc[key, "mean"],
+        "se": stats.loc[key, "se"],
+        "runs": int(stats.loc[key, "trials"]),
+        **columns,
+    }
+
+
+def draw_utility(ax, points: pd.DataFrame, refined: bool = False) -> None:
+    """Figs. 3 and 4: each (data set, metric)'s runs as points beside the model (4) as a thin
+    line (and the refined model as a thick pale one), in the data set's colour."""
+    for (dataset, metric), series in points.groupby(["dataset", "metric"], sort=False):
+        colour, ls = DATASET_COLORS.get(dataset, "0.3"), METRICS[metric]["ls"]
+        ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=ls, alpha=0.9)
+        if refined:
+            ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=ls, alpha=0.35)
+        errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
 
 
 def format_count(value: float) -> str:

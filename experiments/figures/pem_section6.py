@@ -23,6 +23,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
+from experiments.figures.spec import ClaimCheck, both, verdict_of
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
 from ldp import theory
@@ -108,6 +109,13 @@ def points(
     )
 
 
+def series_points(ax: plt.Axes, stats: pd.DataFrame, x: str, series: str, **kwargs: Any) -> None:
+    """:func:`points` at ``stats[x]`` in the colour and marker of ``series`` (a protocol, or
+    a preset's label such as "MCM (√n channels)")."""
+    colour, marker = style.series_color(series), style.series_marker(series)
+    points(ax, stats[x], stats, colour, marker=marker, **kwargs)
+
+
 def model_line(ax: plt.Axes, x: Sequence[float], y: Sequence[float], colour: Any, **kw) -> None:
     """An analytical curve: a thin line in the series' colour."""
     ax.plot(np.asarray(x, float), np.asarray(y, float), color=colour, lw=0.9, alpha=0.9, **kw)
@@ -142,6 +150,11 @@ def _built(protocol: str, epsilon: float, k: int, m: int, n: int):
     return build_heavy_hitter(config, m, n)
 
 
+def n_users(row: pd.Series) -> int:
+    """The users of a setting's data set: ``n``, else (a row without it) ``dataset.n``."""
+    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
+
+
 def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
     """The protocol object a row's setting ran with (at ``epsilon``/``k`` if given): for
     PEM its shape is derived exactly as in the run (the optimizer with the same inputs)."""
@@ -150,7 +163,7 @@ def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
         float(row["epsilon"] if epsilon is None else epsilon),
         int(row["k"] if k is None else k),
         int(row["dataset.m"]),
-        int(row["n"]),
+        n_users(row),
     )
 
 
@@ -173,11 +186,12 @@ def pem_model(
     return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
 
 
-@functools.lru_cache(maxsize=4)
-def _exponential_histogram(params: str) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=64)
+def histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and counts of data set ``name`` loaded with ``params`` (JSON)."""
     from ldp import datasets
 
-    data = datasets.load("exponential", **json.loads(params))
+    data = datasets.load(name, **json.loads(params))
     return np.unique(data.values, return_counts=True)
 
 
@@ -192,16 +206,10 @@ def pem_refined_model(
         value = row.get(f"dataset.{name}")
         if value is not None and not pd.isna(value):
             params[name] = float(value) if name == "scale" else int(value)
-    values, counts = _exponential_histogram(json.dumps(params, sort_keys=True))
-    return pem_refined.refined_utility(
-        values,
-        counts,
-        int(row["dataset.m"]),
-        float(row["epsilon"] if epsilon is None else epsilon),
-        protocol.config,
-        int(row["k"] if k is None else k),
-        goal,
-    )
+    values, counts = histogram("exponential", json.dumps(params, sort_keys=True))
+    epsilon = float(row["epsilon"] if epsilon is None else epsilon)
+    k, m = int(row["k"] if k is None else k), int(row["dataset.m"])
+    return pem_refined.refined_utility(values, counts, m, epsilon, protocol.config, k, goal)
 
 
 def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
@@ -270,6 +278,45 @@ def end_to_end(series: pd.Series) -> dict[str, float]:
     }
 
 
+def ahead_claim(
+    wide: pd.DataFrame,
+    others: pd.Series,
+    axis: str,
+    trend: dict[str, float],
+    holds: bool | None,
+    *,
+    source: str,
+    paper: str,
+    trend_text: str,
+    tolerance: str,
+    reasons: tuple[str, str],
+) -> ClaimCheck:
+    """Figs. 5 and 6: the proposed protocol best at every (data set, ``axis``) point of
+    ``wide`` (mean F1 per protocol), within 0.02 of the best baseline's (``others``) or
+    above it, and a ``trend`` along the axis per data set that ``holds`` (None: not
+    measurable); ``reasons``: why the trend fails, why a baseline matches."""
+    name = proposed()
+    best = wide[name] >= others - 0.02
+    losses = [
+        f"{d} {axis} = {x:g} ({name} {wide.loc[(d, x), name]:.2f} vs {others[(d, x)]:.2f})"
+        for d, x in wide.index[~best.to_numpy()]
+    ]
+    return ClaimCheck(
+        source=source,
+        paper=paper,
+        ours=(
+            f"{name}'s mean F1 is the highest (within 0.02) at {int(best.sum())} of "
+            f"{len(best)} (data set, {axis}) points"
+            + (f"; not at {', '.join(losses)}" if losses else "")
+            + f"; {trend_text}: "
+            + ", ".join(f"{d} {change:+.2f}" for d, change in trend.items())
+        ),
+        tolerance=tolerance,
+        verdict=both(verdict_of(not losses, "partly"), verdict_of(holds)),
+        reason="" if not losses and holds else reasons[0] if not losses else reasons[1],
+    )
+
+
 def runs_note(table: pd.DataFrame) -> str:
     """How many runs each setting of a table has, e.g. "10 runs" or "1-10 runs"."""
     counts = table.groupby("config_hash")["trial"].nunique()
@@ -332,12 +379,11 @@ def draw_series(
                 series = series.reindex(grid)
             series = series.rename_axis(x).reset_index()
             variant = index > 0
-            points(
+            series_points(
                 ax,
-                series[x],
                 series,
-                style.series_color(series_name),
-                marker=style.series_marker(series_name),
+                x,
+                series_name,
                 ls=VARIANT_LS[(index - 1) % len(VARIANT_LS)] if variant else "-",
                 filled=not variant,
                 label=series_name if variant else label_of(name),

@@ -30,6 +30,19 @@ def both(*verdicts: str) -> str:
     return "partly"
 
 
+def verdict_of(holds: bool | None, otherwise: Verdict = "differs") -> Verdict:
+    """The verdict of one part read from one condition: "reproduced" when it holds,
+    ``otherwise`` ("differs" or "partly") when not, "not measurable" when ``holds`` is None."""
+    if holds is None:
+        return "not measurable"
+    return "reproduced" if holds else otherwise
+
+
+def cause(verdict: str, reason: str) -> str:
+    """The reason column of a check: empty when it is reproduced, else ``reason``."""
+    return "" if verdict == "reproduced" else reason
+
+
 #: |mean - exact| / SE beyond which a point of an unbiased estimator is called off.
 Z_LIMIT = 4.5
 
