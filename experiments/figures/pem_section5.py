@@ -23,13 +23,17 @@ import pandas as pd
 
 from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import built, histogram, n_users
+from experiments.figures.pem_section6 import built, histogram, n_users, proposed
 from ldp.theory import pem as theory
 from ldp.theory.pem_refined import refined_identification
 
-#: Colour per data set in Figs. 3 and 4: every series is PEM, so two shades of PEM's
-#: colour (dark: zipf, light: zipf(-20)); no other protocol's colour stands in for a data set.
-DATASET_COLORS = dict(zip(("zipf(-20)", "zipf"), style.shades("PEM", 2), strict=True))
+
+def dataset_colors() -> dict[str, tuple[float, float, float]]:
+    """Colour per data set in Figs. 3 and 4: every series is PEM (the protocol Sec. VI
+    proposes), so two shades of its colour, zipf(-20) light and zipf dark."""
+    return dict(zip(("zipf(-20)", "zipf"), style.shades(proposed(), 2), strict=True))
+
+
 #: Marker and line style per metric: F1 filled circles and solid lines, NCR open squares
 #: and dashed lines.
 METRICS = {
@@ -210,7 +214,7 @@ def draw_utility(ax, points: pd.DataFrame, refined: bool = False) -> None:
     """Figs. 3 and 4: each (data set, metric)'s runs as points beside the model (4) as a thin
     line (and the refined model as a thick pale one), in the data set's colour."""
     for (dataset, metric), series in points.groupby(["dataset", "metric"], sort=False):
-        colour, ls = DATASET_COLORS.get(dataset, "0.3"), METRICS[metric]["ls"]
+        colour, ls = dataset_colors().get(dataset, "0.3"), METRICS[metric]["ls"]
         ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=ls, alpha=0.9)
         if refined:
             ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=ls, alpha=0.35)
@@ -261,7 +265,7 @@ def metric_legend(figure, data: pd.DataFrame, datasets: Sequence[str]) -> None:
     from matplotlib.lines import Line2D
 
     handles = [
-        Line2D([], [], color=DATASET_COLORS[d], lw=6, label=d)
+        Line2D([], [], color=dataset_colors()[d], lw=6, label=d)
         for d in datasets
         if d in set(data["dataset"])
     ]
