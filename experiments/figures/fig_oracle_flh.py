@@ -77,13 +77,25 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     olh_t = seconds[seconds["protocol.name"] == REFERENCE]
     if flh_t.empty or olh_t.empty:
         return []
-    by_pool = flh_t.groupby("protocol.k_prime")["value"].median()
-    speedups = olh_t["value"].median() / by_pool
+    # the fastest trial of each setting: the one least disturbed by other processes
+    by_pool = flh_t.groupby(["epsilon", "protocol.k_prime"])["value"].min()
+    reference = olh_t.groupby("epsilon")["value"].min()
+    speedups = reference.reindex(by_pool.index, level=0) / by_pool
     flh_e = errors[errors["protocol.name"] == POOL].groupby(["epsilon", "protocol.k_prime"])
     olh_e = errors[errors["protocol.name"] == REFERENCE].groupby("epsilon")["value"].mean()
     ratios = (flh_e["value"].mean() / olh_e.reindex(flh_e["value"].mean().index, level=0)).unstack()
-    largest, smallest = int(by_pool.index.max()), int(by_pool.index.min())
+    pools = by_pool.index.get_level_values("protocol.k_prime")
+    largest, smallest = int(pools.max()), int(pools.min())
     fast = bool((speedups > 1).all())
+    slow = [f"(ε = {e:g}, k' = {int(k)})" for (e, k), ratio in speedups.items() if not ratio > 1]
+    timed = "; ".join(
+        f"k' = {k}: "
+        + ", ".join(
+            f"{ratio:.1f}x at ε = {e:g}"
+            for (e, _), ratio in speedups.xs(k, level=1, drop_level=False).items()
+        )
+        for k in (smallest, largest)
+    )
     # the worst ε's ratio at the largest pool below the one at the smallest
     tends = bool(ratios[largest].max() < ratios[smallest].max())
     return [
@@ -92,23 +104,23 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             paper="FLH trades a little accuracy for much faster aggregation than OLH; its "
             "error tends to OLH's as the pool grows",
             ours=(
-                f"{REFERENCE}/{POOL} server time {speedups.loc[largest]:.1f}x at k' = "
-                f"{largest} and {speedups.loc[smallest]:.1f}x at k' = {smallest}; "
+                f"{REFERENCE}/{POOL} server time (fastest of the trials) {timed}; "
                 f"{POOL}/{REFERENCE} MSE (all users on one value, {POOL}'s worst case) "
                 f"{ratios[smallest].max():.3g} at k' = {smallest}, "
                 f"{ratios[largest].max():.3g} at k' = {largest}"
             ),
             tolerance=(
-                f"orderings: 'faster' read as {REFERENCE}/{POOL} median server time > 1 at "
-                f"every k'; 'tends to {REFERENCE}'s' read as the {POOL}/{REFERENCE} MSE ratio "
-                "falling as k' grows"
+                f"orderings: 'faster' read as {REFERENCE}/{POOL} server time > 1 at every "
+                f"(ε, k'), each the fastest of its trials; 'tends to {REFERENCE}'s' read as the "
+                f"{POOL}/{REFERENCE} MSE ratio falling as k' grows"
             ),
             verdict=both(held(fast), held(tends)),
             reason=""
             if fast and tends
-            else "FLH's k' d lookup was slower than OLH's n d support count"
+            else f"{POOL}'s k' d lookup was slower than {REFERENCE}'s support count at "
+            + ", ".join(slow)
             if not fast
-            else "FLH's error did not fall toward OLH's as the pool grew",
+            else f"{POOL}'s error did not fall toward {REFERENCE}'s as the pool grew",
         )
     ]
 
