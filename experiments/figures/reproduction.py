@@ -10,16 +10,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.spec import BY_CONSTRUCTION, ClaimCheck, FigureSpec
 
 VERDICT_MARK = {
     "reproduced": "reproduced",
     "partly": "partly reproduced",
     "differs": "differs",
     "not measurable": "not measurable",
+    "calibrated": "calibrated",
+    "identity": "identity",
 }
 #: The report's columns; the last four are read back from the right (verdict first).
-COLUMNS = ("source", "paper says", "we measure", "tolerance", "verdict", "cause", "figure")
+COLUMNS = (
+    "source",
+    "paper says",
+    "we measure",
+    "tolerance",
+    "detects",
+    "verdict",
+    "cause",
+    "figure",
+)
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
@@ -89,8 +100,9 @@ def _row(spec: FigureSpec, judged: Judged | ClaimCheck) -> str:
         claim.paper,
         claim.ours,
         claim.tolerance,
+        claim.detection.text(),
         verdict_text(judged),
-        claim.reason or "-",
+        claim.cause or "-",
         f"[{spec.name}](figures/{spec.name}.png)",
     )
     return "| " + " | ".join(_cell(x) for x in cells) + " |"
@@ -124,7 +136,13 @@ def write_report(
     else:
         rows = [row for block in fresh.values() for row in block]
     counts = pd.Series([_verdict(row) for row in rows], dtype=object).value_counts()
-    summary = ", ".join(f"{counts.get(v, 0)} {VERDICT_MARK[v]}" for v in VERDICT_MARK)
+    checked = [v for v in VERDICT_MARK if v not in BY_CONSTRUCTION]
+    apart = sum(int(counts.get(v, 0)) for v in BY_CONSTRUCTION)
+    summary = (
+        ", ".join(f"{counts.get(v, 0)} {VERDICT_MARK[v]}" for v in checked)
+        + f"; counted apart, {apart} true by construction: "
+        + ", ".join(f"{counts.get(v, 0)} {VERDICT_MARK[v]}" for v in BY_CONSTRUCTION)
+    )
     lines = [
         "# Reproduction report",
         "",
@@ -141,9 +159,16 @@ def write_report(
         "tolerance its row states (and why: our standard error, the digits the paper "
         "prints, or a quoted reading of a qualitative word), *partly reproduced* when one "
         "part holds and another does not (its cause in the row), *differs* when none "
-        "holds, and *not measurable* when a part cannot be measured from our runs. Each "
-        "verdict states the trials per setting it needs (the experiment config's "
-        "n_trials); one measured on fewer is marked provisional.",
+        "holds, and *not measurable* when a part cannot be measured from our runs. A "
+        "statement true by construction reads *identity* (exact arithmetic) or *calibrated* "
+        "(a statistic of a surrogate data set tuned to that very number) and is counted "
+        "apart. Each tolerance is a declared object that writes its own sentence; the "
+        "verdict is computed from it, never typed. *Detects* is the row's power: the "
+        "smallest deviation of its measured quantity (all values scaled, one value scaled, "
+        "or a shift in standard errors) that changes its verdict, found by re-running the "
+        "row's own check on the mutated values. Each verdict states the trials per setting "
+        "it needs (the experiment config's n_trials); one measured on fewer is marked "
+        "provisional.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -3,62 +3,82 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cached_property
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-Verdict = Literal["reproduced", "partly", "differs", "not measurable"]
-VERDICTS: tuple[str, ...] = ("reproduced", "partly", "differs", "not measurable")
+from experiments.figures.tolerance import (
+    Detection,
+    Part,
+    Tolerance,
+    Verdict,
+    combine,
+    detect,
+    mutated,
+)
+
+VERDICTS: tuple[str, ...] = (
+    "reproduced",
+    "partly",
+    "differs",
+    "not measurable",
+    "calibrated",
+    "identity",
+)
+#: Verdicts of statements true by construction: counted apart from "reproduced".
+BY_CONSTRUCTION: tuple[str, ...] = ("calibrated", "identity")
 
 
+# ---------------------------------------------------------------- LEGACY helpers
 def both(*verdicts: str) -> str:
-    """The verdict of a sentence with several parts: every part must hold.
-
-    All parts reproduced: "reproduced"; a part not measurable: "not measurable"; any part
-    that differs while another holds (or is partly reproduced): "partly"; all differ:
-    "differs".
-    """
-    if "not measurable" in verdicts:
-        return "not measurable"
-    if all(v == "reproduced" for v in verdicts):
-        return "reproduced"
-    if all(v == "differs" for v in verdicts):
-        return "differs"
-    return "partly"
+    """LEGACY: :func:`~.tolerance.combine` of hand-typed verdicts."""
+    return combine(list(verdicts))
 
 
-def verdict_of(holds: bool | None, otherwise: Verdict = "differs") -> Verdict:
-    """The verdict of one part read from one condition: "reproduced" when it holds,
-    ``otherwise`` ("differs" or "partly") when not, "not measurable" when ``holds`` is None."""
+def verdict_of(holds: bool | None, otherwise: str = "differs") -> str:
+    """LEGACY: a hand-typed verdict from one condition."""
     if holds is None:
         return "not measurable"
     return "reproduced" if holds else otherwise
 
 
 def cause(verdict: str, reason: str) -> str:
-    """The reason column of a check: empty when it is reproduced, else ``reason``."""
+    """LEGACY: the reason column of a hand-typed verdict."""
     return "" if verdict == "reproduced" else reason
 
 
-#: |mean - exact| / SE beyond which a point of an unbiased estimator is called off.
 Z_LIMIT = 4.5
 
 
 def largest_z(mean: pd.Series, exact: pd.Series, se: pd.Series) -> float:
-    """The largest |mean - exact| / SE over the points with SE > 0; NaN if there are none."""
+    """LEGACY: the largest |mean - exact| / SE over the points with SE > 0."""
     z = (mean - exact) / se.where(se > 0)
     return float(z.abs().max()) if z.notna().any() else math.nan
 
 
 def chance_beyond(points: int, z: float = Z_LIMIT) -> float:
-    """The chance that any of ``points`` unbiased normal points strays beyond z SE (union
-    bound over two-sided normal tails): the false-alarm rate a z-tolerance states."""
+    """LEGACY: union bound on any of ``points`` normal points straying beyond z SE."""
     from scipy.stats import norm
 
     return min(1.0, points * 2 * float(norm.sf(z)))
+
+
+@dataclass(frozen=True)
+class _Stated(Tolerance):
+    """LEGACY: a verdict and tolerance typed by hand, kept only while figure modules move to
+    declared parts (nothing to detect: it cannot fail)."""
+
+    verdict: str
+    text: str
+
+    def holds(self, values) -> bool:
+        return True
+
+    def describe(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -66,32 +86,99 @@ class ClaimCheck:
     """One quantitative claim of a paper checked against our number: the data that both
     ``REPRODUCTION.md`` (:mod:`experiments.figures.reproduction`) and the tests read.
 
-    Every check states its ``tolerance``: what counts as agreement and why (from our
-    standard error, from the digits the paper prints, or from a stated reading of a
-    qualitative word, quoted).  A claim whose sentence has several parts checks each; a
-    part that cannot be measured makes the check ``"not measurable"`` (never a silent
-    pass).  Construction refuses a check without a source, a tolerance or a known verdict.
+    The claim is checked in ``parts`` (:class:`~experiments.figures.tolerance.Part`), each
+    a measured quantity with a declared tolerance.  Nothing about the outcome is typed by
+    hand: the verdict combines the parts' verdicts (:func:`~.tolerance.combine`), the
+    tolerance column is the parts' own sentences, and *detects* (:attr:`detection`) is
+    the smallest deviation of a measured quantity that would change the verdict, found by
+    re-running the same parts on mutated values.  ``reason`` is the cause shown when the
+    verdict falls short ("not shown" when none is given); ``note`` adds to the tolerance
+    column what the parts cannot say (why a reading was chosen).
     """
 
     source: str  #: where the paper says it, e.g. "PEM Sec. VI-B1 (Fig. 5a)"
     paper: str  #: the paper's statement, with its number
-    ours: str  #: the measured value on the figure's table, as the report prints it
-    verdict: Verdict
-    tolerance: str  #: what counts as a match, and why
-    reason: str = ""  #: for "differs"/"partly"/"not measurable": the (demonstrated) cause
-    #: the measured value as a number, where the claim is one number (NaN otherwise)
-    measured: float = math.nan
-    #: its standard error over trials, where it is a mean of trials (NaN otherwise)
-    se: float = math.nan
+    ours: str  #: the measured values as the report prints them (numbers the parts check)
+    parts: tuple[Part, ...]
+    reason: str = ""  #: the (measured) cause when the verdict is not "reproduced"
+    note: str = ""  #: further words for the tolerance column
 
-    def __post_init__(self) -> None:
-        for name in ("source", "paper", "ours", "tolerance"):
-            if not str(getattr(self, name)).strip():
-                raise ValueError(f"a claim needs a non-empty {name}: {self.paper or self.source}")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-        if self.se < 0:
-            raise ValueError(f"a standard error is >= 0, got {self.se}: {self.source}")
+    def __init__(
+        self,
+        source: str,
+        paper: str,
+        ours: str,
+        parts: Part | Sequence[Part] | str = (),
+        reason: str = "",
+        note: str = "",
+        *,
+        verdict: str | None = None,
+        tolerance: str | None = None,
+        measured: float = math.nan,
+        se: float = math.nan,
+    ) -> None:
+        if isinstance(parts, str) or verdict is not None:  # LEGACY: a verdict typed by hand
+            stated = parts if isinstance(parts, str) else verdict
+            if stated not in VERDICTS:
+                raise ValueError(f"verdict must be one of {VERDICTS}, got {stated!r}")
+            if not str(tolerance or "").strip():
+                raise ValueError(f"a claim needs a non-empty tolerance: {paper or source}")
+            if se < 0:
+                raise ValueError(f"a standard error is >= 0, got {se}: {source}")
+            parts = (Part("legacy", [measured], _Stated(stated, str(tolerance))),)
+        parts = (parts,) if isinstance(parts, Part) else tuple(parts)
+        for name, value in (("source", source), ("paper", paper), ("ours", ours)):
+            object.__setattr__(self, name, value)
+            if not str(value).strip():
+                raise ValueError(f"a claim needs a non-empty {name}: {paper or source}")
+        if not parts or not all(isinstance(p, Part) for p in parts):
+            raise ValueError(f"a claim needs at least one Part: {source}")
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "note", note)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether the verdict was typed by hand (the form being retired)."""
+        return any(isinstance(p.tolerance, _Stated) for p in self.parts)
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.legacy:
+            return self.parts[0].tolerance.verdict  # type: ignore[attr-defined]
+        return combine([part.verdict for part in self.parts])
+
+    @property
+    def tolerance(self) -> str:
+        if self.legacy:
+            return self.parts[0].tolerance.describe()
+        text = "; ".join(part.describe() for part in self.parts)
+        return f"{text}. {self.note}" if self.note else text
+
+    @property
+    def cause(self) -> str:
+        """The cause column: empty when the claim holds (or is true by construction)."""
+        if self.verdict == "reproduced" or self.verdict in BY_CONSTRUCTION:
+            return ""
+        return self.reason or "not shown"
+
+    @cached_property
+    def detection(self) -> Detection:
+        """The smallest deviation of a measured quantity that changes the verdict."""
+        if self.legacy:
+            return Detection(0, "a verdict typed by hand", "none", math.nan)
+        return detect(self.parts, lambda parts: combine([p.verdict for p in parts]))
+
+    def mutated(self, factor: float = 1.0) -> ClaimCheck:
+        """This claim with :attr:`detection`'s deviation applied (times ``factor``)."""
+        return ClaimCheck(
+            self.source,
+            self.paper,
+            self.ours,
+            mutated(self.parts, self.detection, factor),
+            self.reason,
+            self.note,
+        )
 
 
 @dataclass(frozen=True)
