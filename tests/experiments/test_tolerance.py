@@ -1,0 +1,140 @@
+"""Declared tolerances: each checks, describes itself, and finds its own power.
+
+Every detection below is checked against the value worked out by hand, so a change to the
+search (a wrong sign, a grid that skips the flip, a part left out) fails here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from experiments.figures.spec import ClaimCheck
+from experiments.figures.tolerance import (
+    Band,
+    Calibrated,
+    Digits,
+    Identity,
+    Monotone,
+    Part,
+    WithinSE,
+    bonferroni_z,
+    combine,
+)
+
+
+def claim(*parts: Part, reason: str = "") -> ClaimCheck:
+    return ClaimCheck("a source", "a statement", "a measurement", parts, reason=reason)
+
+
+def test_bonferroni_z_is_the_union_bound() -> None:
+    assert bonferroni_z(1, 0.05) == pytest.approx(norm.isf(0.025))
+    assert bonferroni_z(40, 0.01) == pytest.approx(norm.isf(0.01 / 80))
+    assert bonferroni_z(40, 0.01, one_sided=True) == pytest.approx(norm.isf(0.01 / 40))
+    assert bonferroni_z(3, 0.01, df=7) > bonferroni_z(3, 0.01)  # t has heavier tails
+
+
+def test_within_se_detects_the_shift_that_crosses_z() -> None:
+    z = bonferroni_z(1, 0.01)
+    check = claim(Part("Var/n", 1.0, WithinSE(1.0, 0.01, alpha=0.01)))
+    assert check.verdict == "reproduced"
+    found = check.detection
+    # scaling 1.0 by 1 + δ leaves the band at δ = z SE / 1.0; a shift needs z SE
+    assert found.delta == pytest.approx(z * 0.01, rel=1e-6) or found.delta == pytest.approx(
+        z, rel=1e-6
+    )
+    assert found.within()  # z ≈ 2.6 SE: inside the report's 6 SE bar
+    assert check.mutated().verdict == "differs"
+    assert check.mutated(0.99).verdict == "reproduced"  # just short of the flip: unchanged
+    assert "within 2.6 SE of the exact value" in check.tolerance
+
+
+def test_within_se_one_sided_ignores_the_favourable_side() -> None:
+    part = Part("ε", [0.5, 0.9], WithinSE([1.0, 1.0], [0.01, 0.01], side="below"))
+    assert part.verdict == "reproduced"  # far below a bound read as 'at most'
+    assert Part("ε", [1.2], WithinSE(1.0, 0.01, side="below")).verdict == "differs"
+
+
+def test_digits_flip_where_the_rounding_changes() -> None:
+    check = claim(Part("Var/n", 28.4648, Digits(28.5, decimals=1)))
+    assert check.verdict == "reproduced"
+    assert check.detection.delta == pytest.approx((28.4648 - 28.45) / 28.4648, rel=1e-4)
+    assert Part("p", 0.000747, Digits(0.00075, significant=2)).verdict == "reproduced"
+    assert Part("p", 0.000747, Digits(0.0007, significant=1)).verdict == "reproduced"
+    assert Part("p", 0.000747, Digits(0.00074, significant=2)).verdict == "differs"
+    with pytest.raises(ValueError, match="exactly one"):
+        Digits(1.0)
+
+
+def test_a_band_that_no_half_deviation_crosses_has_no_power() -> None:
+    loose = claim(Part("ratio", 5.0, Band(low=1, strict=True, reading="'better' as > 1")))
+    assert loose.verdict == "reproduced" and not loose.detection.found
+    assert "none up to 50%" in loose.detection.text()
+    tight = claim(Part("ratio", 1.05, Band(low=1, strict=True)))
+    assert tight.detection.delta == pytest.approx(1 - 1 / 1.05, rel=1e-6)
+
+
+def test_monotone_mutates_one_point() -> None:
+    check = claim(Part("F1 over g", [0.41, 0.39, 0.36], Monotone("decreasing")))
+    assert check.verdict == "reproduced"
+    found = check.detection
+    assert found.how == "point"
+    # the smallest single move: 0.39 up to 0.41 (+5.1%) or 0.41 down to 0.39 (-4.9%)
+    assert found.delta == pytest.approx(min(0.02 / 0.39, 0.02 / 0.41), rel=1e-6)
+    assert check.mutated().verdict == "differs"
+    slack = Part("F1", [0.41, 0.42], Monotone("decreasing", se=0.01, z=2))
+    assert slack.verdict == "reproduced"  # a step back of 0.7 SE of the step is allowed
+
+
+def test_identity_and_calibrated_rows_count_apart() -> None:
+    exact = claim(Part("C(8,2)", 28, Identity(28)))
+    assert exact.verdict == "identity" and exact.cause == ""
+    assert exact.detection.delta < 1e-8 and exact.mutated().verdict == "differs"
+    surrogate = claim(Part("n", 1_200_000, Calibrated(1.2e6, rtol=0.05)))
+    assert surrogate.verdict == "calibrated"
+    assert combine(["identity", "reproduced"]) == "reproduced"
+    assert combine(["identity", "calibrated"]) == "calibrated"
+
+
+def test_parts_combine_and_a_cause_is_never_invented() -> None:
+    holds = Part("a", 1.0, WithinSE(1.0, 0.1))
+    fails = Part("b", 2.0, WithinSE(1.0, 0.1))
+    soft = Part("c", 2.0, WithinSE(1.0, 0.1), otherwise="partly")
+    assert claim(holds, fails).verdict == "partly"
+    assert claim(fails, fails).verdict == "differs"
+    assert claim(soft).verdict == "partly"
+    assert claim(holds, fails).cause == "not shown"
+    assert claim(holds, fails, reason="measured: X").cause == "measured: X"
+    missing = claim(Part("d", math.nan, WithinSE(1.0, 0.1)))
+    assert missing.verdict == "not measurable" and not missing.detection.found
+
+
+def test_the_detection_is_the_smallest_over_parts_and_mutations() -> None:
+    wide = Part("wide", 1.0, WithinSE(1.0, 0.1))  # flips at 2.6 SE = 26%
+    narrow = Part("narrow", 1.0, WithinSE(1.0, 0.001))  # flips at 0.26%
+    found = claim(wide, narrow).detection
+    assert found.quantity == "narrow" and found.within()
+    # a planted half-size deviation leaves the verdict; the full one flips it
+    both = claim(wide, narrow)
+    assert both.mutated(0.5).verdict == "reproduced" and both.mutated().verdict == "partly"
+
+
+def test_a_claim_refuses_what_the_report_could_not_state() -> None:
+    with pytest.raises(ValueError, match="Part"):
+        ClaimCheck("src", "paper", "ours", ())
+    with pytest.raises(ValueError, match="ours"):
+        ClaimCheck("src", "paper", " ", Part("x", 1.0, Identity(1.0)))
+    with pytest.raises(ValueError, match="otherwise"):
+        Part("x", 1.0, Identity(1.0), otherwise="maybe")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="alpha"):
+        WithinSE(1.0, 0.1, alpha=1.5)
+
+
+def test_many_points_get_a_wider_z() -> None:
+    values = np.ones(400)
+    part = Part("Var/n", values + 0.03, WithinSE(values, np.full(400, 0.01), alpha=0.01))
+    assert part.verdict == "reproduced"  # 3 SE is inside Bonferroni's 4.4 SE for 400 points
+    assert Part("x", [1.03], WithinSE(1.0, 0.01)).verdict == "differs"  # not for one point
