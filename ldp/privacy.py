@@ -51,8 +51,8 @@ for such a protocol, takes one product of bits per public draw and the largest l
 draws: ``report_probabilities(v, draws)`` with the protocol's own ``public_draws()``
 (every cohort of RAPPOR) or the seeds (the rows of the count-mean sketch).
 
-A protocol declares its model in its capabilities (:mod:`ldp.contract`), with a class
-attribute ``report_model``, or through the ``model`` argument.
+A protocol declares its model in its capabilities (:mod:`ldp.contract`); the ``model``
+argument overrides it.
 """
 
 from __future__ import annotations
@@ -83,8 +83,7 @@ DEFAULT_SEEDS = np.concatenate(
 
 
 def report_model(oracle: Any) -> Model:
-    """The report model a protocol declares: ``capabilities.report_model``, else its
-    ``report_model`` attribute (:mod:`ldp.contract`).
+    """The report model a protocol declares in its ``capabilities`` (:mod:`ldp.contract`).
 
     Parameters
     ----------
@@ -98,15 +97,13 @@ def report_model(oracle: Any) -> Model:
         One of ``"categorical"``, ``"bits"``, ``"hashed"``, ``"product"``.
     """
     declared = capabilities_of(oracle).report_model
-    if declared is None:
-        declared = getattr(oracle, "report_model", None)
     if declared is not None:
         if declared not in MODELS:
             raise ValueError(f"report_model must be one of {MODELS}, got {declared!r}")
         return declared
     raise TypeError(
-        f"cannot tell the report model of {type(oracle).__name__}: give it a report_model "
-        f"attribute or pass model= (one of {MODELS})"
+        f"cannot tell the report model of {type(oracle).__name__}: declare "
+        f"capabilities = Capabilities(report_model=...) or pass model= (one of {MODELS})"
     )
 
 

@@ -24,6 +24,7 @@ This module knows nothing of Hydra, files or plotting: colours are hex strings.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import importlib
 import importlib.metadata
 import pkgutil
@@ -127,6 +128,34 @@ def register(
     return decorate(cls) if cls is not None else decorate
 
 
+def _check_overrides(cls: type, name: str) -> None:
+    """Refuse a public method that drops a parameter of the method it overrides.
+
+    The harness and the conformance suite call a protocol through its bases' signatures
+    (``variances(true_counts, candidates)``): an override without ``candidates`` would
+    fail there, or worse, be skipped by a caller that probes it.
+    """
+    for attr, value in vars(cls).items():
+        if attr.startswith("_") or not inspect.isfunction(value):
+            continue
+        for base in cls.__mro__[1:]:
+            inherited = vars(base).get(attr)
+            if inherited is None:
+                continue
+            if not inspect.isfunction(inherited):
+                break
+            mine = inspect.signature(value).parameters
+            if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in mine.values()):
+                break
+            dropped = [p for p in inspect.signature(inherited).parameters if p not in mine]
+            if dropped:
+                raise RegistryError(
+                    f"{name}.{attr} overrides {base.__name__}.{attr} without its "
+                    f"parameter(s) {dropped}: keep the base's signature"
+                )
+            break
+
+
 def _add(
     cls: type,
     *,
@@ -147,6 +176,7 @@ def _add(
     missing = [c for c in CONTEXT[kind] if c not in {f.name for f in dataclasses.fields(cls)}]
     if missing:
         raise RegistryError(f"{name}: a {kind} class needs the fields {missing}")
+    _check_overrides(cls, name)
     entry = Protocol(
         name=name,
         kind=kind,

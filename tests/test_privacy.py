@@ -24,6 +24,7 @@ import pytest
 from scipy import stats
 
 from ldp import hashing, theory
+from ldp.contract import Capabilities
 from ldp.oracles import BLH, GRR, OLH, ORACLES, OUE, SHE, SUE, THE
 from ldp.privacy import (
     DEFAULT_SEEDS,
@@ -180,7 +181,7 @@ class Warner:
     A protocol outside ldp.oracles, declaring its model, as a user would.
     """
 
-    report_model = "categorical"
+    capabilities = Capabilities(report_model="categorical")
     domain_size = 2
 
     def report_probabilities(self, value: int) -> np.ndarray:

@@ -89,3 +89,30 @@ def test_a_class_that_is_not_a_protocol_is_refused(private_registry):
         registry.register(NoDomain, kind="sketch")
     with pytest.raises(registry.RegistryError, match="must be an identifier"):
         registry.register(NoDomain, name="no domain")
+
+
+def test_an_override_that_drops_a_parameter_of_its_base_is_refused(private_registry):
+    @dataclass(frozen=True, kw_only=True)
+    class Narrow(OLH):
+        name = "Narrow"
+
+        def variances(self, true_counts):  # the base also takes candidates
+            return super().variances(true_counts)
+
+    with pytest.raises(registry.RegistryError, match=r"Narrow.variances .*\['candidates'\]"):
+        registry.register(Narrow)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Wide(OLH):
+        name = "Wide"
+
+        def variances(self, true_counts, candidates=None, *, exact=True):  # adds, drops none
+            return super().variances(true_counts, candidates)
+
+    registry.register(Wide)
+    assert registry.get("wide").cls is Wide
+
+
+def test_every_registered_override_keeps_its_bases_parameters():
+    for entry in registry.protocols().values():
+        registry._check_overrides(entry.cls, entry.name)  # raises on a dropped parameter

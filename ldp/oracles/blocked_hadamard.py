@@ -97,7 +97,6 @@ class BHR(FrequencyOracle):
     """
 
     name = "BHR"
-    report_model = "categorical"
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
     _keep: int = field(init=False, repr=False, compare=False)
 

@@ -182,7 +182,6 @@ class FLH(PureOracle):
     """
 
     name = "FLH"
-    report_model = "hashed"
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="hashed", public_randomness=("index", "pool"), public_per_call=True
     )

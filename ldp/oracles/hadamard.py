@@ -170,7 +170,6 @@ class HR(PureOracle):
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
 
     name = "HR"
-    report_model = "categorical"
     _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -331,7 +330,6 @@ class HM(PureOracle):
     )
 
     name = "HM"
-    report_model = "categorical"
     _keep: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -106,9 +106,9 @@ class LOLOHA(Memoized):
         shift = rng.integers(1, self.g, size=cells.shape[0])
         return np.where(kept, cells, (cells + shift) % self.g)
 
-    def permanent(self, cells: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """GRR at ε_∞ over the g cells of hashed values."""
-        return self._randomize(np.asarray(cells, dtype=np.int64), self._keep1, rng)
+    def permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """GRR at ε_∞ over the g cells: ``values`` are the users' hashed cells H(v)."""
+        return self._randomize(np.asarray(values, dtype=np.int64), self._keep1, rng)
 
     def instantaneous(self, memos: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self._randomize(np.asarray(memos, dtype=np.int64), self._keep2, rng)

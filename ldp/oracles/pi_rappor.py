@@ -257,7 +257,6 @@ class PIRAPPOR(PureOracle):
     """
 
     name = "PIRAPPOR"
-    report_model = "categorical"
     capabilities: ClassVar[Capabilities] = Capabilities(
         sampled="approximate", report_model="categorical"
     )

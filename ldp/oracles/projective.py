@@ -546,7 +546,6 @@ class ProjectiveResponse(FrequencyOracle):
 
     q: int | None = None
 
-    report_model = "categorical"
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
     _keep: int = field(init=False, repr=False, compare=False)
     _inv: np.ndarray = field(init=False, repr=False, compare=False)

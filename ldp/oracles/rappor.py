@@ -418,7 +418,6 @@ class RAPPOR(FrequencyOracle):
     """
 
     name: ClassVar[str] = "RAPPOR"
-    report_model: ClassVar[str] = "bits"
     capabilities: ClassVar[Capabilities] = Capabilities(
         report_model="bits",
         public_randomness=("cohorts",),
@@ -905,12 +904,18 @@ class RAPPOR(FrequencyOracle):
         a, b = self.q_star * (1 - self.q_star), self.p_star * (1 - self.p_star)
         return (own * a + (total - own) * b) / (self.q_star - self.p_star) ** 2
 
-    def variances(self, true_counts: np.ndarray) -> np.ndarray:
-        """Exact Var of every value's estimate for the population ``true_counts`` (d,)."""
+    def variances(
+        self, true_counts: np.ndarray, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Exact Var of each candidate's estimate (every value by default) for the
+        population ``true_counts`` (d,)."""
         counts = check_counts(true_counts, self.domain_size)
+        chosen = self.candidates(candidates)
         if self.basic:
-            return self._basic_variances(counts.astype(float), float(counts.sum()))
-        return self._variance_map @ counts.astype(float)
+            every = self._basic_variances(counts.astype(float), float(counts.sum()))
+        else:
+            every = self._variance_map @ counts.astype(float)
+        return every[chosen]
 
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """Exact Var of a value's estimate, averaged over the domain's values, when it has

@@ -71,7 +71,6 @@ class RHR(FrequencyOracle):
     bits: int | None = None
 
     name = "RHR"
-    report_model = "categorical"
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical")
     _keep: int = field(init=False, repr=False, compare=False)
 

@@ -166,7 +166,6 @@ class SS(PureOracle):
     capabilities: ClassVar[Capabilities] = Capabilities(report_model="categorical", additive=True)
 
     name = "SS"
-    report_model = "categorical"
     omega: int | None = None
     _keep: int = field(init=False, repr=False, compare=False)
 

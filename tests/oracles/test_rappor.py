@@ -20,6 +20,7 @@ from scipy import stats
 
 from ldp import audit, registry
 from ldp.audit import Event
+from ldp.contract import Capabilities
 from ldp.oracles import SUE, rappor, rappor_decode
 from ldp.oracles.rappor import (
     RAPPOR,
@@ -171,7 +172,7 @@ def cohort_view(oracle: RAPPOR, cohort: int):
     """The bits of one cohort's reports as a ``bits``-model protocol of ldp.privacy."""
 
     class View:
-        report_model = "bits"
+        capabilities = Capabilities(report_model="bits")
         domain_size = oracle.domain_size
 
         @staticmethod
