@@ -24,9 +24,9 @@ This module knows nothing of Hydra, files or plotting: colours are hex strings.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import importlib
 import importlib.metadata
+import inspect
 import pkgutil
 import warnings
 from collections.abc import Callable
