@@ -138,3 +138,19 @@ def test_many_points_get_a_wider_z() -> None:
     part = Part("Var/n", values + 0.03, WithinSE(values, np.full(400, 0.01), alpha=0.01))
     assert part.verdict == "reproduced"  # 3 SE is inside Bonferroni's 4.4 SE for 400 points
     assert Part("x", [1.03], WithinSE(1.0, 0.01)).verdict == "differs"  # not for one point
+
+
+def test_the_report_docs_example_prints_what_it_says() -> None:
+    """docs/report.md's code block runs and prints the block that follows it."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text("utf-8")
+    found = re.search(r"```python\n(.*?)```\s*\nprints\s*\n\s*```\n(.*?)```", text, re.S)
+    assert found, "docs/report.md has no python block followed by what it prints"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(found.group(1), "docs/report.md", "exec"), {})
+    assert out.getvalue() == found.group(2)
