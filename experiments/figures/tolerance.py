@@ -451,13 +451,16 @@ def detect(parts: Sequence[Part], verdict_of) -> Detection:
 
     Tried per part: every value scaled by 1 ± δ (δ <= 50%); for orderings, one value
     scaled; where the tolerance knows standard errors, every value shifted by ± k SE
-    (k <= 50).  A relative deviation is preferred in the text; its size in standard errors
+    (k <= 50).  Identity and calibrated parts are left out when the claim has a measured
+    part: exact arithmetic flips at any deviation, which says nothing of the measurement.  A relative deviation is preferred in the text; its size in standard errors
     of the flipping value is given beside it.
     """
+    by_construction = ("identity", "calibrated")
+    measured = [p.measurable and p.tolerance.kind not in by_construction for p in parts]
     candidates: list[Detection] = []
     for index, part in enumerate(parts):
-        if not part.measurable:
-            continue
+        if not part.measurable or (any(measured) and not measured[index]):
+            continue  # an exact part flips at 1e-9: the row's power is its measured parts'
         values, se = part.array, part.tolerance.standard_errors()
         points = range(values.size) if not part.tolerance.pointwise and values.size <= 400 else ()
         for sign in (1, -1):

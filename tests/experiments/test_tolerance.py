@@ -154,3 +154,11 @@ def test_the_report_docs_example_prints_what_it_says() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(found.group(1), "docs/report.md", "exec"), {})
     assert out.getvalue() == found.group(2)
+
+
+def test_an_exact_part_does_not_stand_in_for_the_measured_ones_power() -> None:
+    exact = Part("C(8,2)", 28, Identity(28))
+    measured = Part("Var/n", 1.0, WithinSE(1.0, 0.1))  # flips at 2.6 SE = 26%
+    found = claim(exact, measured).detection
+    assert found.quantity == "Var/n" and found.delta > 0.2
+    assert claim(exact).detection.quantity == "C(8,2)"  # alone, the identity is the power
