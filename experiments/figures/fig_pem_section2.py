@@ -399,7 +399,21 @@ def communication_claim() -> ClaimCheck:
     spm = objects["SPM"]
     sent = _groups(spm)[0].reports
     spm_reports = [len(sent), *(r.oracle.epsilon * 3 / EPSILON for r in sent)]
-    seed = _report_bits(objects["PEM"].step_oracle(0))
+
+    # the paper's report formats with the library's 64-bit seeds: a group label, then OLH's
+    # ⟨seed, y⟩ with y < d' = ⌈e^ε + 1⌉ at each report's ε (SPM: three at ε/3; MCM: π(v) at
+    # ε/2 and one bit per channel; Secs. III-C, III-D, VI-B6)
+    def olh(epsilon: float) -> int:
+        return 64 + math.ceil(math.log2(theory.olh_default_g(epsilon)))
+
+    def label(groups: int) -> int:
+        return math.ceil(math.log2(groups)) if groups > 1 else 0
+
+    formats = [
+        label(objects["PEM"].config.g) + olh(EPSILON),
+        label(math.comb(len(spm.bounds), 2)) + 3 * olh(EPSILON / 3),
+        *(label(M) + h + olh(EPSILON / 2) for h in channels),
+    ]
     listed = ", ".join(
         f"{name.removeprefix('MCM ')} (h = {h:.0f}): {bits[name]:.0f} "
         f"({bits[name] / bits['PEM']:.1f}× PEM)"
@@ -413,13 +427,18 @@ def communication_claim() -> ClaimCheck:
         ),
         ours=(
             f"bits a user sends (ε = {EPSILON:g}, m = {M}; each OLH report carries a 64-bit "
-            f"hash seed and y, {seed:.0f} bits in PEM's first step): PEM {bits['PEM']:.0f}, "
+            f"hash seed and y): PEM {bits['PEM']:.0f}, "
             f"SPM {bits['SPM']:.0f} ({spm_reports[0]} OLH reports at ε·"
             f"{spm_reports[1] / 3:.4g}, a pair label), MCM {listed}. MCM over the same "
             f"MCM with one channel: {', '.join(f'{x:.0f}' for x in extra)} bits more "
             f"(h - 1); its queries: {', '.join(f'{q:.0f}' for q in queries)} (h)"
         ),
         parts=(
+            Part(
+                "bits a user sends: PEM, SPM, MCM at each k",
+                [bits[name] for name in objects],
+                Identity(formats),
+            ),
             Part("MCM's bits over one channel's", extra, Identity(channels - 1)),
             Part("MCM's oracle queries", queries, Identity(channels)),
             Part(
@@ -428,8 +447,9 @@ def communication_claim() -> ClaimCheck:
                 Identity([3, 1, 1, 1]),
             ),
         ),
-        note="Sizes from the objects the harness runs: report_groups(), the oracles' "
-        "report_bits() (64-bit seeds), MCM's channel report (h patterns of b bits).",
+        note="Sizes from the objects the harness runs (report_groups(), the oracles' "
+        "report_bits(), MCM's channel report of h patterns of b bits), against the paper's "
+        "report formats with 64-bit seeds.",
     )
 
 
@@ -671,6 +691,17 @@ def candidate_sizes_claim() -> ClaimCheck:
                 Band(low=1.0, strict=True, reading="'can be large' read as a gain above 1"),
                 otherwise="partly",
             ),
+            Part(
+                "chosen |C_1|/k, large k",
+                [c / k for k, (_, c) in zip(large, fewer, strict=True)],
+                Band(high=1.0, strict=True, reading="below 1"),
+            ),
+            Part(
+                "chosen |C_1|/k, small k",
+                [c / k for k, (_, c) in zip(small, more, strict=True)],
+                Band(low=1.0, strict=True, reading="above 1"),
+                otherwise="partly",
+            ),
         ),
         note=f"|C_i| = factor·k before the last step, factors {FEWER} and {MORE}, each side "
         "optimised over η (ldp.theory.pem_statements.candidate_size_gain).",
@@ -796,9 +827,12 @@ def dataset_claims() -> list[ClaimCheck]:
     for name, (n, distinct, m, text) in PAPER_DATA.items():
         data = _dataset(name)
         source = "PEM Sec. VI-A (data sets)" if name != "kosarak" else "USENIX'17 Sec. 6 (Kosarak)"
-        head = (
-            f"{data.source} data: n = {data.n:,}, {data.n_distinct:,} distinct values held, "
+        head = f"{data.source} data: n = {data.n:,}, " + (
             f"m = {data.m} bits"
+            if name == "exponential"
+            else f"{data.n_distinct:,} distinct values held, m = {data.m} bits"
+            if name != "kosarak"
+            else f"an item domain of {len(surrogates.kosarak_probabilities()[1]):,} items"
         )
         if name == "exponential":
             _, counts = data.histogram()
@@ -854,11 +888,7 @@ def dataset_claims() -> list[ClaimCheck]:
                 f"({n_target:,} users, about {distinct_target:,} distinct)"
             )
         elif name == "kosarak":
-            extra = (
-                f"; the surrogate's item domain is {measured:,} items (the runs' "
-                "options.domain_size), of which a one-item-per-user draw holds "
-                f"{data.n_distinct:,}"
-            )
+            extra = " (the runs' options.domain_size)"
         out.append(
             ClaimCheck(
                 source=source,
