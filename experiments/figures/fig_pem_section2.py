@@ -875,12 +875,17 @@ def dataset_claims() -> list[ClaimCheck]:
         extra = ""
         if name == "aol":
             parts += [
-                Part("n as the paper rounds it", data.n, Digits(n, significant=1), "partly"),
+                Part(
+                    "n as the paper rounds it",
+                    data.n,
+                    Digits(n, significant=1),
+                    otherwise="partly",
+                ),
                 Part(
                     "distinct values as rounded",
                     data.n_distinct,
                     Digits(distinct, significant=1),
-                    "partly",
+                    otherwise="partly",
                 ),
             ]
             extra = (
