@@ -836,7 +836,7 @@ def dataset_claims() -> list[ClaimCheck]:
         )
         if name == "exponential":
             _, counts = data.histogram()
-            law = pem_theory.assumed_frequencies("exponential", data.params["support"])[:K]
+            law = 0.05 * 0.95 ** np.arange(K)  # the paper's law: scale 0.05, f_j ∝ 0.95^(j-1)
             top = counts[:K] / data.n
             se = np.sqrt(law * (1 - law) / data.n)
             out.append(
