@@ -452,8 +452,9 @@ def detect(parts: Sequence[Part], verdict_of) -> Detection:
     Tried per part: every value scaled by 1 ± δ (δ <= 50%); for orderings, one value
     scaled; where the tolerance knows standard errors, every value shifted by ± k SE
     (k <= 50).  Identity and calibrated parts are left out when the claim has a measured
-    part: exact arithmetic flips at any deviation, which says nothing of the measurement.  A relative deviation is preferred in the text; its size in standard errors
-    of the flipping value is given beside it.
+    part: exact arithmetic flips at any deviation, which says nothing of the measurement.
+    A relative deviation is preferred in the text; its size in standard errors of the
+    flipping value is given beside it.
     """
     by_construction = ("identity", "calibrated")
     measured = [p.measurable and p.tolerance.kind not in by_construction for p in parts]
