@@ -11,10 +11,12 @@
 * :mod:`experiments.trials` — one trial of a setting, by its kind (:data:`TRIAL_KINDS`).
 * :mod:`experiments.kinds` — what a trial does, one module per kind.
 * :mod:`experiments.execute` — settings x trials through one joblib pool.
+* :mod:`experiments.provenance` — which code produced a row (versions, commit, plug-ins).
 * :mod:`experiments.store` — the results store (atomic, checked parts; resume).
 * :mod:`experiments.summarize` — ``python -m experiments.summarize <experiment>``.
 * :mod:`experiments.plot` — ``python -m experiments.plot <results dir> --x ... --y ...``.
 * :mod:`experiments.select` — reading any results directory, filters (``--where``).
+* :mod:`experiments.tables` — results tables as text: column names, cells, export formats.
 * :mod:`experiments.figures` — ``python -m experiments.figures [--quick]``.
 
 See ``docs/cluster.md`` for Slurm (submitit) and Dask.

@@ -35,10 +35,6 @@ UNRESOLVED = r"<code>~?({package}(?:\.\w+)+)(?:\(\))?</code>"
 SHORTENED_ROLE = re.compile(r"(:(?:py:)?[a-z]+:`)~")
 #: pdoc's warning for an annotation it cannot evaluate, naming the function.
 ANNOTATION = re.compile(r"^Error parsing type annotation .* for ([\w.]+)\.__init__\. ")
-#: Names a docstring may cite before they exist, each with the reason; empty when none.
-PENDING: dict[str, str] = {
-    "ldp.testing": "the conformance battery ldp.contract describes, built on another branch",
-}
 
 
 def public_modules(package: str = "ldp") -> list[str]:
@@ -93,8 +89,7 @@ def unresolved_references(out: Path, package: str = "ldp") -> list[str]:
     problems = []
     for page in sorted(out.rglob("*.html")):
         for name in sorted(set(pattern.findall(page.read_text(encoding="utf-8")))):
-            if name not in PENDING:
-                problems.append(f"{page.relative_to(out)}: unresolved reference {name}")
+            problems.append(f"{page.relative_to(out)}: unresolved reference {name}")
     return problems
 
 

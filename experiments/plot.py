@@ -30,6 +30,7 @@ import argparse
 import hashlib
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -50,7 +51,7 @@ from experiments.select import (
     resolve,
     resolve_metric,
 )
-from experiments.summarize import number
+from experiments.tables import number, short_name
 
 ErrorBar = Literal["se", "ci95"]
 #: The panel column that holds the metric when several are drawn side by side.
@@ -161,7 +162,8 @@ def _closed_form(name: str) -> type | None:
 
 def variance_curve(rows: pd.DataFrame, grid: np.ndarray) -> np.ndarray | None:
     """``variance(n, 0)/n`` of the rows' protocol along a grid of ε, or None when the
-    protocol is unknown here, declares no closed form, or its ``variance`` fails."""
+    protocol is unknown here, declares no closed form, or its ``variance`` fails (a
+    ``RuntimeWarning`` then says why)."""
     from experiments.build import build_protocol, protocol_from_row
 
     first = rows.iloc[0]
@@ -177,7 +179,13 @@ def variance_curve(rows: pd.DataFrame, grid: np.ndarray) -> np.ndarray | None:
         values = [
             build_protocol(node, float(e), domain_size=int(d)).variance(n, 0) / n for e in grid
         ]
-    except Exception:  # noqa: BLE001 (a plug-in's variance may fail any way: no curve)
+    except Exception as error:  # noqa: BLE001 (a plug-in's variance may fail any way)
+        warnings.warn(
+            f"no variance curve for {first['protocol.name']}: its variance failed "
+            f"({type(error).__name__}: {error})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     curve = np.asarray(values, dtype=float)
     return curve if np.all(np.isfinite(curve)) else None
@@ -452,8 +460,6 @@ def _metadata(path: Path) -> dict[str, Any] | None:
 
 
 def _short(column: str | None) -> str:
-    from experiments.summarize import short_name
-
     return short_name(column) if column else ""
 
 

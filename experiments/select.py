@@ -7,7 +7,7 @@ parts only; a corrupt part is named on stderr and left out).
 
 Columns are named as the table names them (``protocol.name``, ``epsilon``,
 ``options.domain_size``) or by a short name: the ones of
-:data:`experiments.summarize.SHORT` (``protocol``, ``eps``, ``d``, ``dataset``) and any
+:data:`experiments.tables.SHORT` (``protocol``, ``eps``, ``d``, ``dataset``) and any
 unambiguous last part of a dotted name (``domain_size``, ``n_users``).  A filter
 (:func:`parse_where`) is ``key=a,b`` (one of), ``key!=a``, ``key>=v``, ``key<=v``,
 ``key>v`` or ``key<v``; values compare as numbers where the column is numeric.  An
@@ -27,16 +27,10 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.store import ROW_KEY, CorruptPartWarning, ResultsStore
-from experiments.summarize import META_COLUMNS, number
+from experiments.tables import META_COLUMNS, SHORT, number
 
-#: Short names of common columns (the ones ``summarize`` prints), and a metric alias.
-ALIASES = {
-    "protocol": "protocol.name",
-    "eps": "epsilon",
-    "d": "options.domain_size",
-    "dataset": "dataset.name",
-    "data": "data_source",
-}
+#: Short names of common columns (the ones ``summarize`` prints), to the column.
+ALIASES = {short: column for column, short in SHORT.items()}
 #: Metric aliases: what a user may call a recorded metric.
 METRIC_ALIASES = {"mse": "sq_error_n", "variance": "sq_error_n"}
 

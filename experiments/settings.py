@@ -32,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments.check import check_config
 from experiments.datafiles import data_source
+from experiments.provenance import plugin_of
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError
 from experiments.seeding import STREAMS
 
@@ -86,7 +87,7 @@ def setting_key(
 
     ``data_id`` is the content id of the real data file the setting reads
     (:func:`experiments.datafiles.data_source`); it replaces ``dataset.path`` in the key.
-    ``plugin`` (:func:`experiments.execute.plugin_of`) is the distribution and version of a
+    ``plugin`` (:func:`experiments.provenance.plugin_of`) is the distribution and version of a
     plug-in protocol: another version of the plug-in is another setting.
     """
     kept = result_config(config)
@@ -121,8 +122,6 @@ def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()
         data_id, data = data_source(config["dataset"])
     except (OSError, ValueError) as error:
         raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
-    from experiments.execute import plugin_of  # execute imports this module
-
     key = setting_key(config, data_id, plugin_of(config["protocol"]))
     return Setting(config=config, key=key, overrides=tuple(overrides), data=data)
 

@@ -31,38 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.execute import short_commit
+from experiments.provenance import short_commit
+from experiments.select import SelectionError, apply_where, check_one_setting, resolve
 from experiments.store import CorruptPartWarning, ResultsStore
+from experiments.tables import FORMATS, META_COLUMNS, export, number, short_name
 
-#: Columns that are not parameters of a setting.
-META_COLUMNS = (
-    "experiment",
-    "config_hash",
-    "trial",
-    "metric",
-    "item",
-    "value",
-    "analytic",
-    "data_source",
-    "n",
-    "wall_time",
-    "ldp_version",
-    "numpy_version",
-    "git_commit",
-    "plugin",
-    "plugin_version",
-    "streams",
-)
 #: The metrics shown by default, in this order, when a table has them.
 HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition")
-#: Short names for the common parameter columns.
-SHORT = {
-    "protocol.name": "protocol",
-    "dataset.name": "dataset",
-    "epsilon": "eps",
-    "options.domain_size": "d",
-    "data_source": "data",
-}
 
 
 def parameter_columns(table: pd.DataFrame) -> tuple[list[str], dict[str, object]]:
@@ -101,29 +76,6 @@ def _at_default(column: str, value: object) -> bool:
         return bool(value == default) or str(value).lower() == str(default).lower()
     except (TypeError, ValueError):
         return False
-
-
-def short_name(column: str, taken: Sequence[str] = ()) -> str:
-    """A column's display name: :data:`SHORT`, else the part after the group's dot
-    (``protocol.eta`` -> ``eta``) unless another column would get the same name."""
-    if column in SHORT:
-        return SHORT[column]
-    tail = column.rsplit(".", 1)[-1]
-    clash = sum(c.rsplit(".", 1)[-1] == tail for c in taken) > 1
-    return column if clash else tail
-
-
-def number(value: object) -> str:
-    """A cell as text: integers without a decimal point, other numbers to 4 digits."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "-"
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value)).lower()
-    if isinstance(value, int | float):
-        if float(value).is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.4g}"
-    return str(value)
 
 
 def apart(rows: pd.DataFrame) -> list[str]:
@@ -211,7 +163,6 @@ def render(summary: pd.DataFrame, *, per_value: bool = False) -> str:
 
 #: The statistics columns of :func:`statistics`, in order.
 STAT_COLUMNS = ("trials", "mean", "std", "se", "ci95_low", "ci95_high", "analytic")
-FORMATS = ("text", "csv", "markdown", "latex")
 
 
 def statistics(
@@ -228,8 +179,6 @@ def statistics(
     than one setting (pooling different settings' trials is never what a mean means).
     """
     from scipy import stats as sps
-
-    from experiments.select import SelectionError, check_one_setting, resolve
 
     rows = table[table["item"].notna()] if per_value else table[table["item"].isna()]
     if metrics:
@@ -260,50 +209,6 @@ def statistics(
     return out[[*keys, *STAT_COLUMNS]]
 
 
-def export(frame: pd.DataFrame, fmt: str) -> str:
-    """A statistics table as text, CSV, Markdown (GitHub pipes) or LaTeX (booktabs)."""
-    if fmt == "csv":
-        return frame.to_csv(index=False, lineterminator="\n")
-    header = list(frame.columns)
-    cells = [[number(v) for v in record] for record in frame.itertuples(index=False)]
-    if fmt == "text":
-        return frame.assign(**{c: frame[c].map(number) for c in header}).to_string(index=False)
-    if fmt == "markdown":
-        numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in header]
-        rule = ["---:" if n else "---" for n in numeric]
-        lines = [header, rule, *cells]
-        return "\n".join("| " + " | ".join(map(_markdown_cell, line)) + " |" for line in lines)
-    if fmt == "latex":
-        align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in header)
-        body = [" & ".join(_latex_cell(c) for c in line) + r" \\" for line in cells]
-        return "\n".join(
-            [
-                rf"\begin{{tabular}}{{{align}}}",
-                r"\toprule",
-                " & ".join(_latex_cell(c) for c in header) + r" \\",
-                r"\midrule",
-                *body,
-                r"\bottomrule",
-                r"\end{tabular}",
-            ]
-        )
-    raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
-
-
-def _markdown_cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
-_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"}
-_LATEX_SPECIAL.update(
-    {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
-)
-
-
-def _latex_cell(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
-
-
 def _choose_metrics(table: pd.DataFrame, asked: Sequence[str] | None, per_value: bool) -> list[str]:
     known = metrics_of(table, per_value)
     if asked:
@@ -320,8 +225,6 @@ def _choose_metrics(table: pd.DataFrame, asked: Sequence[str] | None, per_value:
 
 def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
     """The experiment's store and rows (an int: the exit code when there are none)."""
-    from experiments.select import SelectionError, apply_where
-
     given = Path(args.experiment)
     if (given / "parts").is_dir():  # the path of an experiment's directory
         store = ResultsStore(given.parent, given.name)
@@ -361,8 +264,6 @@ def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point; returns the exit code."""
-    from experiments.select import SelectionError
-
     parser = argparse.ArgumentParser(
         prog="python -m experiments.summarize", description=__doc__.splitlines()[0]
     )

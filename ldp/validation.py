@@ -167,6 +167,12 @@ def check_generator(rng: object) -> np.random.Generator:
     return rng
 
 
+def _not_one_dimensional(name: str, shape: tuple[int, ...]) -> ParameterError:
+    return ParameterError(
+        name, shape, "one-dimensional", message=f"{name} must be one-dimensional, got shape {shape}"
+    )
+
+
 def check_values(values: object, domain_size: int, name: str = "values") -> np.ndarray:
     """Check a 1-D integer array of values in [0, domain_size) and return it.
 
@@ -182,9 +188,14 @@ def check_values(values: object, domain_size: int, name: str = "values") -> np.n
         bits = (domain_size - 1).bit_length()
         words = -(-bits // 64)
         if array.ndim != 2 or array.dtype != np.uint64 or array.shape[1] != words:
-            raise ValueError(
-                f"{name} for a domain of more than 2^64 values must be a 2-D uint64 array "
-                f"of {words} words per value, got shape {array.shape} {array.dtype}"
+            shape = f"shape {array.shape} {array.dtype}"
+            allowed = f"a 2-D uint64 array of {words} words per value"
+            raise ParameterError(
+                name,
+                shape,
+                allowed,
+                message=f"{name} for a domain of more than 2^64 values must be {allowed}, "
+                f"got {shape}",
             )
         # value <= domain_size - 1, compared word by word, most significant first
         above, tied = np.zeros(array.shape[0], dtype=bool), np.ones(array.shape[0], dtype=bool)
@@ -193,18 +204,26 @@ def check_values(values: object, domain_size: int, name: str = "values") -> np.n
             above |= tied & (array[:, column] > limit)
             tied &= array[:, column] == limit
         if above.any():
-            raise ValueError(
-                f"{name} must lie in [0, {domain_size}), found word row "
-                f"{array[np.argmax(above)].tolist()}"
+            row = array[np.argmax(above)].tolist()
+            raise ParameterError(
+                name,
+                row,
+                f"in [0, {domain_size})",
+                message=f"{name} must lie in [0, {domain_size}), found word row {row}",
             )
         return array
     if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+        raise _not_one_dimensional(name, array.shape)
     if array.size:
         low, high = array.min(), array.max()
         if (array.dtype.kind == "i" and low < 0) or int(high) >= domain_size:
             bad = low if array.dtype.kind == "i" and low < 0 else high
-            raise ValueError(f"{name} must lie in [0, {domain_size}), found {int(bad)}")
+            raise ParameterError(
+                name,
+                int(bad),
+                f"in [0, {domain_size})",
+                message=f"{name} must lie in [0, {domain_size}), found {int(bad)}",
+            )
     return array
 
 
@@ -215,17 +234,32 @@ def check_counts(counts: object, length: int | None, name: str = "true_counts") 
         raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
     if array.ndim != 1 or (length is not None and array.shape[0] != length):
         expected = f"({length},)" if length is not None else "one dimension"
-        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
+        raise ParameterError(
+            name,
+            array.shape,
+            f"of shape {expected}",
+            message=f"{name} must have shape {expected}, got {array.shape}",
+        )
     if array.size and array.min() < 0:
-        raise ValueError(f"{name} must be non-negative, found {int(array.min())}")
+        low = int(array.min())
+        raise ParameterError(
+            name, low, ">= 0 everywhere", message=f"{name} must be non-negative, found {low}"
+        )
     if array.size and int(array.max()) > MAX_USERS:
-        raise ValueError(f"{name} must fit int64, found {int(array.max())}")
+        high = int(array.max())
+        raise ParameterError(
+            name, high, f"<= {MAX_USERS} everywhere", message=f"{name} must fit int64, found {high}"
+        )
     # The total is a number of users (n in every formula): it must be exact in int64. A
     # float sum has relative error far below 2^-10 here, so 2^62 leaves room for it.
     total = float(array.sum(dtype=np.float64)) if array.size else 0.0
     if total >= 2.0**62:
-        raise ValueError(
-            f"{name} sum to about {total:.3g} users: more than int64 can count (limit 2^62)"
+        raise ParameterError(
+            name,
+            total,
+            "a total below 2^62 users",
+            message=f"{name} sum to about {total:.3g} users: more than int64 can count "
+            "(limit 2^62)",
         )
     return array.astype(np.int64, copy=False)
 
@@ -243,7 +277,12 @@ def check_total(counts: np.ndarray, name: str = "true_counts") -> int:
         return int(counts.sum())
     total = sum(int(c) for c in counts.tolist())
     if total > MAX_USERS:
-        raise ValueError(f"{name} sum to {total} users, more than 2^63 - 1 (int64)")
+        raise ParameterError(
+            name,
+            total,
+            "a total of at most 2^63 - 1 users",
+            message=f"{name} sum to {total} users, more than 2^63 - 1 (int64)",
+        )
     return total
 
 
@@ -262,11 +301,16 @@ def check_bounded(
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
     if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+        raise _not_one_dimensional(name, array.shape)
     array = array.astype(np.float64, copy=False)
     if array.size:
         outside = ~((array >= low) & (array <= high))  # NaN is outside too
         if outside.any():
             bad = array[np.argmax(outside)]
-            raise ValueError(f"{name} must lie in [{low:g}, {high:g}], found {bad}")
+            raise ParameterError(
+                name,
+                bad,
+                f"in [{low:g}, {high:g}]",
+                message=f"{name} must lie in [{low:g}, {high:g}], found {bad}",
+            )
     return array

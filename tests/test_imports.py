@@ -1,31 +1,59 @@
-"""No import cycle among the modules of ``ldp``.
+"""The architecture as a test: layers, and no import cycle, across ``ldp``, ``experiments``
+and ``benchmarks``.
 
-Static analysis with ``ast``: every ``import ldp.x`` / ``from ldp.x import y`` statement is
-an edge from the importing module to the imported one.  ``from ldp.pkg import name`` where
-``name`` is a submodule is an edge to that submodule too; importing a submodule also runs
-its packages' ``__init__``; a package whose ``__init__`` calls
-``registry.discover(__name__)`` imports every module in it.  Imports inside functions count
-as well: deferring an import hides a cycle from the interpreter, not from the design (two
-modules that each need the other are one module, or share a third).  Imports under
-``if TYPE_CHECKING:`` never run and do not count.  The graph must be acyclic.
+Static analysis with ``ast`` over the source files: every ``import a.b`` / ``from a.b import
+c`` statement is an edge from the importing module to the imported one.  ``from a.pkg import
+name`` where ``name`` is a submodule is an edge to that submodule too; importing a submodule
+also runs its packages' ``__init__``; a package whose ``__init__`` calls
+``registry.discover(__name__)`` or walks ``pkgutil.iter_modules(__path__)`` imports every
+module in it.  Imports inside functions count as well: deferring an import hides a cycle
+from the interpreter, not from the design (two modules that each need the other are one
+module, or share a third).  Imports under ``if TYPE_CHECKING:`` never run and do not count.
+
+Two rules, as import-linter's ``layers`` contract states them:
+
+* the layers, top to bottom, are :data:`LAYERS`: ``benchmarks``; the drawing code
+  (``experiments.figures`` and the ad-hoc plot command ``experiments.plot``, which draws in
+  the figures' theme); the rest of ``experiments`` (the runner, the results store, the
+  command-line tools); ``ldp``.  A module may import its own layer or one below, never one
+  above (so ``ldp`` imports neither ``experiments`` nor ``benchmarks``);
+* the module graph is acyclic.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import ldp
+import pytest
 
-ROOT = Path(ldp.__file__).parent
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("ldp", "experiments", "benchmarks")
+
+#: Top to bottom; a module belongs to the first layer naming it or a package above it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("benchmarks",),
+    ("experiments.figures", "experiments.plot"),
+    ("experiments",),
+    ("ldp",),
+)
+
+Graph = Mapping[str, set[str]]
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+MODULES = {
+    module_name(path): path
+    for package in PACKAGES
+    for path in sorted((REPO / package).rglob("*.py"))
+    if "__pycache__" not in path.parts
+}
 
 
 def _resolve(module: str, level: int, current: str, is_package: bool) -> str:
@@ -38,21 +66,20 @@ def _resolve(module: str, level: int, current: str, is_package: bool) -> str:
 
 
 def imports_of(name: str) -> set[str]:
-    """The ldp modules ``name`` imports at module level (with the packages on their path)."""
+    """The repository's modules ``name`` imports (with the packages on their path)."""
     path = MODULES[name]
+    is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
     for statement in _statements(tree):
         if isinstance(statement, ast.Import):
             found |= {alias.name for alias in statement.names}
         elif isinstance(statement, ast.ImportFrom):
-            target = _resolve(
-                statement.module or "", statement.level, name, path.name == "__init__.py"
-            )
+            target = _resolve(statement.module or "", statement.level, name, is_package)
             found.add(target)
             found |= {f"{target}.{alias.name}" for alias in statement.names}
-        elif _discovers_itself(statement):
-            found |= {m for m in MODULES if m.startswith(name + ".") and path.name == "__init__.py"}
+        elif is_package and _imports_its_modules(statement):
+            found |= {m for m in MODULES if m.startswith(name + ".")}
     edges = set()
     for target in found:
         parts = target.split(".")
@@ -63,7 +90,7 @@ def imports_of(name: str) -> set[str]:
     return edges
 
 
-def _statements(tree: ast.Module):
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
     """Every import statement and call of the module, skipping ``if TYPE_CHECKING:``."""
     pending: list[ast.AST] = list(tree.body)
     while pending:
@@ -76,15 +103,18 @@ def _statements(tree: ast.Module):
         pending += list(ast.iter_child_nodes(node))
 
 
-def _discovers_itself(node: ast.AST) -> bool:
-    """``discover(__name__)`` (any spelling of the callee): imports the whole package."""
+def _imports_its_modules(node: ast.AST) -> bool:
+    """``discover(__name__)`` or ``iter_modules(__path__)`` (any spelling of the callee)."""
     if not isinstance(node, ast.Call) or not node.args:
         return False
     callee = (
         node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
     )
     first = node.args[0]
-    return callee == "discover" and isinstance(first, ast.Name) and first.id == "__name__"
+    return isinstance(first, ast.Name) and (callee, first.id) in {
+        ("discover", "__name__"),
+        ("iter_modules", "__path__"),
+    }
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -93,9 +123,13 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def find_cycles() -> list[list[str]]:
-    """Every elementary cycle's strongly connected component (Tarjan), as sorted names."""
-    graph = {name: imports_of(name) for name in MODULES}
+@functools.cache
+def import_graph() -> dict[str, set[str]]:
+    return {name: imports_of(name) for name in MODULES}
+
+
+def find_cycles(graph: Graph) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan), sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -106,7 +140,7 @@ def find_cycles() -> list[list[str]]:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for target in graph[node]:
+        for target in sorted(graph.get(node, ())):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
@@ -123,20 +157,76 @@ def find_cycles() -> list[list[str]]:
             if len(component) > 1:
                 components.append(sorted(component))
 
-    for name in graph:
+    for name in sorted(graph):
         if name not in index:
             visit(name)
-    return components
+    return sorted(components)
+
+
+def layer_of(name: str) -> int:
+    """The index in :data:`LAYERS` of the module's layer (0 is the top)."""
+    for rank, layer in enumerate(LAYERS):
+        if any(name == top or name.startswith(top + ".") for top in layer):
+            return rank
+    raise ValueError(f"{name} belongs to no layer of {LAYERS}")
+
+
+def upward_imports(graph: Graph) -> list[tuple[str, str]]:
+    """Every edge (importer, imported) from a lower layer to a higher one."""
+    return sorted(
+        (name, target)
+        for name, targets in graph.items()
+        for target in targets
+        if layer_of(target) < layer_of(name)
+    )
 
 
 def test_the_analysis_sees_imports() -> None:
     assert "ldp.validation" in imports_of("ldp.oracles.base")
     assert "ldp.oracles" in imports_of("ldp.heavy_hitters.base")  # the package's __init__ runs
     assert "ldp.oracles.flh" in imports_of("ldp.oracles")  # registry.discover(__name__)
+    assert "ldp.registry" in imports_of("experiments.run")  # an import inside a function
+    assert "experiments.figures.fig_pem_fig2" in imports_of("experiments.figures")  # pkgutil
+    assert "experiments.execute" in imports_of("benchmarks.harness")
 
 
-def test_no_import_cycle_among_ldp_modules() -> None:
-    cycles = find_cycles()
+def test_every_module_has_a_layer() -> None:
+    assert {layer_of(name) for name in MODULES} == set(range(len(LAYERS)))
+
+
+def test_the_checks_can_fail() -> None:
+    """A planted cycle and a planted upward import are caught."""
+    planted = {
+        "ldp.a": {"ldp.b"},
+        "ldp.b": {"ldp.c"},
+        "ldp.c": {"ldp.a"},
+        "experiments.x": {"ldp.a", "experiments.figures.y"},
+        "experiments.figures.y": {"experiments.x"},
+    }
+    assert find_cycles(planted) == [
+        ["experiments.figures.y", "experiments.x"],
+        ["ldp.a", "ldp.b", "ldp.c"],
+    ]
+    assert upward_imports(planted) == [("experiments.x", "experiments.figures.y")]
+    assert upward_imports({"experiments.run": {"experiments.plot"}}) == [
+        ("experiments.run", "experiments.plot")
+    ]
+    assert upward_imports({"ldp.metrics": {"benchmarks.harness"}}) == [
+        ("ldp.metrics", "benchmarks.harness")
+    ]
+    with pytest.raises(ValueError, match="no layer"):
+        layer_of("notebooks.helper")
+
+
+def test_no_import_cycle() -> None:
+    cycles = find_cycles(import_graph())
     assert not cycles, "import cycles:\n" + "\n".join(
         " <-> ".join(component) for component in cycles
+    )
+
+
+def test_no_layer_imports_a_higher_one() -> None:
+    upward = upward_imports(import_graph())
+    assert not upward, f"imports up the layers {LAYERS}:\n" + "\n".join(
+        f"{name} imports {target}" for name, target in upward
     )

@@ -12,9 +12,9 @@ Sources of the figures
       on the full file (frequent items at minimum support 0.005). Per-user
       factors: measured on the first 36,682 transactions of the file.
     * aol: the authors' release of the AOL log as 6-byte first queries (657,427 users),
-      as measured for issue 3: top-1 2.85% (the placeholder query ``-``), top-16 12.8%,
+      measured on that release: top-1 2.85% (the placeholder query ``-``), top-16 12.8%,
       16th 0.344%, 32nd 0.189%, Zipf slope 0.86 over the top 1,000, ~121,000 distinct;
-      and, measured for issue 10, its prefix table (:data:`AOL_PREFIX_TABLE`: the
+      and its prefix table (:data:`AOL_PREFIX_TABLE`: the
       ``www.`` share and the ranks of the top values' prefixes at 8 to 48 bits).
     * url: the PEM paper, Section VI-A: the 80 thousand most visited sites (Quantcast),
       1.2 million visits, 27 thousand distinct URLs of 20 bytes.
@@ -50,7 +50,7 @@ KOSARAK_FIGURES = {
     "transactions": 990_002,
     "items": 41_270,
     "mean_length": 8.1,  # FIMI; 8.02 on the 36,682-transaction prefix
-    # item id -> transactions containing it (the four the issue names, from the full file)
+    # item id -> transactions containing it (four of the most common, from the full file)
     "named_supports": {6: 601_374, 3: 450_031, 11: 364_065, 1: 197_522},
     "support_16": 0.0325,  # 16th most common item: 3.25% of transactions
     "support_32": 0.0185,  # 32nd: 1.85%
@@ -197,7 +197,7 @@ def aol_probabilities() -> np.ndarray:
     return p / p.sum()
 
 
-#: The real release's prefix table (issue 10, measured on the authors' 6-byte release):
+#: The real release's prefix table (measured on the authors' 6-byte release):
 #: prefix bits -> (distinct prefixes, top-1 share, top-16 together, 16th, 32nd share,
 #: rank of the prefix of each of the 16 most frequent values among all prefixes).
 AOL_PREFIX_TABLE: dict[int, tuple[int, float, float, float, float, tuple[int, ...]]] = {

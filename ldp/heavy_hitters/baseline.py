@@ -41,7 +41,6 @@ from ldp.heavy_hitters.base import (
     top,
 )
 from ldp.oracles import OLH, FrequencyOracle
-from ldp.oracles.base import MAX_REPORT_BYTES
 from ldp.validation import ParameterError, check_epsilon, check_int
 
 __all__ = [
@@ -282,15 +281,17 @@ def check_report_size(oracle: FrequencyOracle, n_users: float) -> None:
     The oracle knows its report size (:meth:`FrequencyOracle.report_bytes`: d bits a user
     for the unary encodings SUE = basic RAPPOR, OUE and THE, d int32 for SHE): over a 2^64
     domain no deployment can send that, only the sampled engine (which needs p* and q*
-    alone) can simulate it.
+    alone) can simulate it.  The limit is the memory budget in force (:mod:`ldp.budget`);
+    the refusal is a :class:`~ldp.validation.ParameterError` blaming ``engine``.
     """
-    total = oracle.report_bytes(int(n_users))
-    if total > MAX_REPORT_BYTES:
-        raise ValueError(
-            f"the reports engine of {oracle.name} over a domain of {oracle.domain_size} values "
-            f"needs {total:.3g} bytes of reports for {n_users:.0f} users; use engine='sampled' "
-            "(or shorter values)"
-        )
+    budget.check_memory(
+        "engine",
+        "reports",
+        "'sampled' here (or shorter values)",
+        oracle.report_bytes(int(n_users)),
+        f"the reports of {n_users:.0f} users of {oracle.name} over a domain of "
+        f"{oracle.domain_size} values",
+    )
 
 
 # ------------------------------------------------------------------------- parameters

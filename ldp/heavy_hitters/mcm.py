@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ldp import bits, hashing
+from ldp import bits, budget, hashing
 from ldp.contract import Capabilities
 from ldp.heavy_hitters.base import (
     ClientReports,
@@ -58,7 +58,6 @@ from ldp.heavy_hitters.base import (
     plurality,
 )
 from ldp.heavy_hitters.baseline import (
-    MAX_REPORT_BYTES,
     BaselineParameters,
     Population,
     check_choice,
@@ -408,10 +407,13 @@ class MCM(BaselineParameters):
             oracles = [self.block_oracle(length, h) for _, length in blocks]
             self.check_reports_engine(dataset.n, oracles if self.block_encoding == "oracle" else [])
             matrix_bytes = dataset.n * h * (1 if self.block_bits <= 8 else 2)
-            if self.block_encoding == "channels" and matrix_bytes > MAX_REPORT_BYTES:
-                raise ValueError(
-                    f"the reports engine of MCM with {h} channels needs {matrix_bytes:.3g} bytes "
-                    f"of channel reports for {dataset.n} users; use engine='sampled'"
+            if self.block_encoding == "channels":
+                budget.check_memory(
+                    "engine",
+                    "reports",
+                    "'sampled' here",
+                    matrix_bytes,
+                    f"the channel reports of {dataset.n} users on {h} channels",
                 )
             reports = self.perturb(dataset.values, rng, channels=h, hash_seed=hash_seed)
             population = Population.reported(reports, len(blocks) + offset)

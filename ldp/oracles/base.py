@@ -31,9 +31,6 @@ from ldp.validation import (
     check_values,
 )
 
-#: The default memory budget (4 GiB), kept for code that reads a constant: the limit in
-#: force is ``ldp.budget.current().memory_bytes`` (see :mod:`ldp.budget`).
-MAX_REPORT_BYTES = budget.DEFAULT_MEMORY_BYTES
 #: Bytes a full-domain estimate holds per domain value (the candidates, their support
 #: counts, the estimates and a temporary, 8 bytes each).
 FULL_DOMAIN_BYTES = 32

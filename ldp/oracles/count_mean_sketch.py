@@ -60,6 +60,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ldp import budget, hashing
+from ldp.algebra import walsh_hadamard
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle, check_variance_input
@@ -168,23 +169,6 @@ def _value_cells(seeds: np.ndarray, domain_size: int, m: int) -> np.ndarray:
     )
     keys = np.tile(np.arange(domain_size, dtype=np.uint64), n)
     return hashing.hash_values(keys, np.repeat(seeds, domain_size), m).reshape(n, domain_size)
-
-
-def walsh_hadamard(matrix: np.ndarray) -> np.ndarray:
-    """x H_m for each row x (Sylvester H_m, entries ±1, symmetric), m a power of 2.
-
-    The fast transform: log2(m) butterfly passes over the whole (rows, m) array.
-    """
-    out = np.array(matrix, dtype=float)
-    rows, m = out.shape
-    h = 1
-    while h < m:
-        view = out.reshape(rows, m // (2 * h), 2, h)
-        left, right = view[:, :, 0, :].copy(), view[:, :, 1, :]
-        view[:, :, 0, :] += right
-        view[:, :, 1, :] = left - right
-        h *= 2
-    return out
 
 
 def hadamard_sign(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -43,6 +43,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ldp import budget, theory
+from ldp.algebra import walsh_hadamard
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
@@ -85,25 +86,6 @@ def parity(x: np.ndarray) -> np.ndarray:
     return (np.bitwise_count(x) & 1).astype(np.int64)
 
 
-def fwht(x: np.ndarray) -> np.ndarray:
-    """The Walsh-Hadamard transform H x of a length-K vector (K a power of two), exact on ints.
-
-    Sylvester order, unnormalised: (H x)[i] = Σ_y (-1)^popcount(i & y) x[y]; K log2 K additions.
-    """
-    out = np.array(x, copy=True)
-    k = out.shape[0]
-    if k & (k - 1):
-        raise ValueError(f"x must have a power-of-two length, got {k}")
-    h = 1
-    while h < k:
-        pairs = out.reshape(-1, 2, h)
-        top, bottom = pairs[:, 0, :].copy(), pairs[:, 1, :]
-        pairs[:, 0, :] += bottom
-        pairs[:, 1, :] = top - bottom
-        h *= 2
-    return out
-
-
 def draw_in_half(rows: np.ndarray, inside: np.ndarray, order: int, rng) -> np.ndarray:
     """Uniform indices y in [K] with H[row, y] = +1 where ``inside``, -1 elsewhere (exact).
 
@@ -138,7 +120,7 @@ def direct_support(rows: np.ndarray, reports: np.ndarray) -> np.ndarray:
 def support_from_histogram(hist: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """I = #reports y with H[row, y] = +1, for each row: (n + (H h)[row]) / 2 (int64)."""
     hist = np.asarray(hist, dtype=np.int64)
-    return (int(hist.sum()) + fwht(hist)[rows]) // 2
+    return (int(hist.sum()) + walsh_hadamard(hist)[rows]) // 2
 
 
 def simulate_histogram(
@@ -427,7 +409,7 @@ class HM(PureOracle):
     def support_counts(self, reports: Coefficients, candidates: np.ndarray) -> np.ndarray:
         """I_v = (n + (H S)[v]) / 2: one transform of the coefficient sums."""
         n = self.n_reports(reports)
-        return (n + fwht(self.coefficient_sums(reports))[candidates]) // 2
+        return (n + walsh_hadamard(self.coefficient_sums(reports))[candidates]) // 2
 
     def _simulate_population(
         self, values: np.ndarray, counts: np.ndarray, chosen: np.ndarray, rng: np.random.Generator
@@ -448,5 +430,5 @@ class HM(PureOracle):
         n_users = int(counts.sum())
         full = dense_counts(values, counts, self.domain_size)
         sums = simulate_coefficient_sums(full, self.p_star, self.order, rng)
-        support = (n_users + fwht(sums)[chosen]) // 2
+        support = (n_users + walsh_hadamard(sums)[chosen]) // 2
         return theory.pure_estimate(support, n_users, self.p_star, self.q_star)

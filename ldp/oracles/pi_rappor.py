@@ -65,6 +65,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp import budget, theory
+from ldp.algebra import is_prime
 from ldp.contract import Capabilities
 from ldp.hashing import HAVE_NUMBA, numba
 from ldp.oracles import exact
@@ -78,31 +79,6 @@ MAX_SEEDS = 2**62
 MAX_PRIME = 2**31 - 1
 #: Elements of the (reports x points) arrays the decoder holds at once.
 DECODE_CHUNK = 1 << 23
-
-
-def is_prime(m: int) -> bool:
-    """Deterministic Miller-Rabin (the first 12 prime bases are exact below 3.3 x 10^24)."""
-    if m < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
-    if m in bases:
-        return True
-    if any(m % b == 0 for b in bases):
-        return False
-    d, s = m - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for b in bases:
-        x = pow(b, d, m)
-        if x in (1, m - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % m
-            if x == m - 1:
-                break
-        else:
-            return False
-    return True
 
 
 def ideal_variance(epsilon: float, q: int) -> float:

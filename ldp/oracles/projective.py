@@ -62,6 +62,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp import budget
+from ldp.algebra import is_prime
 from ldp.contract import Capabilities
 from ldp.hashing import HAVE_NUMBA, numba
 from ldp.oracles import exact
@@ -83,13 +84,6 @@ DECODE_BYTES = 128
 
 
 # --- the field F_q --------------------------------------------------------------------------
-def is_prime(q: int) -> bool:
-    """Trial division: q is prime."""
-    if q < 2:
-        return False
-    return all(q % f for f in range(2, math.isqrt(q) + 1))
-
-
 def next_prime(n: int) -> int:
     """The smallest prime >= n."""
     n = max(n, 2)

@@ -264,7 +264,7 @@ def test_protocol_streams_make_the_protocols_rows_uncorrelated(settings_of, resu
 
 
 def test_a_plugin_oracle_inside_a_heavy_hitter_is_named_and_keyed(plugin, settings_of):
-    from experiments.execute import plugin_of
+    from experiments.provenance import plugin_of
 
     args = ("protocol=pem", "protocol.oracle=Versioned", "dataset=exponential", "dataset.n=1000")
     (first,) = settings_of(*args)
@@ -281,7 +281,7 @@ def test_a_plugin_oracle_inside_a_heavy_hitter_is_named_and_keyed(plugin, settin
 
 def test_the_frontier_names_every_plugin_oracle_it_runs(plugin):
     """The frontier's protocol node names no oracle but runs every registered one."""
-    from experiments.execute import plugin_of
+    from experiments.provenance import plugin_of
     from experiments.schema import FRONTIER_PROTOCOL
 
     expected = {"plugin": "versioned-ldp", "plugin_version": "0.1"}

@@ -103,6 +103,17 @@ def test_the_analytical_curve_is_the_protocols_own_variance(sweep):
     )
 
 
+def test_a_variance_that_fails_is_reported_not_swallowed(sweep, monkeypatch):
+    def broken(self, n, frequency):
+        raise ArithmeticError("no closed form at this epsilon")
+
+    monkeypatch.setattr(Toy, "variance", broken)
+    table = load_results(sweep)
+    rows = table[(table["metric"] == "sq_error_n") & (table["protocol.name"] == "Toy")]
+    with pytest.warns(RuntimeWarning, match="Toy: its variance failed .ArithmeticError: no clo"):
+        assert plotting.variance_curve(rows, np.linspace(1, 3, 5)) is None
+
+
 def test_a_plugin_is_drawn_like_a_built_in(sweep, tmp_path):
     out = tmp_path / "fig.png"
     figure = plotting.plot(sweep, x="epsilon", y="sq_error_n", hue="protocol", out=out)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
-from experiments import execute
-from experiments.execute import source_commit
+from experiments import provenance
+from experiments.provenance import source_commit
 from experiments.run import describe, run_settings
 from experiments.store import ResultsStore
 
@@ -40,9 +40,9 @@ def test_trials_of_another_version_are_announced_and_rerun_recomputes_them(
     settings_of, results_dir, monkeypatch, capsys
 ):
     settings = settings_of("protocol=grr", *TINY, "n_trials=3", "n_jobs=1", "name=exp")
-    monkeypatch.setattr(execute, "git_commit", lambda: "a" * 40 + "-dirty")
+    monkeypatch.setattr(provenance, "git_commit", lambda: "a" * 40 + "-dirty")
     run_settings(settings)
-    monkeypatch.setattr(execute, "git_commit", lambda: "b" * 40)
+    monkeypatch.setattr(provenance, "git_commit", lambda: "b" * 40)
     capsys.readouterr()
     report, store = run_settings(settings, announce=True)
     first = capsys.readouterr().out.splitlines()[0]

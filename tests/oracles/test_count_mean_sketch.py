@@ -32,6 +32,7 @@ from oracle_testing import (
 from scipy import linalg, stats
 
 from ldp import audit, hashing, privacy
+from ldp.algebra import walsh_hadamard
 from ldp.audit import Event, FeatureSearch
 from ldp.oracles import CMS, HCMS
 from ldp.oracles.count_mean_sketch import (
@@ -41,7 +42,6 @@ from ldp.oracles.count_mean_sketch import (
     count_ones,
     draw_family,
     hadamard_sign,
-    walsh_hadamard,
 )
 
 CLASSES = (CMS, HCMS)

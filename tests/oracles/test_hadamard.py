@@ -34,10 +34,9 @@ from oracle_testing import (
     z_critical,
 )
 from scipy import stats
-from scipy.linalg import hadamard
 
 from ldp.oracles import HM, HR
-from ldp.oracles.hadamard import Coefficients, fwht, hadamard_order, parity
+from ldp.oracles.hadamard import Coefficients, hadamard_order, parity
 from ldp.privacy import max_privacy_loss
 
 EPSILONS = (0.5, 4.0)
@@ -45,15 +44,6 @@ ENGINES = ("reports", "sampled")
 
 
 # --- the transform and the code ----------------------------------------------------------------
-def test_fwht_is_the_sylvester_hadamard_transform() -> None:
-    rng = np.random.default_rng(3)
-    for k in (1, 2, 8, 64):
-        x = rng.integers(-50, 50, size=k)
-        assert np.array_equal(fwht(x), hadamard(k) @ x)
-    with pytest.raises(ValueError, match="power-of-two length"):
-        fwht(np.zeros(6))
-
-
 def test_order_is_the_smallest_power_of_two_above_d() -> None:
     assert [hadamard_order(d) for d in (2, 3, 4, 5, 7, 8, 1000)] == [4, 4, 8, 8, 8, 16, 1024]
     oracle = HR(epsilon=1.0, domain_size=1000)

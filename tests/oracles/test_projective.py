@@ -28,12 +28,12 @@ from oracle_testing import (
 from scipy import stats
 
 from ldp import audit, theory
+from ldp.algebra import is_prime
 from ldp.oracles import HPGR, PGR
 from ldp.oracles.projective import (
     incidence_sums,
     index_of,
     inverse_table,
-    is_prime,
     points,
     primitive_root,
     random_orthogonal,

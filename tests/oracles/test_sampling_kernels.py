@@ -14,8 +14,9 @@ import pytest
 from scipy import stats
 
 from ldp import hashing, streaming
+from ldp.algebra import walsh_hadamard
 from ldp.oracles import flh
-from ldp.oracles.hadamard import fwht, parity
+from ldp.oracles.hadamard import parity
 from ldp.oracles.hadamard_sampling import coset_histograms, halving_counts
 
 ALPHA = 1e-4
@@ -60,7 +61,7 @@ def test_coset_histograms_follow_the_multinomial_law() -> None:
     spread = np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 1e-300) / runs)
     z = np.where(spread > 1e-12, (draws.mean(axis=0) - mean) / spread, 0.0)
     assert np.all(np.abs(z) < stats.norm.isf(level))
-    hadamard = np.array([fwht(np.eye(ORDER, dtype=np.int64)[i]) for i in range(ORDER)])
+    hadamard = np.array([walsh_hadamard(np.eye(ORDER, dtype=np.int64)[i]) for i in range(ORDER)])
     for g in range(2):
         walsh = draws[:, g] @ hadamard.T  # (runs, K): every Walsh coefficient
         variance = np.einsum("ai,ij,aj->a", hadamard, cov[g], hadamard)
