@@ -29,7 +29,8 @@ from pathlib import Path
 import joblib
 from hydra import initialize_config_dir
 
-from experiments.execute import execute, provenance
+from experiments.execute import execute
+from experiments.provenance import provenance
 from experiments.run import CONF_DIR
 from experiments.schema import register_configs
 from experiments.settings import Setting, expand

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.execute import short_commit
 from experiments.figures.spec import FigureSpec
+from experiments.provenance import short_commit
 from experiments.settings import Setting
 
 

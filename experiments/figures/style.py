@@ -161,10 +161,7 @@ def preset_variants() -> dict[str, tuple[str, ...]]:
         line = re.search(r"(?m)^label:\s*(.+?)\s*$", path.read_text())
         if not line:
             continue
-        try:
-            name, variant = split_label(line.group(1))
-        except Exception:  # a preset of a protocol not registered here
-            continue
+        name, variant = split_label(line.group(1))  # an unregistered name keeps its text
         if variant is not None:
             found.setdefault(name, set()).add(variant)
     return {name: tuple(sorted(variants)) for name, variants in found.items()}
