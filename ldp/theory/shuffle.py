@@ -64,7 +64,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from ldp import budget
-from ldp.validation import MAX_USERS, check_epsilon, check_int
+from ldp.validation import MAX_USERS, ParameterError, check_epsilon, check_int
 
 Method = Literal[
     "fmt_numerical",
@@ -657,7 +657,7 @@ def variation_ratio_delta(
     :func:`fmt_numerical_delta`.  ``domain_size=d`` uses GRR's β (:func:`variation_ratio_beta`).
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=MAX_USERS)
     beta = variation_ratio_beta(epsilon0, domain_size)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}")
@@ -758,7 +758,11 @@ def shuffle_epsilon(
       ``domain_size=d``: the best available bound for GRR over d values, since each is a
       valid (ε, δ) guarantee for it, the generic ones included).
 
-    Raises :class:`BoundNotApplicable` when the chosen bound's preconditions fail.
+    Raises :class:`BoundNotApplicable` when the chosen bound's preconditions fail, and
+    :class:`ldp.validation.ParameterError` naming ``n`` when a numerical bound's window of
+    clone counts would exceed the budget (:mod:`ldp.budget`; ``"best"`` then uses the
+    others).  Every value is an upper bound in floating point (``docs/limits.md``): at
+    n = 1 it is at least the exact ε of one report, ε0 + log(1 - δ (1 + e^-ε0)).
     """
     epsilon0, n, delta = _check(epsilon0, n, delta)
     if domain_size is not None:
@@ -776,6 +780,9 @@ def shuffle_epsilon(
                 )
             except BoundNotApplicable:
                 pass
+            except ParameterError as error:  # over the budget: the other bounds still answer
+                if error.name != "n":
+                    raise
         return min(candidates)
     if method == "fmt_numerical":
         epsilon = fmt_numerical_epsilon(epsilon0, n, delta)
