@@ -161,7 +161,7 @@ def _decode(path: PathLike, data: bytes) -> str:
 def _read_lines(path: PathLike) -> list[str]:
     """The file's lines without their endings (LF, CRLF or CR; a missing final one is fine).
 
-    Encodings: see :func:`_decode`.
+    Encodings: see ``_decode``.
     """
     with open(path, "rb") as handle:
         text = _decode(path, handle.read())
