@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import binom
 
 from ldp import budget
-from ldp.theory import BoundNotApplicable, shuffle_epsilon
+from ldp.theory import BoundNotApplicable, shuffle, shuffle_epsilon
 from ldp.theory.shuffle import METHODS
 from ldp.validation import ParameterError
 
@@ -149,3 +151,22 @@ def test_best_answers_huge_n_from_the_bounds_within_the_budget() -> None:
     blanket = shuffle_epsilon(1.0, 2**63 - 1, 1e-6, "blanket_hoeffding")
     assert 0 <= value <= blanket < 1e-9
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize(("n", "epsilon0"), [(10**7, 0.5), (10**6, 1.0)])
+def test_the_tail_recurrence_is_within_its_rounding_allowance(n: int, epsilon0: float) -> None:
+    """The recurrence's relative error, against ``binom.sf``, is below the outward rounding
+    applied to it (the per-count divergence subtracts (e^ε-1) times these tails)."""
+    p = math.exp(-epsilon0)
+    spread = 8 * math.sqrt(n * p * (1 - p))
+    clones = np.arange(int(n * p - spread), int(n * p + spread) + 1, dtype=float)
+    assert clones.size > shuffle._DIRECT_TAILS
+    epsilon = 0.001
+    up = math.expm1(epsilon) - math.expm1(-epsilon0)
+    down = -math.expm1(epsilon - epsilon0)
+    total = (1 + math.exp(epsilon)) * -math.expm1(-epsilon0)
+    thresholds = shuffle._threshold(clones + 1, up / total, down / total)
+    recurrence = shuffle._half_binomial_tails(clones, thresholds)
+    exact = binom.sf(thresholds - 1, clones, 0.5)
+    relative = np.abs(recurrence - exact) / exact
+    assert relative.max() < shuffle._RECURRENCE_ROUNDING / 10
