@@ -461,18 +461,17 @@ def _blanket_constants(epsilon: float, epsilon0: float, domain_size: int | None)
 def _blanket_log_count_term(n: int, gamma: float, rate: float) -> float:
     """log E[exp(-rate M); M >= 1] for M ~ Bin(n, γ), rounded up.
 
-    E = (1 - γ(1 - e^-rate))^n - (1 - γ)^n = (1-γ)^n (exp(g) - 1) with
-    g = n log(1 + γ e^-rate/(1-γ)); in log space, log E = n log(1-γ) + log(e^g - 1), so no
-    two nearly equal powers are subtracted (at γ = e^-100 the difference rounds to 0 and
-    would certify any ε) and nothing overflows at large n.  For tiny g, log(e^g - 1) is
-    bounded above by log g + g, and log log(1 + x) by log x.
+    E = (1 - γ(1 - e^-rate))^n - (1 - γ)^n = e^A - e^B with A = n log(1 - γ(1 - e^-rate))
+    and B - A = n log(1 - γ e^-rate/(1 - γ(1 - e^-rate))), each a single log1p of a
+    product (no two nearly equal numbers are subtracted, so the difference form's rounding
+    to 0, which at γ = e^-100 certified any ε, and a cancellation of two terms of order n
+    in log space cannot occur); log E = A + log(1 - e^(B-A)).  Rounded up by a relative
+    1e-15 of |A| (the rounding of A itself) plus ``_ROUNDING``.
     """
-    ratio = math.log(gamma) - rate - math.log1p(-gamma)  # log(γ e^-rate/(1-γ))
-    per_user = ratio if ratio < -30 else math.log(math.log1p(math.exp(ratio)))
-    log_gain = math.log(n) + per_user
-    gain = math.exp(log_gain)
-    log_excess = gain + math.log(-math.expm1(-gain)) if gain > 1e-8 else log_gain + gain
-    return n * math.log1p(-gamma) + log_excess + _ROUNDING
+    kept = gamma * -math.expm1(-rate)  # γ(1 - e^-rate)
+    first = n * math.log1p(-kept)  # A
+    gap = n * math.log1p(-gamma * math.exp(-rate) / (1 - kept))  # B - A <= 0
+    return first + math.log(-math.expm1(gap)) + 1e-15 * abs(first) + _ROUNDING
 
 
 def _bennett_h(u: float) -> float:

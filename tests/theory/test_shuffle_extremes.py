@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -170,3 +171,36 @@ def test_the_tail_recurrence_is_within_its_rounding_allowance(n: int, epsilon0: 
     exact = binom.sf(thresholds - 1, clones, 0.5)
     relative = np.abs(recurrence - exact) / exact
     assert relative.max() < shuffle._RECURRENCE_ROUNDING / 10
+
+
+def _exact_log_count_term(n: int, gamma: float, rate: float) -> float:
+    """log((1 - γ(1 - e^-rate))^n - (1 - γ)^n) in 120-digit decimal arithmetic."""
+    with localcontext() as context:
+        context.prec = 120
+        g, r, one = Decimal(gamma), Decimal(rate), Decimal(1)
+        return float(((one - g * (one - (-r).exp())) ** n - (one - g) ** n).ln())
+
+
+@pytest.mark.parametrize(
+    ("n", "gamma", "rate"),
+    [
+        (2**63 - 1, math.exp(-1), 8e-26),  # n γ rate ~ 1e-7: two logs of order n cancel
+        (10**9, math.exp(-1), 1e-12),
+        (10**9, math.exp(-1), 1e-3),
+        (1, math.exp(-100), 0.5),  # the difference of powers rounds to 0
+        (10, math.exp(-100), 1e-30),
+        (10**6, 0.5, 2.0),
+        (5000, math.exp(-0.4), 0.01),
+    ],
+)
+def test_the_blanket_count_term_is_an_upper_bound(n: int, gamma: float, rate: float) -> None:
+    ours = shuffle._blanket_log_count_term(n, gamma, rate)
+    exact = _exact_log_count_term(n, gamma, rate)
+    assert 0 <= ours - exact <= 1e-9 * max(1.0, abs(exact))
+
+
+@pytest.mark.parametrize("method", ["blanket_hoeffding", "blanket_bennett"])
+def test_the_blanket_bounds_hold_at_the_largest_n(method: str) -> None:
+    # ε = 10^-12 (the search's floor) would mean δ(ε) <= 10^-6 there; it is ~1.6e-6
+    value = shuffle_epsilon(1.0, 2**63 - 1, 1e-6, method)
+    assert 1.5e-12 < value < 1.7e-12
