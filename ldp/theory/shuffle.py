@@ -465,20 +465,25 @@ def _blanket_log_count_term(n: int, gamma: float, rate: float) -> float:
     and B - A = n log(1 - γ e^-rate/(1 - γ(1 - e^-rate))), each a single log1p of a
     product (no two nearly equal numbers are subtracted, so the difference form's rounding
     to 0, which at γ = e^-100 certified any ε, and a cancellation of two terms of order n
-    in log space cannot occur); log E = A + log(1 - e^(B-A)).  Rounded up by a relative
-    1e-15 of |A| (the rounding of A itself) plus ``_ROUNDING``.
+    in log space cannot occur); log E = A + log(1 - e^(B-A)).  Rounded up by 4e-15 |A|
+    (the rounding of A and of ``rate`` in it) plus ``_ROUNDING``.
     """
     kept = gamma * -math.expm1(-rate)  # γ(1 - e^-rate)
     first = n * math.log1p(-kept)  # A
     gap = n * math.log1p(-gamma * math.exp(-rate) / (1 - kept))  # B - A <= 0
-    return first + math.log(-math.expm1(gap)) + 1e-15 * abs(first) + _ROUNDING
+    return first + math.log(-math.expm1(gap)) + 4e-15 * abs(first) + _ROUNDING
 
 
 def _bennett_h(u: float) -> float:
-    """h(u) = (1+u) log(1+u) - u, by its series where the closed form cancels."""
+    """h(u) = (1+u) log(1+u) - u, rounded down (a smaller h only loosens the bound).
+
+    Below 1e-4 by its alternating series cut after a negative term (a lower bound), less
+    1e-14 relative for the rounding of its four terms; above, the closed form, whose
+    cancellation costs a relative ~2.2e-16 x 2/u <= 4.4e-12, less a relative 1e-11.
+    """
     if u < 1e-4:
-        return u * u / 2 - u**3 / 6 + u**4 / 12
-    return (1 + u) * math.log1p(u) - u
+        return (u * u / 2 - u**3 / 6 + u**4 / 12 - u**5 / 20) * (1 - 1e-14)
+    return ((1 + u) * math.log1p(u) - u) * (1 - 1e-11)
 
 
 def blanket_hoeffding_delta(

@@ -204,3 +204,13 @@ def test_the_blanket_bounds_hold_at_the_largest_n(method: str) -> None:
     # ε = 10^-12 (the search's floor) would mean δ(ε) <= 10^-6 there; it is ~1.6e-6
     value = shuffle_epsilon(1.0, 2**63 - 1, 1e-6, method)
     assert 1.5e-12 < value < 1.7e-12
+
+
+@pytest.mark.parametrize("u", [1e-9, 1e-6, 9.99e-5, 1e-4, 1.01e-4, 1e-3, 0.1, 1.0, 10.0, 1e6])
+def test_bennett_h_is_rounded_down(u: float) -> None:
+    # a larger h would shrink Bennett's δ(ε) and overstate privacy
+    with localcontext() as context:
+        context.prec = 80
+        x = Decimal(u)
+        exact = float((1 + x) * (1 + x).ln() - x)
+    assert exact * (1 - 1e-10) <= shuffle._bennett_h(u) <= exact
