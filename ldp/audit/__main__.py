@@ -7,11 +7,17 @@
     python -m ldp.audit --table > table.md      # the ε_lower/ε table of docs/privacy.md
 
 A protocol is named as registered (:mod:`ldp.registry`, plug-ins included) or as
-``module:Class`` (any class with ``perturb(values, rng)``); ``key=value`` arguments are
-its parameters (``epsilon`` and ``domain_size`` default to 1 and 4).  Each audit runs
-:func:`ldp.audit.lower_bound` between the inputs 0 and 1 at its defaults; the verdict is
-"holds" when the lower bound is at most the claimed ε and "FAILS" otherwise (then the
-exit status is 1: at confidence 1 - alpha the protocol is not ε-LDP).
+``module:Class`` (any class with ``perturb(values, rng)`` and an ``epsilon`` attribute,
+the claim); ``key=value`` arguments are its parameters.  ``epsilon`` and ``domain_size``
+default to 1 and 4 when the constructor takes them and they are not given, and the output
+says so.  Each audit runs :func:`ldp.audit.lower_bound` between the inputs 0 and 1 at its
+defaults; the verdict is "holds" when the lower bound is at most the claimed ε and
+"FAILS" otherwise.
+
+Exit status: 0 every claim holds; 1 a claim FAILS (a measured violation: at confidence
+1 - alpha the protocol is not ε-LDP); 2 a usage or input error, reported in one line on
+stderr (an unknown protocol, a bad parameter or option, a class without ``perturb`` or
+``epsilon``, a ``perturb`` that raises or returns no report per value).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import math
 import sys
 from collections.abc import Sequence
@@ -28,11 +35,15 @@ import numpy as np
 
 from ldp import registry
 from ldp.audit.auditor import TRIALS, lower_bound
+from ldp.audit.bounds import check_level
+from ldp.validation import check_int
 
 #: The ε of the table in docs/privacy.md.
 TABLE_EPSILONS = (0.5, 1.0, 2.0, 4.0)
 #: Its domain size and seed.
 TABLE_DOMAIN, TABLE_SEED = 4, 2024
+#: The parameters a protocol gets when the command line does not give them.
+DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "domain_size": 4}
 
 
 def protocol_class(name: str) -> type:
@@ -46,9 +57,9 @@ def protocol_class(name: str) -> type:
     return registry.get(name, "oracle").cls
 
 
-def parameters(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs, values read as Python literals (else kept as strings)."""
-    out: dict[str, Any] = {"epsilon": 1.0, "domain_size": 4}
+def parameters(pairs: Sequence[str], defaults: dict[str, Any] = DEFAULTS) -> dict[str, Any]:
+    """``key=value`` pairs over ``defaults``, values read as Python literals (else strings)."""
+    out: dict[str, Any] = dict(defaults)
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key.isidentifier():
@@ -58,6 +69,52 @@ def parameters(pairs: Sequence[str]) -> dict[str, Any]:
         except (ValueError, SyntaxError):
             out[key] = text
     return out
+
+
+def defaults_for(cls: type, given: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`DEFAULTS` not in ``given`` that ``cls``'s constructor accepts."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # a builtin without a signature: inject nothing
+        return {}
+    kinds = {p.kind for p in signature.parameters.values()}
+    takes_any = inspect.Parameter.VAR_KEYWORD in kinds
+    return {
+        key: value
+        for key, value in DEFAULTS.items()
+        if key not in given and (takes_any or key in signature.parameters)
+    }
+
+
+def build(cls: type, pairs: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+    """``cls`` built from ``key=value`` pairs; also the defaults it was given."""
+    given = parameters(pairs, defaults={})
+    injected = defaults_for(cls, given)
+    return cls(**injected, **given), injected
+
+
+def check_mechanism(name: str, protocol: Any) -> None:
+    """Refuse (ValueError) a protocol the audit cannot run or judge."""
+    if not callable(getattr(protocol, "perturb", None)):
+        raise ValueError(f"{name} has no perturb(values, rng) method")
+    claim = getattr(protocol, "epsilon", None)
+    if isinstance(claim, bool) or not isinstance(claim, int | float | np.floating):
+        raise ValueError(f"{name} has no real-valued epsilon attribute (the claim to audit)")
+    if not (math.isfinite(claim) and claim > 0):
+        raise ValueError(f"{name}'s epsilon must be positive and finite, got {claim}")
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (``error: ...``) and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"error: {message} (python -m ldp.audit --help)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def declared_loss(protocol: Any) -> float | None:
@@ -155,42 +212,59 @@ def tightness_table(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line; returns the exit status (0: every claim holds, 1: one fails)."""
-    parser = argparse.ArgumentParser(prog="python -m ldp.audit", description=__doc__.split("\n")[0])
+    """The command line; returns the exit status (0: every claim holds, 1: one fails,
+    2: a usage or input error, printed in one line)."""
+    parser = _Parser(prog="python -m ldp.audit", description=__doc__.split("\n")[0])
     parser.add_argument("protocol", nargs="?", help="registered name or module:Class")
     parser.add_argument("params", nargs="*", help="key=value parameters of the protocol")
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--trials", type=int, default=TRIALS)
     parser.add_argument("--seed", type=int, default=TABLE_SEED)
     parser.add_argument("--table", action="store_true", help="print the docs' ε_lower/ε table")
-    args = parser.parse_args(argv)
-    if args.table:
-        print(tightness_table(trials=args.trials, alpha=args.alpha, seed=args.seed))
-        return 0
     try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit:  # --help (0) or a usage error (2), already printed
+        return int(exit.code or 0)
+    try:
+        trials = check_int(args.trials, "--trials", minimum=2)
+        alpha = check_level(args.alpha, "--alpha")
+        if args.table:
+            print(tightness_table(trials=trials, alpha=alpha, seed=args.seed))
+            return 0
         if args.protocol is None:
-            params = parameters(args.params)
-            chosen = [
-                (name, entry.cls(**params)) for name, entry in registry.protocols("oracle").items()
-            ]
+            chosen = []
+            for name, entry in registry.protocols("oracle").items():
+                protocol, injected = build(entry.cls, args.params)
+                chosen.append((name, protocol, injected))
         else:
-            chosen = [(args.protocol, protocol_class(args.protocol)(**parameters(args.params)))]
+            protocol, injected = build(protocol_class(args.protocol), args.params)
+            chosen = [(args.protocol, protocol, injected)]
+        for name, protocol, _ in chosen:
+            check_mechanism(name, protocol)
     except (ValueError, TypeError, LookupError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     seeds = np.random.SeedSequence(args.seed).spawn(len(chosen))
-    rows = [
-        audit_row(name, protocol, seed, args.alpha, args.trials)
-        for (name, protocol), seed in zip(chosen, seeds, strict=True)
-    ]
+    rows = []
+    for (name, protocol, _), seed in zip(chosen, seeds, strict=True):
+        try:
+            rows.append(audit_row(name, protocol, seed, alpha, trials))
+        except Exception as error:  # the mechanism's own failure is an input error, not a verdict
+            print(f"error: auditing {name}: {_one_line(error)}", file=sys.stderr)
+            return 2
     print(
-        f"Audit between the inputs 0 and 1: {args.trials} reports per input, "
-        f"alpha = {args.alpha} (a bound above the claim is a false alarm w.p. <= alpha).\n"
+        f"Audit between the inputs 0 and 1: {trials} reports per input, "
+        f"alpha = {alpha} (a bound above the claim is a false alarm w.p. <= alpha)."
     )
+    injected = {", ".join(f"{k}={v!r}" for k, v in extra.items()) for _, _, extra in chosen}
+    injected.discard("")
+    if injected:
+        print(f"Parameters not given, set to their defaults: {'; '.join(sorted(injected))}.")
+    print()
     print(verdict_table(rows))
     failed = [row["name"] for row in rows if not row["holds"]]
     if failed:
-        print(f"\nε-LDP claim FAILS at confidence {1 - args.alpha:g}: {', '.join(failed)}")
+        print(f"\nε-LDP claim FAILS at confidence {1 - alpha:g}: {', '.join(failed)}")
         return 1
     return 0
 

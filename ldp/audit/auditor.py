@@ -146,6 +146,29 @@ def _as_events(events: Sequence[Event | Finder | Callable] | None) -> list[Event
     return out
 
 
+def as_reports(reports: Any) -> Any:
+    """``perturb``'s output as the audit reads it, or a ``TypeError`` saying why not.
+
+    An array, a list (read as an array) or a tuple of fields, each an array or a list
+    (lists are read as arrays, so a field of Python strings is read like any other);
+    anything else (None, a dict, a scalar) cannot hold one report per value.
+    """
+    if isinstance(reports, tuple):
+        parts = [np.asarray(part) if isinstance(part, list) else part for part in reports]
+        if not any(isinstance(part, np.ndarray) and part.ndim >= 1 for part in parts):
+            raise TypeError("perturb returned a tuple without an array of reports")
+        make = getattr(type(reports), "_make", None)
+        return make(parts) if make is not None else type(reports)(parts)
+    if isinstance(reports, list):
+        return np.asarray(reports) if reports else np.zeros(0)
+    if not isinstance(reports, np.ndarray) or reports.ndim == 0:
+        raise TypeError(
+            "perturb must return an array, a list or a tuple of arrays with one report per "
+            f"value, got {type(reports).__name__}"
+        )
+    return reports
+
+
 class _Sampler:
     """Draws reports of v and v' together from ``perturb`` (see the module docstring)."""
 
@@ -158,7 +181,9 @@ class _Sampler:
             raise ValueError("perturb's fields must keep their length or hold one per report")
 
     def call(self, n: int, n_other: int) -> Any:
-        reports = self.mechanism.perturb(_mixed(self.v, self.v_prime, n, n_other), self.rng)
+        reports = as_reports(
+            self.mechanism.perturb(_mixed(self.v, self.v_prime, n, n_other), self.rng)
+        )
         if count(reports) != n + n_other:
             raise ValueError(f"perturb returned {count(reports)} reports for {n + n_other} values")
         return reports
@@ -182,7 +207,7 @@ def _structure(mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator, l
         out = []
         for _ in range(calls):  # the input typed as in the other stages
             values = _mixed(v, v_prime, 1, 0) if first else _mixed(v, v_prime, 0, 1)
-            reports = mechanism.perturb(values, rng)
+            reports = as_reports(mechanism.perturb(values, rng))
             out.append(f"{count(reports)} reports: {signature(reports)}")
         return out
 

@@ -27,6 +27,7 @@ Where events come from (nothing here knows a protocol by name):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -135,7 +136,10 @@ class Column:
     ``kind`` is ``"values"`` (the field's entries, or entry ``index // width`` of a 2-D
     field), ``"bit"`` (bit ``index % width`` of each entry's binary representation, floats
     as their IEEE bits), ``"packed"`` (bit ``index`` of a packed-bit field: uint8 rows read
-    big-endian), ``"nan"`` (the entry is NaN) or ``"feature"``.
+    big-endian), ``"nan"`` (the entry is NaN), ``"symbol"`` (a 64-bit digest of the
+    bytes of entry ``index``, or of the whole row at index -1: :func:`symbols`) or
+    ``"feature"``.  ``member`` reads a part of each entry first: a field of a structured
+    array, ``"real"`` or ``"imag"`` of a complex one, ``"int64"`` (a datetime's count).
     """
 
     name: str
@@ -144,11 +148,17 @@ class Column:
     index: int = 0
     width: int = 1
     feature: Callable[[Any], np.ndarray] | None = field(default=None, compare=False)
+    member: str | None = None
 
     def __call__(self, reports: Any) -> np.ndarray:
         if self.kind == "feature":
             return np.asarray(self.feature(reports))
         part = np.asarray(reports if self.part is None else reports[self.part])
+        if self.member is not None:
+            part = _member(part, self.member)
+        if self.kind == "symbol":
+            rows = part.reshape(part.shape[0], -1) if part.ndim >= 1 else part.reshape(1, 1)
+            return symbols(rows if self.index < 0 else rows[:, self.index])
         if self.kind == "packed":
             byte, shift = divmod(self.index, 8)
             return ((part[:, byte] >> np.uint8(7 - shift)) & 1).astype(bool)
@@ -160,6 +170,60 @@ class Column:
             return np.isnan(part)
         words = _as_words(part)
         return ((words >> np.uint64(self.index % self.width)) & np.uint64(1)).astype(bool)
+
+
+def _member(part: np.ndarray, member: str) -> np.ndarray:
+    """A part of each entry: a structured field, a complex half, a datetime's integer."""
+    if member in ("real", "imag") and part.dtype.kind == "c":
+        return getattr(part, member)
+    if member == "int64" and part.dtype.kind in "mM":
+        return part.view(np.int64)
+    return part[member]
+
+
+#: Odd 64-bit constants of the word-by-word digest of :func:`symbols` (splitmix64's).
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def _entry_bytes(entry: Any) -> bytes:
+    """An object entry's bytes: its own (bytes), UTF-8 (str), else its ``repr``."""
+    if isinstance(entry, bytes | bytearray | memoryview):
+        return b"b" + bytes(entry)
+    if isinstance(entry, str):
+        return b"s" + entry.encode("utf-8", errors="surrogatepass")
+    if isinstance(entry, np.ndarray):
+        return b"a" + entry.dtype.str.encode() + repr(entry.shape).encode() + entry.tobytes()
+    return b"r" + type(entry).__qualname__.encode() + b":" + repr(entry).encode()
+
+
+def symbols(rows: np.ndarray) -> np.ndarray:
+    """One uint64 per report: a digest of the bytes of its entry (1-D) or row (2-D).
+
+    The search reads reports of any dtype this way, as categorical symbols: strings,
+    bytes, complex numbers, datetimes, structured records, and objects (by their bytes if
+    bytes or str, else by ``repr``).  Equal entries get equal symbols; different entries
+    collide with probability ~2^-64 per pair, which can only merge categories (a coarser
+    event, never a false alarm).
+    """
+    n = rows.shape[0]
+    if rows.dtype.kind == "O":
+        flat = rows.reshape(n, -1)
+        digests = [
+            hashlib.blake2b(b"\x00".join(_entry_bytes(x) for x in row), digest_size=8).digest()
+            for row in flat
+        ]
+        return np.frombuffer(b"".join(digests), dtype="<u8").copy() if n else np.zeros(0, "<u8")
+    raw = np.ascontiguousarray(rows).reshape(n, -1)
+    data = raw.view(np.uint8).reshape(n, -1) if raw.size else np.zeros((n, 0), np.uint8)
+    pad = -data.shape[1] % 8
+    words = np.concatenate([data, np.zeros((n, pad), np.uint8)], axis=1).view("<u8")
+    digest = np.full(n, np.uint64(data.shape[1]), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            digest = (digest ^ words[:, j]) * _MIX[0]
+            digest = (digest ^ (digest >> np.uint64(31))) * _MIX[1]
+            digest = (digest ^ (digest >> np.uint64(29))) * _MIX[2]
+    return digest
 
 
 def _as_words(part: np.ndarray) -> np.ndarray:
@@ -195,23 +259,58 @@ def report_columns(
     return columns
 
 
-def _field_columns(name: str, part: np.ndarray, index: int | None) -> list[Column]:
-    if part.dtype == np.uint8 and part.ndim == 2:  # packed bits
+def _field_columns(
+    name: str, part: np.ndarray, index: int | None, member: str | None = None
+) -> list[Column]:
+    if part.dtype == np.uint8 and part.ndim == 2 and member is None:  # packed bits
         return [Column(f"{name} bit {j}", "packed", index, j) for j in range(8 * part.shape[1])]
     if part.dtype.kind not in "biuf":
-        return []
+        return _symbol_columns(name, part, index, member)
     width = 1 if part.dtype == bool else 8 * part.dtype.itemsize
     entries = int(np.prod(part.shape[1:], dtype=np.int64)) if part.ndim > 1 else 1
     out = []
     for e in range(entries):
         label = f"{name}[{e}]" if part.ndim > 1 else name
-        out.append(Column(label, "values", index, e * width, width))
+        out.append(Column(label, "values", index, e * width, width, member=member))
         if part.dtype != bool:
             out += [
-                Column(f"{label} bit {b}", "bit", index, e * width + b, width) for b in range(width)
+                Column(f"{label} bit {b}", "bit", index, e * width + b, width, member=member)
+                for b in range(width)
             ]
         if part.dtype.kind == "f":
-            out.append(Column(f"{label} is NaN", "nan", index, e * width, width))
+            out.append(Column(f"{label} is NaN", "nan", index, e * width, width, member=member))
+    return out
+
+
+#: A field of another dtype gets a symbol per entry when it has at most this many.
+MAX_SYMBOL_ENTRIES = 64
+
+
+def _symbol_columns(
+    name: str, part: np.ndarray, index: int | None, member: str | None
+) -> list[Column]:
+    """Columns of a field no numeric column reads (strings, bytes, objects, complex,
+    datetimes, structured records): its symbols (:func:`symbols`), the whole row's and,
+    for a 2-D field of few entries, each entry's; plus the numeric columns of its parts
+    (a record's fields, a complex number's halves, a datetime's count)."""
+    if part.ndim == 0:
+        return []
+    out = [Column(f"{name} bytes", "symbol", index, -1, member=member)]
+    entries = int(np.prod(part.shape[1:], dtype=np.int64)) if part.ndim > 1 else 1
+    if 1 < entries <= MAX_SYMBOL_ENTRIES:
+        out += [
+            Column(f"{name}[{e}] bytes", "symbol", index, e, member=member) for e in range(entries)
+        ]
+    if member is not None:  # one level of parts
+        return out
+    if part.dtype.names:
+        for sub in part.dtype.names:
+            out += _field_columns(f"{name}.{sub}", part[sub], index, sub)
+    elif part.dtype.kind == "c":
+        for half in ("real", "imag"):
+            out += _field_columns(f"{name}.{half}", _member(part, half), index, half)
+    elif part.dtype.kind in "mM":
+        out += _field_columns(f"{name} as int64", part.view(np.int64), index, "int64")
     return out
 
 
@@ -515,9 +614,11 @@ def _flag_block(chunk: Sequence[Column], reports: Any) -> np.ndarray:
         if column.kind != "bit":
             columns.append(column(reports))
             continue
-        key = (column.part, column.index // column.width)
+        key = (column.part, column.member, column.index // column.width)
         if key not in words:
-            entry = Column(column.name, "values", column.part, column.index, column.width)
+            entry = Column(
+                column.name, "values", column.part, column.index, column.width, member=column.member
+            )
             words[key] = _as_words(entry(reports))
         shift = np.uint64(column.index % column.width)
         columns.append(((words[key] >> shift) & np.uint64(1)).astype(bool))

@@ -31,6 +31,9 @@ column c k + b + 1).  Reading a bit string the other way round decodes without a
 error to meaningless counts, so the readers here only ever use the reference's order.
 
 **Bytes.**  Text is UTF-8 (bytes that are not UTF-8 survive a round trip unchanged).
+The readers also take UTF-8 with a byte-order mark and UTF-16 with one (as editors on
+Windows save text) and refuse other encodings (UTF-32, UTF-16 without a mark); the
+writers write UTF-8 without a mark.
 The reports, the map and the counts are written as Python's ``csv`` module writes them,
 as the reference's tools do: fields quoted only when needed, lines ending in CRLF; the
 parameters and the candidates end lines in LF.  The readers accept either line ending;
@@ -118,11 +121,51 @@ class RapporFileError(ValueError):
 
 
 # ------------------------------------------------------------------ low-level text
+#: Byte-order marks: UTF-32 is checked before UTF-16, whose little-endian mark it extends.
+_UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+_UTF8_MARK = b"\xef\xbb\xbf"
+
+
+def _decode(path: PathLike, data: bytes) -> str:
+    """The text of a file in UTF-8 (with or without a byte-order mark) or UTF-16 with one.
+
+    Without a mark the bytes are UTF-8, and bytes that are not survive as surrogate escapes
+    (so they are written back unchanged).  A UTF-8 mark is dropped (it is not part of the
+    first string: without this "alpha" would be read as "\\ufeffalpha", a new candidate).
+    Any other encoding is refused: UTF-32, and text with NUL bytes but no mark (UTF-16
+    without one), which would otherwise be read as strings padded with NULs.
+    """
+    if data.startswith(_UTF32_MARKS):
+        raise RapporFileError(path, 1, "encoding", "UTF-32 is not read; save it as UTF-8")
+    if data.startswith(_UTF16_MARKS):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as error:
+            raise RapporFileError(
+                path, 1, "encoding", f"has a UTF-16 byte-order mark but is not UTF-16 ({error})"
+            ) from None
+    if data.startswith(_UTF8_MARK):
+        data = data[len(_UTF8_MARK) :]
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise RapporFileError(
+            path,
+            line,
+            "encoding",
+            "a NUL byte: UTF-16 without a byte-order mark, or not text; save it as UTF-8",
+        )
+    return data.decode("utf-8", errors="surrogateescape")
+
+
 def _read_lines(path: PathLike) -> list[str]:
-    """The file's lines without their endings (LF or CRLF; a missing final one is fine)."""
-    with open(path, encoding="utf-8", errors="surrogateescape", newline=None) as handle:
-        text = handle.read()
-    lines = text.split("\n")
+    """The file's lines without their endings (LF, CRLF or CR; a missing final one is fine).
+
+    Encodings: see ``_decode``.
+    """
+    with open(path, "rb") as handle:
+        text = _decode(path, handle.read())
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines

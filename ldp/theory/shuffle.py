@@ -64,7 +64,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from ldp import budget
-from ldp.validation import MAX_USERS, check_epsilon, check_int
+from ldp.validation import MAX_USERS, ParameterError, check_epsilon, check_int
 
 Method = Literal[
     "fmt_numerical",
@@ -94,6 +94,8 @@ _TAIL_FRACTION = 1e-4
 _FLOAT_SLACK = 1e-13
 #: Clone counts between exact tail evaluations in :func:`_half_binomial_tails`.
 _ANCHOR = 64
+#: Windows up to this many clone counts get every tail from ``binom.sf`` (no recurrence).
+_DIRECT_TAILS = 4096
 #: The smallest δ [FMT21]'s numerical bound accepts: below ~10 x ``_FLOAT_SLACK`` the
 #: allowance dominates δ(ε) and the answer would silently be ε0 (or close to it).
 _FMT_MIN_DELTA = 1e-12
@@ -103,6 +105,18 @@ _FMT_MIN_DELTA = 1e-12
 _OPERATIONS_PER_CLONE = 5000
 #: Bytes per clone count held by one δ(ε) evaluation (about 16 float64 arrays).
 _BYTES_PER_CLONE = 128
+#: The same for :func:`variation_ratio_epsilon`, whose δ(ε) calls ``binom.sf`` at every
+#: clone count: n = 10^9 at ε0 = 1 (a window of ~2 x 10^5 counts) took 63 s, ~300 µs per
+#: count, counted as 10^5 operations.
+_VR_OPERATIONS_PER_CLONE = 100_000
+#: Relative outward rounding of each of the two terms whose difference is a per-count
+#: divergence: the binomial tails are accurate to ~1e-14 relative or better, so δ(ε)
+#: stays above the exact one even where the terms are large and nearly cancel.
+_ROUNDING = 1e-13
+#: The same where the tails come from :func:`_half_binomial_tails`' recurrence (windows of
+#: more than ``_DIRECT_TAILS`` counts): measured against ``binom.sf`` at n = 10^6 to 10^8,
+#: ε0 = 0.5 to 5, its relative error reached 4.8e-12; 1e-10 leaves a factor of 20.
+_RECURRENCE_ROUNDING = 1e-10
 
 
 class BoundNotApplicable(ValueError):
@@ -266,43 +280,78 @@ def _fmt_delta_function(epsilon0: float, n: int, delta: float) -> Callable[[floa
     p = math.exp(-epsilon0)  # a user is a clone with probability e^-ε0
     trials = n - 1
     tail = delta * _TAIL_FRACTION / 2
-    low = int(binom.ppf(tail, trials, p))
-    high = int(binom.isf(tail, trials, p))
-    _check_window(n, epsilon0, high - low + 1)
+    low, high = _clone_window(n, epsilon0, trials, p, tail, _OPERATIONS_PER_CLONE)
     clones = np.arange(low, high + 1, dtype=float)
     weights = np.exp(binom.logpmf(clones, trials, p))  # pmf overflows inside boost for p ~ 0
     outside = float(binom.cdf(low - 1, trials, p) + binom.sf(high, trials, p))
     mix = 1 + math.exp(-epsilon0)  # (e^ε0 + 1)/e^ε0: every coefficient below is over e^ε0
+    rounding = _ROUNDING if clones.size <= _DIRECT_TAILS else _RECURRENCE_ROUNDING
 
     def delta_of(epsilon: float) -> float:
         if epsilon >= epsilon0:
             return 0.0
-        # numerator and denominator of q divided by e^ε0, with expm1 for small ε, ε0
+        # the coefficients of P - e^ε Q divided by e^ε0, each without cancellation
         up = math.expm1(epsilon) - math.expm1(-epsilon0)  # e^ε - e^-ε0
         down = -math.expm1(epsilon - epsilon0)  # 1 - e^(ε-ε0)
-        q = up / (up + down)
-        a_star = np.floor((clones + 1) * q) + 1
+        total = (1 + math.exp(epsilon)) * -math.expm1(-epsilon0)  # up + down
+        a_star = _threshold(clones + 1, up / total, down / total)
         tail_0 = _half_binomial_tails(clones, a_star)  # Pr[B >= a*]
-        tail_1 = tail_0 + binom.pmf(a_star - 1, clones, 0.5)  # Pr[B >= a* - 1]
-        divergence = (down * tail_1 - up * tail_0) / mix
+        edge = binom.pmf(a_star - 1, clones, 0.5)  # Pr[B = a* - 1]
+        # (down Pr[B >= a*-1] - up Pr[B >= a*])/mix, as down/mix Pr[B = a*-1] - (e^ε-1) Pr[B >= a*]
+        # since (up - down)/mix = e^ε - 1; each term rounded outward
+        divergence = (1 + rounding) * (down / mix) * edge - (1 - rounding) * math.expm1(
+            epsilon
+        ) * tail_0
         return float(weights @ np.maximum(divergence, 0.0)) + outside + _FLOAT_SLACK
 
     return delta_of
 
 
-def _check_window(n: int, epsilon0: float, window: int) -> None:
+def _threshold(size: np.ndarray, share: float, complement: float) -> np.ndarray:
+    """The smallest integer a > size · share, where share + complement = 1.
+
+    ``share`` close to 1 is where float64 loses the answer (at e^ε > 2^53 it rounds to 1
+    and the threshold jumps past every a); there size - a < size · complement is used
+    instead, with the complement computed without cancellation by the caller.
+    """
+    if share <= 0.5:
+        return np.floor(size * share) + 1
+    return size + 1 - np.ceil(size * complement)
+
+
+def _clone_window(
+    n: int, epsilon0: float, trials: int, p: float, tail: float, cost: int
+) -> tuple[int, int]:
+    """A window [low, high] of Bin(trials, p) holding all but 2 ``tail`` of its mass.
+
+    Bernstein's inequality, Pr[|X - μ| >= t] <= 2 exp(-t²/(2(σ² + t/3))), is at most
+    2 ``tail`` at t = zσ + z² with z = √(2 log(1/tail)).  The mass outside is computed
+    exactly by the callers and counted in full, so the window only decides the cost.
+    Refused before anything is evaluated when the window exceeds the budget (scipy's own
+    quantile search runs for minutes at n near 2^63 and misses the root for tails below
+    ~1e-15, returning the whole range).
+    """
+    z = math.sqrt(2 * math.log(1 / tail))
+    spread = z * math.sqrt(trials * p * (1 - p)) + z * z
+    low = max(0, math.floor(trials * p - spread))
+    high = min(trials, math.ceil(trials * p + spread))
+    _check_window(n, epsilon0, high - low + 1, cost)
+    return low, high
+
+
+def _check_window(n: int, epsilon0: float, window: int, cost: int) -> None:
     """Refuse an n whose window of clone counts exceeds the memory or time budget.
 
-    The window spans ~18 standard deviations of Bin(n-1, e^-ε0), so it grows as √n.
+    The window spans ~18 standard deviations of the clone count, so it grows as √n;
+    ``cost`` is the number of budget operations one clone count costs in a whole solve.
     """
     limits = budget.current()
-    most = min(limits.memory_bytes // _BYTES_PER_CLONE, limits.operations // _OPERATIONS_PER_CLONE)
-    p = math.exp(-epsilon0)
+    most = min(limits.memory_bytes // _BYTES_PER_CLONE, limits.operations // cost)
     largest = max(1, int(max(n - 1, 1) * (most / max(window, 1)) ** 2))
-    allowed = f"<= about {largest:.3g} for [FMT21]'s numerical bound at epsilon0 = {epsilon0}"
-    what = f"the window of {window} clone counts of Bin(n-1, {p:.3g})"
+    allowed = f"<= about {largest:.3g} for this numerical bound at epsilon0 = {epsilon0}"
+    what = f"the window of {window} clone counts"
     budget.check_memory("n", n, allowed, _BYTES_PER_CLONE * window, what)
-    budget.check_operations("n", n, allowed, _OPERATIONS_PER_CLONE * window, what)
+    budget.check_operations("n", n, allowed, cost * float(window), what)
 
 
 def _half_binomial_tails(trials: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -310,9 +359,13 @@ def _half_binomial_tails(trials: np.ndarray, thresholds: np.ndarray) -> np.ndarr
 
     Pascal's rule, Pr[B_(c+1) >= k] = Pr[B_c >= k] + Pr[B_c = k-1]/2, carries the tail
     from c to c+1 with two pmfs; ``binom.sf`` (the slow part) re-anchors it exactly every
-    ``_ANCHOR`` counts, which keeps the accumulated rounding near 1e-14.
+    ``_ANCHOR`` counts, which keeps the accumulated rounding near 1e-14 in absolute terms
+    (relative to a tiny tail it reached 4.8e-12, hence ``_RECURRENCE_ROUNDING``).  Windows
+    of at most ``_DIRECT_TAILS`` counts take every tail from ``binom.sf``.
     """
     size = trials.size
+    if size <= _DIRECT_TAILS:  # exact tails: relative accuracy even where they are tiny
+        return binom.sf(thresholds - 1, trials, 0.5)
     steps = np.zeros(size)
     rises = thresholds[1:] > thresholds[:-1]
     steps[1:] = 0.5 * binom.pmf(thresholds[:-1] - 1, trials[:-1], 0.5) - rises * binom.pmf(
@@ -405,17 +458,32 @@ def _blanket_constants(epsilon: float, epsilon0: float, domain_size: int | None)
     return gamma, top, spread, second
 
 
-def _blanket_count_term(n: int, gamma: float, rate: float) -> float:
-    """E[exp(-rate M); M >= 1] for M ~ Bin(n, γ): (1 - γ(1 - e^-rate))^n - (1 - γ)^n."""
-    all_counts = math.exp(n * math.log1p(-gamma * -math.expm1(-rate)))
-    return all_counts - math.exp(n * math.log1p(-gamma))
+def _blanket_log_count_term(n: int, gamma: float, rate: float) -> float:
+    """log E[exp(-rate M); M >= 1] for M ~ Bin(n, γ), rounded up.
+
+    E = (1 - γ(1 - e^-rate))^n - (1 - γ)^n = e^A - e^B with A = n log(1 - γ(1 - e^-rate))
+    and B - A = n log(1 - γ e^-rate/(1 - γ(1 - e^-rate))), each a single log1p of a
+    product (no two nearly equal numbers are subtracted, so the difference form's rounding
+    to 0, which at γ = e^-100 certified any ε, and a cancellation of two terms of order n
+    in log space cannot occur); log E = A + log(1 - e^(B-A)).  Rounded up by 4e-15 |A|
+    (the rounding of A and of ``rate`` in it) plus ``_ROUNDING``.
+    """
+    kept = gamma * -math.expm1(-rate)  # γ(1 - e^-rate)
+    first = n * math.log1p(-kept)  # A
+    gap = n * math.log1p(-gamma * math.exp(-rate) / (1 - kept))  # B - A <= 0
+    return first + math.log(-math.expm1(gap)) + 4e-15 * abs(first) + _ROUNDING
 
 
 def _bennett_h(u: float) -> float:
-    """h(u) = (1+u) log(1+u) - u, by its series where the closed form cancels."""
+    """h(u) = (1+u) log(1+u) - u, rounded down (a smaller h only loosens the bound).
+
+    Below 1e-4 by its alternating series cut after a negative term (a lower bound), less
+    1e-14 relative for the rounding of its four terms; above, the closed form, whose
+    cancellation costs a relative ~2.2e-16 x 2/u <= 4.4e-12, less a relative 1e-11.
+    """
     if u < 1e-4:
-        return u * u / 2 - u**3 / 6 + u**4 / 12
-    return (1 + u) * math.log1p(u) - u
+        return (u * u / 2 - u**3 / 6 + u**4 / 12 - u**5 / 20) * (1 - 1e-14)
+    return ((1 + u) * math.log1p(u) - u) * (1 - 1e-11)
 
 
 def blanket_hoeffding_delta(
@@ -435,7 +503,8 @@ def blanket_hoeffding_delta(
         gamma, _, spread, _ = _blanket_constants(epsilon, epsilon0, domain_size)
         a = math.expm1(epsilon)
         rate = 2 * (a / spread) ** 2
-        return spread * spread / (4 * a * gamma * n) * _blanket_count_term(n, gamma, rate)
+        scale = 2 * math.log(spread) - math.log(4 * a) - math.log(gamma) - math.log(n)
+        return math.exp(scale + _blanket_log_count_term(n, gamma, rate))
 
     return _finite_or_inf(bound)
 
@@ -458,7 +527,8 @@ def blanket_bennett_delta(
         gamma, top, _, second = _blanket_constants(epsilon, epsilon0, domain_size)
         beta = math.expm1(epsilon) * top / second
         rate = second / (top * top) * _bennett_h(beta)
-        return top / (gamma * n * math.log1p(beta)) * _blanket_count_term(n, gamma, rate)
+        scale = math.log(top) - math.log(gamma) - math.log(n) - math.log(math.log1p(beta))
+        return math.exp(scale + _blanket_log_count_term(n, gamma, rate))
 
     return _finite_or_inf(bound)
 
@@ -470,7 +540,7 @@ def _finite_or_inf(bound: Callable[[], float]) -> float:
     """
     try:
         value = bound()
-    except (OverflowError, ZeroDivisionError):
+    except (OverflowError, ZeroDivisionError, ValueError):  # ValueError: log of 0
         return math.inf
     return value if math.isfinite(value) and value >= 0 else math.inf
 
@@ -598,7 +668,7 @@ def variation_ratio_delta(
     :func:`fmt_numerical_delta`.  ``domain_size=d`` uses GRR's β (:func:`variation_ratio_beta`).
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=MAX_USERS)
     beta = variation_ratio_beta(epsilon0, domain_size)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}")
@@ -619,8 +689,7 @@ def _variation_ratio_delta_function(
     gamma = max(0.0, 1.0 - beta / generic)  # 1 - (1+p)α; exactly 0 for the generic β
     trials = n - 1
     tail = delta * _TAIL_FRACTION / 2
-    low = int(binom.ppf(tail, trials, 2 * rate))
-    high = int(binom.isf(tail, trials, 2 * rate))
+    low, high = _clone_window(n, epsilon0, trials, 2 * rate, tail, _VR_OPERATIONS_PER_CLONE)
     clones = np.arange(low, high + 1, dtype=float)
     weights = np.exp(binom.logpmf(clones, trials, 2 * rate))
     outside = float(binom.cdf(low - 1, trials, 2 * rate) + binom.sf(high, trials, 2 * rate))
@@ -632,14 +701,18 @@ def _variation_ratio_delta_function(
         if epsilon >= epsilon0:
             return 0.0
         up = math.expm1(epsilon) - math.expm1(-epsilon0)  # e^ε - 1/p
-        theta = (totals * up + blanket * math.expm1(epsilon)) / (growth * (1 + math.exp(epsilon)))
-        k = np.floor(theta) + 1  # k_t, t = low .. high + 1
+        down = -math.expm1(epsilon - epsilon0)  # 1 - e^ε/p = (p-1)/p (1 + e^ε) - up
+        scale = growth * (1 + math.exp(epsilon))
+        theta = (totals * up + blanket * math.expm1(epsilon)) / scale
+        # t - θ(t), without the cancellation that rounds θ to t once e^ε > 2^53
+        slack = (totals * down - blanket * math.expm1(epsilon)) / scale
+        k = np.where(theta <= totals / 2, np.floor(theta) + 1, totals + 1 - np.ceil(slack))
         k_next, k_here = k[1:], k[:-1]  # k_(c+1), k_c for c = low .. high
         edge = binom.pmf(k_next - 1, clones, 0.5)
         above_next = binom.sf(k_next - 1, clones, 0.5)
         above_here = binom.sf(k_here - 1, clones, 0.5) if gamma > 0 else 0.0
         ratio_gap = -alpha_p * math.expm1(epsilon - epsilon0)  # α(p - e^ε)
-        per_count = ratio_gap * edge - math.expm1(epsilon) * (
+        per_count = (1 + _ROUNDING) * ratio_gap * edge - (1 - _ROUNDING) * math.expm1(epsilon) * (
             (1 - gamma) * above_next + gamma * above_here
         )
         return max(float(weights @ per_count), 0.0) + outside + _FLOAT_SLACK
@@ -696,7 +769,11 @@ def shuffle_epsilon(
       ``domain_size=d``: the best available bound for GRR over d values, since each is a
       valid (ε, δ) guarantee for it, the generic ones included).
 
-    Raises :class:`BoundNotApplicable` when the chosen bound's preconditions fail.
+    Raises :class:`BoundNotApplicable` when the chosen bound's preconditions fail, and
+    :class:`ldp.validation.ParameterError` naming ``n`` when a numerical bound's window of
+    clone counts would exceed the budget (:mod:`ldp.budget`; ``"best"`` then uses the
+    others).  Every value is an upper bound in floating point (``docs/limits.md``): at
+    n = 1 it is at least the exact ε of one report, ε0 + log(1 - δ (1 + e^-ε0)).
     """
     epsilon0, n, delta = _check(epsilon0, n, delta)
     if domain_size is not None:
@@ -714,6 +791,9 @@ def shuffle_epsilon(
                 )
             except BoundNotApplicable:
                 pass
+            except ParameterError as error:  # over the budget: the other bounds still answer
+                if error.name != "n":
+                    raise
         return min(candidates)
     if method == "fmt_numerical":
         epsilon = fmt_numerical_epsilon(epsilon0, n, delta)
