@@ -189,6 +189,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                         alpha=0.01,
                         what="the ratio of the exact expectations "
                         "(relative SEs over the runs in quadrature)",
+                        df=max(trials - 1, 1),
                     ),
                 ),
             ),

@@ -137,9 +137,10 @@ def ratio_table(stats: pd.DataFrame, subjects, reference: str) -> pd.DataFrame:
                     "ratio": ratio,
                     "se": se,
                     "exact": exact,
+                    "dof": max(int(min(row["trials"], olh["trials"])) - 1, 1),
                 }
             )
-    return pd.DataFrame(rows, columns=["protocol", "epsilon", "ratio", "se", "exact"])
+    return pd.DataFrame(rows, columns=["protocol", "epsilon", "ratio", "se", "exact", "dof"])
 
 
 def _ratio_text(ratios: pd.DataFrame) -> str:
@@ -186,6 +187,7 @@ def _lead_parts(ratios: pd.DataFrame, reference: str) -> list[Part]:
                         exact["se"],
                         alpha=0.01,
                         what="the ratio of the exact expectations",
+                        df=float(mine["dof"].min()),
                     ),
                 )
             )
@@ -305,7 +307,13 @@ def _expectation_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
         parts=Part(
             "mean MSE per setting",
             stats["mean"],
-            WithinSE(expected, stats["se"], alpha=0.01, what="the exact expectation"),
+            WithinSE(
+                expected,
+                stats["se"],
+                alpha=0.01,
+                what="the exact expectation",
+                df=max(int(stats["trials"].min()) - 1, 1),
+            ),
         ),
         reason="a setting further from its exact expectation than sampling error allows",
     )
@@ -314,7 +322,7 @@ def _expectation_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation; full
     RAPPOR's lead over OLH on Kosarak's top items."""
-    full = pd.DataFrame(columns=["protocol", "epsilon", "ratio", "se", "exact"])
+    full = pd.DataFrame(columns=["protocol", "epsilon", "ratio", "se", "exact", "dof"])
     if "experiment" in table:
         comparison = figure_config(RAPPOR_EXPERIMENT)
         rappor = mse_stats(table[table["experiment"] == RAPPOR_EXPERIMENT])
