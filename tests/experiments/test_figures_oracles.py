@@ -17,6 +17,7 @@ from experiments.figures import FIGURES, style
 from experiments.figures import fig_oracle_frequent_values as frequent
 from experiments.figures import fig_oracle_mse_kosarak as mse
 from experiments.figures import fig_oracle_multiple_questions as questions
+from experiments.figures import fig_oracle_postprocess as postprocess
 from experiments.figures import fig_oracle_variance as variance
 from experiments.figures.spec import ClaimCheck
 from experiments.kinds.multiple_questions import multiple_questions_trial
@@ -428,3 +429,37 @@ def test_orders_of_magnitude_has_a_sharp_part():
     # 5% above its exact ratio: still "orders of magnitude" by the reading, off the closed form
     planted = mse._lead_parts(mse.ratio_table(_ratio_rows(1.05), ["BLH"], "OLH"), "OLH")
     assert ClaimCheck("s", "p", "o", tuple(planted)).verdict == "partly"  # the readings hold
+
+
+def _postprocess_table(bias: float = 0.0) -> pd.DataFrame:
+    """Three trials of the full-distribution MSE per method and ε for one oracle: the
+    unbiased estimates' MSE around its exact value 1e-4 (spread 1e-6), shifted by ``bias``."""
+    ratios = {"norm_sub": (0.01, 0.2), "power_ns": (0.005, 0.15), "norm": (1.0, 1.0)}
+    rows = []
+    for index, epsilon in enumerate((0.5, 4.0)):
+        for trial, noise in enumerate((-1.0, 0.0, 1.0)):
+            unbiased = 1e-4 * (1 + bias) + 1e-6 * noise
+            methods = {None: unbiased, **{m: r[index] * unbiased for m, r in ratios.items()}}
+            for method, value in methods.items():
+                rows.append(
+                    {
+                        "metric": "sq_error_n",
+                        "item": np.nan,
+                        "trial": trial,
+                        "n": 1.0,
+                        "value": value,
+                        "analytic": 1e-4,
+                        "options.postprocess": method,
+                        "protocol.name": "GRR",
+                        "epsilon": epsilon,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_the_postprocess_verdict_uses_the_unbiased_gap():
+    (claim,) = postprocess.claims(_postprocess_table())
+    assert claim.verdict == "reproduced" and "largest |gap|/SE = 0.0" in claim.ours
+    # the unbiased MSE 100 of its SEs off the exact expectation: no longer reproduced
+    (planted,) = postprocess.claims(_postprocess_table(bias=0.58))
+    assert "largest |gap|/SE = 100" in planted.ours and planted.verdict == "partly"
