@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from experiments.figures import FIGURES, style
+from experiments.figures import fig_oracle_flh as flh
 from experiments.figures import fig_oracle_frequent_values as frequent
 from experiments.figures import fig_oracle_mse_kosarak as mse
 from experiments.figures import fig_oracle_multiple_questions as questions
@@ -463,3 +464,25 @@ def test_the_postprocess_verdict_uses_the_unbiased_gap():
     # the unbiased MSE 100 of its SEs off the exact expectation: no longer reproduced
     (planted,) = postprocess.claims(_postprocess_table(bias=0.58))
     assert "largest |gap|/SE = 100" in planted.ours and planted.verdict == "partly"
+
+
+@pytest.fixture
+def flh_table(settings_of):
+    common = ("epsilon=1", "dataset.n=3000", "n_trials=4", *QUIET)
+    settings = []
+    for pool in (100, 1000):
+        settings += settings_of("experiment=oracle_flh_pool", f"protocol.k_prime={pool}", *common)
+    settings += settings_of("experiment=oracle_flh_olh", *common)
+    _, store = run_settings(settings)
+    return store.load()[0]
+
+
+def test_the_flh_row_judges_time_against_its_noise(flh_table):
+    (claim,) = flh.claims(flh_table)
+    assert not claim.legacy and "±2 SE from their spread" in claim.ours
+    assert "Student's t with 3 degrees of freedom" in claim.tolerance
+    # FLH's aggregation 100 times slower: beyond any timing noise
+    slow = flh_table.copy()
+    timed = (slow["metric"] == "server_seconds") & (slow["protocol.name"] == flh.POOL)
+    slow.loc[timed, "value"] *= 100
+    assert flh.claims(slow)[0].verdict in ("partly", "differs")
