@@ -29,8 +29,19 @@ from experiments.schema import ConfigError
 from experiments.seeding import trial_streams
 from experiments.settings import make_setting
 from ldp.oracles import GRR, OLH, OUE
-from ldp.theory import multiple_questions_variance
-from ldp.theory.frequency import central_multiple_questions_variance
+from ldp.theory import (
+    multiple_questions_variance,
+    olh_pq,
+    pure_variance,
+    table1_variance,
+)
+from ldp.theory.frequency import (
+    central_multiple_questions_variance,
+    olh_optimal_g,
+    olh_variance,
+    table1_report_bits,
+    warner_pq,
+)
 
 from .test_figure_colours import check_series_colours
 
@@ -486,3 +497,19 @@ def test_the_flh_row_judges_time_against_its_noise(flh_table):
     timed = (slow["metric"] == "server_seconds") & (slow["protocol.name"] == flh.POOL)
     slow.loc[timed, "value"] *= 100
     assert flh.claims(slow)[0].verdict in ("partly", "differs")
+
+
+def test_the_closed_forms_the_new_rows_read():
+    for epsilon in (0.5, 2.0, 5.0):
+        for g in (2, 3, 17):
+            p, q = olh_pq(epsilon, g)
+            assert olh_variance(epsilon, g) == pytest.approx(pure_variance(1, p, q), rel=1e-12)
+        best = olh_variance(epsilon, olh_optimal_g(epsilon))
+        assert best == pytest.approx(table1_variance("OLH", epsilon), rel=1e-12)
+        assert olh_variance(epsilon, 2) == pytest.approx(table1_variance("BLH", epsilon))
+        central = central_multiple_questions_variance(epsilon, 1000, questions=3)
+        assert central["split"] == pytest.approx(central["partition"], rel=1e-12)
+    assert warner_pq(0.5) == (0.75, 0.25)
+    assert table1_report_bits("DE", 1.0, 1024) == 10 and table1_report_bits("SHE", 1.0, 4) == 256
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        table1_report_bits("HR", 1.0, 16)
