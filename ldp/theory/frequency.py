@@ -169,3 +169,75 @@ def multiple_questions_variance(epsilon: ArrayLike, n: int, questions: int = 2) 
         "split": 4 * e_split / (n * (e_split - 1) ** 2),
         "partition": questions * 4 * e / (n * (e - 1) ** 2),
     }
+
+
+def olh_variance(epsilon: ArrayLike, g: ArrayLike) -> ArrayLike:
+    """Var[c(v)]/n of local hashing with hash range g >= 2 (real g allowed): the pure
+    framework's q*(1-q*)/(p*-q*)^2 with p* = e^ε/(e^ε+g-1), q* = 1/g ([FO] "OLH").
+
+    Since p* - q* = (e^ε-1)(g-1)/(g(e^ε+g-1)) and q*(1-q*) = (g-1)/g^2, this is
+    (e^ε+g-1)^2 / ((e^ε-1)^2 (g-1)): with x = g-1, (e^ε+x)^2/x, least at x = e^ε, i.e. at
+    :func:`olh_optimal_g`, where it is Table 1's 4e^ε/(e^ε-1)^2.  BLH is g = 2.
+    """
+    e = np.exp(np.asarray(epsilon, dtype=float))
+    g = np.asarray(g, dtype=float)
+    return (e + g - 1) ** 2 / ((e - 1) ** 2 * (g - 1))
+
+
+def olh_optimal_g(epsilon: ArrayLike) -> ArrayLike:
+    """The hash range that minimises :func:`olh_variance`: g = e^ε + 1 ([FO] "OLH": the
+    slides' "variance is optimized when g = e^ε + 1")."""
+    return np.exp(np.asarray(epsilon, dtype=float)) + 1
+
+
+def warner_pq(truth: float = 0.5) -> tuple[float, float]:
+    """Warner's randomized response (1965) on a yes/no question: answer truthfully with
+    probability ``truth``, else answer yes or no at random.
+
+    A "yes" holder says yes with p = truth + (1-truth)/2, a "no" holder with
+    q = (1-truth)/2; with ``truth`` = 1/2 that is the slides' 75% and 25% ([FO] slides
+    "The Warner Model (1965)"), GRR over d = 2 with e^ε = p/q = 3.
+    """
+    if not 0 < truth < 1:
+        raise ValueError(f"truth must lie in (0, 1), got {truth}")
+    return truth + (1 - truth) / 2, (1 - truth) / 2
+
+
+def table1_report_bits(protocol: str, epsilon: float, d: int) -> float:
+    """Bits of one report of a Table 1 oracle as this library sends it: the terms behind
+    the table's communication row ([FO] Table 1, "Communication Cost").
+
+    DE (GRR): ⌈log2 d⌉, O(log d).  SUE, OUE, THE: one bit per value, d; SHE: one real
+    (64 bits) per value, 64 d; all O(d).  BLH and OLH: the hash function's 64-bit seed and
+    the perturbed cell, 64 + ⌈log2 g⌉ (g = 2, and ⌈e^ε + 1⌉): no term in d.  The table's
+    O(log n) is the seed: a family of 2^64 hash functions serves any n up to 2^64 users.
+    """
+    check_int(d, "d", minimum=2)
+    name = protocol.upper()
+    if name in ("GRR", "DE"):
+        return float(math.ceil(math.log2(d)))
+    if name in ("SUE", "OUE", "THE"):
+        return float(d)
+    if name == "SHE":
+        return 64.0 * d
+    if name == "BLH":
+        return 64.0 + 1
+    if name == "OLH":
+        return 64.0 + math.ceil(math.log2(olh_default_g(epsilon)))
+    raise ValueError(f"protocol must be one of {', '.join(TABLE1_PROTOCOLS)}; got {protocol!r}")
+
+
+def central_multiple_questions_variance(epsilon: ArrayLike, n: int, questions: int = 2) -> dict:
+    """Var of a count's noise over n (or over the n/t who answered) in the *centralised*
+    setting, the Laplace mechanism on each question's histogram (sensitivity 1).
+
+    [FO] slides "On answering multiple questions": splitting ε (sequential composition)
+    gives each of t histograms noise Lap(t/ε) over all n users, 2t²/(ε² n²); partitioning
+    the users (parallel composition) gives each n/t users and noise Lap(1/ε), 2/ε² over
+    (n/t)², i.e. 2t²/(ε² n²): the same, the slides' "equivalent results".
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    return {
+        "split": 2 * (questions / eps) ** 2 / n**2,
+        "partition": 2 * (1 / eps) ** 2 / (n / questions) ** 2,
+    }

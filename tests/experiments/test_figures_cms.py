@@ -35,8 +35,9 @@ def table(settings_of):
 def test_the_tolerance_is_the_bonferroni_bound_of_the_largest_gap(table):
     (claim,) = fig_cms.claims(table)
     bound = stats.t.isf(fig_cms.FAMILY_ALPHA / (2 * 2), df=12 - 1)
-    assert "over 2 settings" in claim.ours and claim.tolerance.startswith(f"{bound:.1f} SE")
-    assert claim.verdict == "reproduced"
+    assert "over 2 settings" in claim.ours and f"within {bound:.1f} SE" in claim.tolerance
+    assert "Student's t with 11 degrees of freedom" in claim.tolerance
+    assert claim.verdict == "reproduced" and not claim.legacy
 
 
 def test_a_gap_beyond_the_tolerance_differs(table):

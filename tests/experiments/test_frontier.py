@@ -9,7 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.figures.fig_frontier import FIGURE, advice, costs, frontier, with_frontier
+from experiments.figures.fig_frontier import (
+    FIGURE,
+    _least_variance_claim,
+    advice,
+    costs,
+    frontier,
+    with_frontier,
+)
 from experiments.kinds.oracle_frontier import report_bits
 from experiments.results import FRONTIER_SKIPS
 from experiments.run import run_settings
@@ -111,3 +118,21 @@ def test_report_bits_from_the_declared_report_model() -> None:
     assert report_bits(OUE(epsilon=1.0, domain_size=64)) == 64  # one bit per value
     olh = OLH(epsilon=1.0, domain_size=64)
     assert report_bits(olh) == 64 + np.ceil(np.log2(olh.g))  # seed and cell
+
+
+def _exact_panel(pgr: float, ss: float = 1.0) -> pd.DataFrame:
+    """One (d, ε) panel of exact variances: SS, PGR and two others."""
+    rows = [("SS", ss), ("PGR", pgr * ss), ("OUE", 1.2), ("HR", 1.3)]
+    return pd.DataFrame(
+        [
+            {"d": 2**14, "epsilon": 1.0, "oracle": name, "exact": var, "variance": var}
+            for name, var in rows
+        ]
+    )
+
+
+def test_pgr_beyond_its_one_percent_is_not_reproduced() -> None:
+    claim = _least_variance_claim(_exact_panel(1.005), "SS", "PGR")
+    assert claim.verdict == "identity" and not claim.legacy  # exact closed forms
+    beyond = _least_variance_claim(_exact_panel(1.0378), "SS", "PGR")
+    assert beyond.verdict == "partly" and "PGR/SS = 1.0378" in beyond.ours
