@@ -634,7 +634,7 @@ FIGURE = FigureSpec(
         "O(√(n log D)/ε); the hashing estimator. Tutorial slides: GRR's p table, the 80/20 "
         "example. Book chapter: randomized response is ln 3-DP."
     ),
-    quick=("n_trials=20",),
+    quick=("n_trials=10",),
     order=97.0,
     claims=claims,
 )
