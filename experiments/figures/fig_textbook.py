@@ -21,6 +21,7 @@ log n, with its standard error from the trials.  Closed forms: :mod:`ldp.theory.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -465,7 +466,7 @@ def _per_bin_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
     slope, se = exponent(sue["n"], sue["count"], sue["count_se"])
     return [
         ClaimCheck(
-            source="[Notes] Sec. 4 (randomized response for histograms)",
+            source="[Notes] Sec. 4 (histograms: error per bin)",
             paper=(
                 "one-hot vector, ε/2-randomized response per coordinate: expected error per "
                 "bin ± O(√n/ε)"
@@ -496,7 +497,7 @@ def _largest_claim(top: pd.DataFrame) -> list[ClaimCheck]:
     ]
     return [
         ClaimCheck(
-            source="[Notes] Sec. 4 (randomized response for histograms)",
+            source="[Notes] Sec. 4 (histograms: largest error)",
             paper="the expected max error over all D bins is ± O(√(n log D)/ε)",
             ours=(
                 f"SUE, n = {int(top['n'].iloc[0]):,}, {int(top['trials'].min())} trials: mean "
@@ -579,8 +580,11 @@ def _sketch_mse(row: pd.Series) -> float:
     return float(np.mean(oracle.variances(counts))) / n
 
 
-def _collision_claim() -> ClaimCheck:
-    """[Notes] Sec. 5.2: k independent hashes collide together w.p. 1/m^k."""
+@functools.cache
+def _collision_rates() -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """Per k of :data:`COLLISION_ROWS`: the share of :data:`COLLISION_PAIRS` pairs of
+    distinct keys whose cells agree under k hash functions of :mod:`ldp.hashing` (seeds from
+    ``SeedSequence(0)``), 1/m^k and its binomial SE."""
     keys = np.arange(2 * COLLISION_PAIRS, dtype=np.int64)
     seeds = np.random.SeedSequence(0).generate_state(max(COLLISION_ROWS), dtype=np.uint64)
     together = np.ones(COLLISION_PAIRS, dtype=bool)
@@ -593,6 +597,12 @@ def _collision_claim() -> ClaimCheck:
             rates.append(float(together.mean()))
             expected.append(chance)
             ses.append(math.sqrt(chance * (1 - chance) / COLLISION_PAIRS))
+    return tuple(rates), tuple(expected), tuple(ses)
+
+
+def _collision_claim() -> ClaimCheck:
+    """[Notes] Sec. 5.2: k independent hashes collide together w.p. 1/m^k."""
+    rates, expected, ses = _collision_rates()
     return ClaimCheck(
         source="[Notes] Sec. 5.1-5.2 (hash collisions)",
         paper="Pr[h(v') = h(v)] = 1/m; for k independent hashes Pr[all k collide] = 1/m^k",
@@ -620,11 +630,11 @@ FIGURE = FigureSpec(
     title="Teaching texts: local, central and shuffled error rates; the histogram's errors",
     caption=(
         "(a) RMSE of the mean of ±1 values against n: randomized response (GRR over d = 2, "
-        "ε = 1, markers ± 1 se, line its exact variance), the central Laplace mean's "
+        "ε = 1, markers ± 2 se, line its exact variance), the central Laplace mean's "
         "2√2/(εn) (dotted), and the shuffled binary sum at the ε0 that keeps central "
         "(1, 10^-6) by Balle et al.'s Theorem 3.1 (squares). (b) RMSE of one bin's count of "
         "the one-hot histogram with ε/2-randomized response per coordinate (SUE, ε = 1) "
-        "against n. (c) Mean over trials of the largest error over the D - 1 empty bins "
+        "against n (± 2 se). (c) Mean over trials of the largest error over the D - 1 empty bins "
         "(SUE, n = 10^5, ± 2 se), the expectation for independent normal bins and the union "
         "bound σ√(2 ln 2(D - 1)). Sampled engine, every user holding value 0."
     ),
