@@ -329,9 +329,9 @@ def _adversary_claim(table: pd.DataFrame) -> ClaimCheck:
         ours=(
             f"{len(success)} (protocol, ε, t) points: smallest step t -> t+1 "
             f"{float((steps[kept] / step_se[kept]).min()):+.2f} SE; largest excess over the "
-            f"bound of the exact loss {_largest_z(success['value'], bound['value'], se):+.2f}"
+            f"bound of the exact loss {_excess_in_se(success['value'], bound['value'], se):+.2f}"
             f" SE, over the ε_∞ bound "
-            f"{_largest_z(success['value'], bound['analytic'], se):+.2f} SE; largest "
+            f"{_excess_in_se(success['value'], bound['analytic'], se):+.2f} SE; largest "
             f"rise over {tau} rounds {float(rise.max()):.3f}"
         ),
         parts=(
@@ -359,7 +359,7 @@ def _adversary_claim(table: pd.DataFrame) -> ClaimCheck:
     )
 
 
-def _largest_z(values: pd.Series, bound: pd.Series, se: pd.Series) -> float:
+def _excess_in_se(values: pd.Series, bound: pd.Series, se: pd.Series) -> float:
     """The largest (value - bound)/SE: how far above its bound a rate comes."""
     return float(((values - bound) / se).max())
 
