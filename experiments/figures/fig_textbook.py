@@ -42,7 +42,9 @@ from ldp.theory import textbook as theory
 
 #: [Notes] Sec. 3's central (ε, δ) the shuffled binary sum is calibrated to.
 CENTRAL, DELTA = 1.0, 1e-6
-#: [Tutorial] slide 15: GRR's p, printed per ε (rows) and d (columns).
+#: [Tutorial] slide 15: GRR's p, printed per ε (rows) and d (columns), and the decimals
+#: printed.  The slide's text sets the d labels in a math font whose digits read one up
+#: (𝟑, 𝟗, 𝟐𝟑𝟗, 𝟐𝟏𝟑𝟓 are 2, 8, 128, 1024: the glyph for 1 is 𝟐, for 0 is 𝟏).
 SLIDE_EPSILONS = (0.1, 1.0, 2.0, 4.0)
 SLIDE_TABLE = {
     2: ((0.52, 0.73, 0.88, 0.98), 2),
