@@ -2,13 +2,14 @@
 
 Three texts state numbers the library's protocols can check:
 
-* [Tutorial] LDP tutorial slides (2019): slide 4 (the AOL release), slides 12-13 (Warner's
+* [Tutorial] *Mobile Data Collection and Analysis with Local Differential Privacy*,
+  tutorial slides (2019): slide 4 (the AOL release), slides 12-13 (Warner's
   randomized response and its 80/20 example), slide 15 (GRR's p for d = 2, 8, 128, 1024).
 * [Notes] *Section 10: Distributed Models of Differential Privacy*, CS 208 lecture notes
   (2022): Sec. 2 (local against central error), Sec. 3 (the shuffled binary sum), Sec. 4
   (the one-hot histogram's per-bin and largest error), Sec. 5.1-5.2 (hashing).
-* [Book] the LDP chapter of a DP book (Near and Abuah): randomized response is
-  ε = log(3)-DP.
+* [Book] the chapter *Local Differential Privacy* of a textbook on programming DP:
+  Dwork and Roth's two-coin randomized response is ε = log(3)-DP.
 
 The rates are read on cheap runs of the library's own protocols (sampled engine; four
 configs, ``conf/experiment/textbook*.yaml``): GRR over d = 2 (randomized response on a bit)
