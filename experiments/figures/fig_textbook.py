@@ -15,9 +15,10 @@ The rates are read on cheap runs of the library's own protocols (sampled engine;
 configs, ``conf/experiment/textbook*.yaml``): GRR over d = 2 (randomized response on a bit)
 and SUE (the notes' one-hot vector with ε/2 per coordinate) against n; SUE's largest error
 over D bins; GRR at the ε0 that [BBGN19] Theorem 3.1 allows at central (1, 10^-6) against
-n; Apple's CMS with one row (the notes' hashing estimator).  An "O(n^a)" is read as the
-exponent a fitted by weighted least squares to the log of the measured error against
-log n, with its standard error from the trials.  Closed forms: :mod:`ldp.theory.textbook`.
+n ([BBGN19]: Balle, Bell, Gascón, Nissim, CRYPTO 2019); Apple's CMS with one row (the
+notes' hashing estimator).  An "O(n^a)" is read as the exponent a fitted by weighted least
+squares to the log of the measured error against log n, with its standard error from the
+trials.  Closed forms: :mod:`ldp.theory.textbook`.
 """
 
 from __future__ import annotations
