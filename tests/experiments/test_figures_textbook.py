@@ -1,5 +1,5 @@
-"""fig_textbook: its closed forms, and each row's verdict on real (small) runs and on a
-planted deviation of its measured input."""
+"""fig_textbook: each row's verdict on real (small) runs, the Truncated tolerance, and each
+row on a planted deviation of its measured input."""
 
 from __future__ import annotations
 
