@@ -11,6 +11,7 @@ it.  ``rappor_decode`` draws the decoder's estimates, standard errors and detect
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import matplotlib.pyplot as plt
@@ -18,14 +19,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.results import held, protocol_name
+from experiments.figures.tolerance import Digits, Part, WithinSE
+from experiments.results import protocol_name
 from ldp.oracles.rappor import (
     rappor_epsilon_inf,
     rappor_epsilon_one,
     rappor_longitudinal_epsilon,
 )
+from ldp.oracles.rappor_decode import decode
 
 EXPERIMENT = "rappor"
 #: google/rappor's published (ε₁, ε∞) of its presets, by (p, q, f, h).
@@ -153,23 +157,32 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
 
 
 # ------------------------------------------------------------------------------ claims
+def _oracle(table: pd.DataFrame, label: str):
+    """The RAPPOR object the harness ran for a preset, rebuilt from one of its rows."""
+    row = table[table["protocol.label"] == label].iloc[0]
+    return build_protocol(
+        protocol_from_row(row),
+        float(row["epsilon"]),
+        domain_size=int(row["options.domain_size"]),
+    )
+
+
 def privacy_claims(table: pd.DataFrame) -> list[ClaimCheck]:
-    """The presets' ε₁ and ε∞ to 4 decimals against google/rappor's published values."""
+    """The presets' ε₁ and ε∞, from the protocol objects, to google/rappor's 4 decimals."""
     found = []
     for row in presets(table).itertuples():
         key = (row.p, row.q, row.f, row.h)
         if key not in PUBLISHED:
             continue
-        (paper_one, paper_inf), (one, inf) = PUBLISHED[key], _closed(row)
-        same = round(one, 4) == paper_one and round(inf, 4) == paper_inf  # round(∞, 4) = ∞
+        oracle = _oracle(table, row.label)
+        one, inf = oracle.epsilon_one, oracle.epsilon_inf
         found.append(
             ClaimCheck(
                 source=f"[RAPPOR] Sec. 3, google/rappor preset (p, q, f, h) = {key}",
-                paper=f"ε₁ = {paper_one:.4f}, ε∞ = {paper_inf:.4f}",
-                ours=f"ε₁ = {one:.4f}, ε∞ = {inf:.4f} ({row.label})",
-                tolerance="the four decimals google/rappor prints: equal after rounding",
-                verdict=held(same),
-                reason="" if same else "the closed forms disagree with the published values",
+                paper=f"ε₁ = {PUBLISHED[key][0]:.4f}, ε∞ = {PUBLISHED[key][1]:.4f}",
+                ours=f"ε₁ = {one:.4f}, ε∞ = {inf:.4f} ({row.label}'s protocol object)",
+                parts=Part("(ε₁, ε∞)", [one, inf], Digits(PUBLISHED[key], decimals=4)),
+                note="" if math.isfinite(inf) else "ε∞ = ∞ (no PRR) equals the printed ∞.",
             )
         )
     return found
@@ -177,11 +190,11 @@ def privacy_claims(table: pd.DataFrame) -> list[ClaimCheck]:
 
 def decode_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """False detections at most α per decode; detected values within 2 SE at the normal
-    rate 0.9545 (pooled over presets and trials, 3 binomial standard errors allowed)."""
+    rate 0.9545 (pooled over presets and trials)."""
     summary = decode_summary(table)
     if summary.empty:
         return []
-    parts = [
+    lines = [
         f"{r['protocol.label']}: {r['n_detected']:.1f} detected, "
         f"{r['n_false_detected']:.2f} false, {100 * r['within_2se']:.0f}% within 2 SE "
         f"({int(r['trials'])} trials)"
@@ -190,36 +203,48 @@ def decode_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     weights = summary["n_detected"] * summary["trials"]
     coverage = float((summary["within_2se"] * weights).sum() / weights.sum())
     nominal = 1 - 2 * stats.norm.sf(2)
-    short = coverage < nominal - 3 * math.sqrt(nominal * (1 - nominal) / weights.sum())
-    false_ok = float((summary["n_false_detected"] * summary["trials"]).sum()) <= max(
-        1.0, 0.05 * 3 * summary["trials"].sum()
-    )
-    reason = []
-    if short:
-        reason.append(
-            f"pooled coverage {100 * coverage:.1f}% < {100 * nominal:.1f}%: the LASSO also "
-            "keeps a few absent candidates whose noise fits their bits, and the refit "
-            "estimates of the true values shift by a fraction of an SE (post-selection "
-            "bias; decoding against the true values alone gives the nominal coverage, "
-            "tests/oracles/test_rappor.py)"
-        )
-    if not false_ok:
-        reason.append("false detections above the Bonferroni level")
+    decodes = float(summary["trials"].sum())
+    false_rate = float((summary["n_false_detected"] * summary["trials"]).sum()) / decodes
+    alpha = inspect.signature(decode).parameters["alpha"].default
     return [
         ClaimCheck(
             source="[RAPPOR] Sec. 4 (decoding: LASSO, least squares, Bonferroni cut-off)",
             paper="the detected values are estimated within their standard errors, with "
             "family-wise false-detection rate at most α",
-            ours="; ".join(parts) + f"; pooled {100 * coverage:.1f}% within 2 SE",
-            measured=coverage,
-            se=math.sqrt(coverage * (1 - coverage) / weights.sum()),
-            tolerance=(
-                f"two parts: coverage within 2 SE at least the normal rate "
-                f"{100 * nominal:.1f}% minus 3 binomial standard errors of the pooled share; "
-                "false detections per decode at most the Bonferroni level α"
+            ours="; ".join(lines)
+            + f"; pooled {100 * coverage:.1f}% within 2 SE; {false_rate:.3f} false detections "
+            f"per decode over {int(decodes)} decodes (α = {alpha:g})",
+            parts=(
+                Part(
+                    "pooled share of detected values within 2 SE",
+                    coverage,
+                    WithinSE(
+                        nominal,
+                        math.sqrt(nominal * (1 - nominal) / weights.sum()),
+                        side="above",
+                        what=f"the normal rate {100 * nominal:.2f}% (binomial SE)",
+                    ),
+                ),
+                Part(
+                    "false detections per decode",
+                    false_rate,
+                    WithinSE(
+                        alpha,
+                        math.sqrt(alpha * (1 - alpha) / decodes),
+                        side="below",
+                        what="α (binomial SE over the decodes)",
+                    ),
+                ),
             ),
-            verdict="partly" if reason else "reproduced",
-            reason="; ".join(reason),
+            note="The decodes of one preset share nothing but the population; the detected "
+            "values of one decode are pooled as if independent.",
+            reason=(
+                "post-selection: the estimates are refit on the values the LASSO keeps, "
+                "absent candidates whose noise fits their bits included; in "
+                "tests/oracles/test_rappor.py (10 true values among 200 candidates) the refit "
+                "estimates shift by about -0.35 SE, while decoding against the true values "
+                "alone gives the nominal spread"
+            ),
         )
     ]
 

@@ -39,14 +39,31 @@ def _table(pm_factor: float = 1.0, trials: int = 100) -> pd.DataFrame:
 
 def test_claims_reproduced_on_the_closed_forms() -> None:
     claims = fig_mean.claims(_table())
-    assert [c.verdict for c in claims] == ["reproduced"] * 3
+    assert [c.verdict for c in claims] == ["reproduced"] * 3 + ["identity"]
     assert str(round(theory.PM_BEATS_DUCHI, 2)) in claims[0].paper
+    assert not any(c.legacy for c in claims)
+    for claim in claims[:3]:
+        assert claim.detection.within(), claim.detection.text()
 
 
 def test_claims_catch_a_wrong_pm() -> None:
-    """PM's variance 40% higher: the crossing moves, HM beats it less, the MSE is off."""
+    """PM's variance 40% higher: the crossing moves, the MSE is off its closed form."""
     verdicts = [c.verdict for c in fig_mean.claims(_table(pm_factor=1.4))]
-    assert verdicts[0] == "differs" and verdicts[2] != "reproduced"
+    assert verdicts[0] != "reproduced" and verdicts[2] != "reproduced"
+
+
+def test_each_claim_flips_on_its_planted_deviation() -> None:
+    """Each measured row, with its detected deviation applied (doubled), changes verdict."""
+    for claim in fig_mean.claims(_table())[:3]:
+        assert claim.mutated(2.0).verdict != claim.verdict, claim.source
+
+
+def test_hm_above_the_others_is_caught() -> None:
+    """HM planted 5% above Duchi's and PM's worst case: the Lemma 3 row fails."""
+    table = _table()
+    hybrid = (table["protocol.name"] == "Hybrid") & (table["metric"] == "report_variance")
+    table.loc[hybrid, "value"] *= 1.05
+    assert fig_mean.claims(table)[1].verdict == "differs"
 
 
 def test_the_figure_draws() -> None:

@@ -76,8 +76,14 @@ def test_the_figure_draws_and_checks_its_claims_from_trial_rows(compose_config):
     table = pd.DataFrame(rows)
     claims = FIGURE.claims(table)
     assert len(claims) == 3 and all(c.verdict in VERDICTS for c in claims)
+    assert not any(c.legacy for c in claims)
     # the exact loss stays below ε_∞ and starts at ε₁ whatever the data (3 rounds here)
-    assert "every setting: True; ε₁ at t = 1: True" in claims[2].ours
+    assert [part.verdict for part in claims[2].parts[:2]] == ["identity", "reproduced"]
+    # a loss planted 1% above ε_∞ in one setting is caught
+    planted = table.copy()
+    spent = (planted["metric"] == "epsilon_spent") & (planted["item"] == 3)
+    planted.loc[spent & (planted["epsilon"] == 3.0), "value"] *= 1.01
+    assert FIGURE.claims(planted)[2].parts[1].verdict == "differs"
     plt.close(FIGURE.draw(table))
     assert FIGURE.claims(table.iloc[0:0]) == []
 
@@ -152,6 +158,12 @@ def test_the_loloha_figure_draws_and_checks_its_claims(compose_config):
     table = pd.DataFrame(rows)
     claims = FIGURE.claims(table)
     assert len(claims) == 4 and all(c.verdict in VERDICTS for c in claims)
+    assert not any(c.legacy for c in claims)
     # the claimed accounting is exact whatever the data: LOLOHA-type users within g ε_∞
-    assert "at most g ε_∞ for every user: True" in claims[2].ours
+    assert claims[2].parts[0].verdict == "reproduced"
+    # the adversary's exact rates planted above their bound are caught
+    planted = table.copy()
+    success = (planted["metric"] == "adversary_success") & planted["analytic"].notna()
+    planted.loc[success, "value"] += 0.5
+    assert FIGURE.claims(planted)[3].verdict != "reproduced"
     plt.close(FIGURE.draw(table))

@@ -6,6 +6,7 @@ import io
 import math
 
 import matplotlib.pyplot as plt
+import pandas as pd
 import pytest
 
 from experiments.build import build_protocol
@@ -127,3 +128,52 @@ def test_the_rappor_figures_draw_from_a_tiny_table(settings_of, tmp_path):
     assert len(privacy) == 3 and all(c.verdict == "reproduced" for c in privacy.values())
     decode = FIGURES[1].claims(table)
     assert len(decode) == 1 and "no PRR" in decode[0].ours
+
+
+def _decode_table(within: float, false: float, trials: int = 20) -> pd.DataFrame:
+    """Per-trial decode rows of the three presets: 40 detections each, ``within`` of them
+    within 2 SE, ``false`` false detections per decode."""
+    rows = []
+    for label in ("A", "B", "C"):
+        for trial in range(trials):
+            for metric, value in (
+                ("n_detected", 40.0),
+                ("n_false_detected", false),
+                ("n_selected", 45.0),
+                ("within_2se", within),
+            ):
+                rows.append(
+                    {"protocol.label": label, "trial": trial, "item": math.nan}
+                    | {"metric": metric, "value": value}
+                )
+    return pd.DataFrame(rows)
+
+
+def test_the_decode_claim_holds_at_the_nominal_rates_and_fails_below():
+    (claim,) = FIGURES[1].claims(_decode_table(within=0.955, false=0.0))
+    assert claim.verdict == "reproduced" and not claim.legacy
+    assert claim.detection.within(), claim.detection.text()
+    assert claim.mutated(2.0).verdict != "reproduced"
+    (short,) = FIGURES[1].claims(_decode_table(within=0.90, false=0.0))
+    assert short.verdict == "partly" and short.cause != "not shown"
+    (loose,) = FIGURES[1].claims(_decode_table(within=0.955, false=0.2))
+    assert loose.verdict == "partly"
+
+
+def test_a_privacy_claim_fails_on_a_planted_last_digit(settings_of):
+    settings = settings_of(*SMALL_DECODE, "n_trials=1")
+    table = pd.DataFrame(
+        [
+            {f"protocol.{k}": v for k, v in s.config["protocol"].items() if not isinstance(v, dict)}
+            | {
+                "epsilon": s.config["epsilon"],
+                "options.domain_size": s.config["options"]["domain_size"],
+            }
+            for s in settings
+        ]
+    )
+    for claim in FIGURES[0].claims(table):
+        assert claim.verdict == "reproduced" and claim.detection.within()
+        part = claim.parts[0]
+        planted = part.with_values(part.array + [1e-4, 0.0])  # ε₁ off by one last digit
+        assert planted.verdict == "differs", claim.source
