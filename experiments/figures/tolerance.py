@@ -211,6 +211,10 @@ class Band(Tolerance):
             bound = f"{'>' if self.strict else '>='} {show(low)}"
         elif np.all(np.isinf(low)):
             bound = f"{'<' if self.strict else '<='} {show(high)}"
+        elif np.any(np.isinf(low)) or np.any(np.isinf(high)):  # a side per point
+            edges = np.unique(np.concatenate([low[np.isfinite(low)], high[np.isfinite(high)]]))
+            shown = ", ".join(f"{e:g}" for e in edges)
+            bound = f"each value on its stated side of {shown}"
         else:
             bound = f"in [{show(low)}, {show(high)}]"
         return f"{self.reading + ': ' if self.reading else ''}{bound}"
@@ -489,14 +493,15 @@ def detect(parts: Sequence[Part], verdict_of) -> Detection:
 
 
 def _in_se(values: np.ndarray, se, delta: float) -> float:
-    """A relative deviation δ in standard errors: the smallest δ|v|/SE over the values."""
+    """A relative deviation δ in standard errors at the most precise value: the largest
+    δ|v|/SE over the values with a standard error (what the row's sharpest point sees)."""
     if se is None:
         return math.nan
     se = np.broadcast_to(np.asarray(se, dtype=float), values.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(se > 0, delta * np.abs(values) / se, np.inf)
-    best = float(np.min(ratio)) if ratio.size else math.inf
-    return best if math.isfinite(best) else math.nan
+        ratio = np.where(se > 0, delta * np.abs(values) / se, np.nan)
+    finite = ratio[np.isfinite(ratio)]
+    return float(finite.max()) if finite.size else math.nan
 
 
 def _size(found: Detection) -> float:
