@@ -18,13 +18,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import joblib
 import pandas as pd
 
 from experiments import estimate
+from experiments.codedigest import changed_files
 from experiments.provenance import plugin_of, provenance, short_commit
 from experiments.settings import Setting
 from experiments.store import ResultsStore, Rows
@@ -108,8 +109,12 @@ def run_batch(
         "wall_time",
         *stamp,
     )
-    stamp = {**stamp, **plugin_of(setting.config["protocol"])}
-    columns += ("plugin", "plugin_version")
+    stamp = {
+        **stamp,
+        **plugin_of(setting.config["protocol"]),
+        "code_digest": setting.code_digest,
+    }
+    columns += ("plugin", "plugin_version", "code_digest")
     fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
     rows: list[tuple[Any, ...]] = []
     for trial in trials:
@@ -135,6 +140,9 @@ class Plan:
     done_before: int  #: trials already recorded
     #: recorded trials that another version of the code produced, by "ldp <v>, commit <c>"
     foreign: dict[str, int]
+    #: settings whose rows were recorded under other code (another code digest), by key:
+    #: the files that differ (empty: recorded before code digests)
+    stale: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def todo(self) -> int:
@@ -170,6 +178,7 @@ def plan(
     missing: list[tuple[Setting, list[int]]] = []
     done_before = 0
     foreign: dict[str, int] = {}
+    stale = stale_settings(settings, store)
     for setting in settings:
         parts, frames = store.recorded(setting.key)
         done = {t for part in parts for t in part.trials}
@@ -191,7 +200,53 @@ def plan(
                 run = []
             run.append(trial)
         batches.append(Batch(setting, tuple(run)))
-    return Plan(batches, done_before, foreign)
+    return Plan(batches, done_before, foreign, stale)
+
+
+def stale_settings(settings: Sequence[Setting], store: ResultsStore) -> dict[str, list[str]]:
+    """The settings of ``settings`` that ``store`` holds rows of under other code: the same
+    config (base key) recorded under another code digest, or before code digests.  Each
+    maps to the files whose content differs (:func:`experiments.codedigest.changed_files`;
+    empty when the old rows name no files).  Those rows are never reused: the setting's
+    trials are computed under its own key."""
+    by_base: dict[str, list[str]] = {}
+    records = store.code_records()
+    for key in store.keys():
+        record = records.get(key)
+        by_base.setdefault(record["base_key"] if record else key, []).append(key)
+    stale: dict[str, list[str]] = {}
+    for setting in settings:
+        others = [k for k in by_base.get(setting.base_key, []) if k != setting.key]
+        others = [k for k in others if store.parts(k)]
+        if not setting.base_key or not others:
+            continue
+        changed: set[str] = set()
+        for key in others:
+            files = records.get(key, {}).get("files")
+            if isinstance(files, dict):
+                changed.update(changed_files(files, setting.code_files))
+        stale[setting.key] = sorted(changed)
+    return stale
+
+
+def stale_text(settings: Sequence[Setting], stale: dict[str, list[str]]) -> str:
+    """What :func:`stale_settings` found, in words (empty when nothing is stale)."""
+    if not stale:
+        return ""
+    names = [" ".join(s.overrides) or f"setting {s.key}" for s in settings if s.key in stale]
+    shown = "; ".join(names[:3]) + (f"; +{len(names) - 3} more" if len(names) > 3 else "")
+    files = sorted({f for changed in stale.values() for f in changed})
+    why = (
+        f"changed: {', '.join(files[:6])}" + (f" +{len(files) - 6} more" if len(files) > 6 else "")
+        if files
+        else "recorded before code digests"
+    )
+    if any(not changed for changed in stale.values()) and files:
+        why += "; some recorded before code digests"
+    return (
+        f"{len(names)} settings have rows computed by other code ({why}): stale, "
+        f"not reused; their trials run under the current code ({shown})"
+    )
 
 
 def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, planned: Plan) -> str:
@@ -209,6 +264,9 @@ def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, plann
             f"this is ldp {this['ldp_version']}, commit {short_commit(this['git_commit'])}: "
             "rerun=true recomputes them"
         )
+    stale = stale_text(settings, planned.stale)
+    if stale:
+        line += f"; {stale}"
     return line
 
 
@@ -294,6 +352,7 @@ class RunReport:
     ran: int  #: run now
     seconds: float
     foreign: int = 0  #: recorded trials (kept) that another version of the code produced
+    stale: str = ""  #: the settings recorded under other code, in words (:func:`stale_text`)
 
 
 @dataclass
@@ -330,6 +389,7 @@ class _Progressing:
             self.ran,
             time.perf_counter() - self.start,
             sum(self.planned.foreign.values()),
+            stale_text(self.run.settings, self.planned.stale),
         )
 
 
@@ -440,6 +500,13 @@ def _prepare(
             print(f"  data: {line}", flush=True)
     for setting in settings if planned.todo else ():
         store.record_setting(setting.key, setting.config)
+    for setting in settings if writable else ():
+        if (
+            setting.key in planned.stale
+            or not (store.directory / "code").joinpath(f"{setting.key}.json").exists()
+        ):
+            record = {"base_key": setting.base_key, "code_digest": setting.code_digest}
+            store.record_code(setting.key, {**record, "files": setting.code_files})
     keys = {b.setting.key for b in planned.batches}
     state = _Progressing(run, planned, keys, planned.todo, 0, start)
     if announce and run.warn_minutes is not None and planned.todo:

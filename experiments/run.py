@@ -294,10 +294,11 @@ def describe(report: RunReport, store: ResultsStore) -> str:
         if report.foreign
         else ""
     )
+    stale = f" ({report.stale})" if report.stale else ""
     return (
         f"{store.experiment}: {report.settings} settings x "
         f"{report.trials // max(report.settings, 1)} trials; {report.done_before} already "
-        f"recorded{foreign}, {report.ran} run now in {report.seconds:.1f} s; results in "
+        f"recorded{foreign}, {report.ran} run now{stale} in {report.seconds:.1f} s; results in "
         f"{store.directory}"
     )
 
@@ -340,7 +341,8 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     line = describe(report, store)
-    if sweep is None or report.foreign:  # under the sweep's one line, only what needs reading
+    # under the sweep's one line, only what needs reading
+    if sweep is None or report.foreign or report.stale:
         print(("\n" if sweep is not None and sys.stderr.isatty() else "") + line)
     if sweep is not None:
         job = f"#{hydra_cfg.job.num} {' '.join(hydra_cfg.overrides.task)}: {line}"

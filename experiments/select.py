@@ -93,7 +93,9 @@ def experiment_dirs(results_dir: str | Path) -> list[Path]:
 def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every checked row of every experiment under ``results_dir``, one tidy table.
 
-    Corrupt parts are named on stderr and left out (:meth:`ResultsStore.load`).
+    Corrupt parts are named on stderr and left out (:meth:`ResultsStore.load`); rows of
+    settings a later run recomputed under other code are kept (their ``code_digest``
+    differs, so no point pools them with current rows) and counted on stderr.
     """
     tables = []
     for directory in experiment_dirs(results_dir):
@@ -104,6 +106,13 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
         for message in corrupt:
             print(f"warning: corrupt results part excluded: {message}", file=sys.stderr)
         if not table.empty:
+            replaced = set(store.superseded()) & set(table["config_hash"].astype(str))
+            if replaced:
+                print(
+                    f"warning: {directory.name}: {len(replaced)} settings hold rows computed "
+                    "by code a later run replaced (stale; code_digest tells them apart)",
+                    file=sys.stderr,
+                )
             tables.append(table)
     if not tables:
         raise SelectionError(f"no results rows under {str(results_dir)!r}")
