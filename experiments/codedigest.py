@@ -43,6 +43,7 @@ KINDS_PACKAGE = "experiments.kinds"
 
 def clear_cache() -> None:
     """Forget every digest and import graph computed in this process (after an edit)."""
+    _origin.cache_clear()
     _file_digest.cache_clear()
     _imports_of.cache_clear()
     _closure.cache_clear()
