@@ -10,6 +10,8 @@ Workers return rows and never touch the disk, so the same code runs on a Dask cl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import logging
 import math
 import multiprocessing
@@ -22,13 +24,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import joblib
+import numpy as np
 import pandas as pd
 
 from experiments import estimate
 from experiments.codedigest import changed_files
 from experiments.provenance import plugin_of, provenance, short_commit
 from experiments.settings import Setting
-from experiments.store import ResultsStore, Rows
+from experiments.store import EFFECTIVE, ResultsStore, Rows
 from experiments.trials import run_trial
 
 log = logging.getLogger(__name__)
@@ -87,46 +90,98 @@ class Batch:
     trials: tuple[int, ...]
 
 
+def _cell_value(value: Any) -> Any:
+    """A protocol's field as one table cell: a protocol (class or instance) by its registry
+    name, a sequence as JSON text, None as the text "None" (the effective value)."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, type) or dataclasses.is_dataclass(value):
+        cls = value if isinstance(value, type) else type(value)
+        return getattr(cls, "name", None) or cls.__name__
+    if isinstance(value, list | tuple | np.ndarray):
+        return json.dumps([_cell_value(v) for v in value])
+    return str(value)
+
+
+def _resolved(protocol: Any, name: str) -> Any:
+    """What a None-valued field ``name`` resolves to in ``protocol``: its ``<name>_value``
+    or ``<name>_realised`` property (TreeHist's z, RAPPOR's f), else the attribute of that
+    name of a derived dataclass field (PEM's ``config``: γ, η[i], n[i]/n, |C_i|), else
+    None (None is then the effective value, e.g. no threshold)."""
+    for attribute in (f"{name}_value", f"{name}_realised"):
+        value = getattr(protocol, attribute, None)
+        if value is not None and not callable(value):
+            return value
+    for spec in dataclasses.fields(protocol):
+        derived = getattr(protocol, spec.name, None)
+        if not spec.init and dataclasses.is_dataclass(derived) and hasattr(derived, name):
+            return getattr(derived, name)
+    return None
+
+
+def effective_parameters(protocol: Any) -> dict[str, Any]:
+    """Every parameter of ``protocol`` (the object a trial built) after its defaults and
+    derived values, as ``effective.<field>`` columns: each field of its dataclass's
+    constructor (``epsilon``, ``domain_size``, ``g``, ``n_hint``...), a None resolved where
+    the protocol resolves it (:func:`_resolved`), else the text "None".  Empty without a
+    protocol (a kind that runs several, such as the frontier)."""
+    if protocol is None or not dataclasses.is_dataclass(protocol):
+        return {}
+    found = {}
+    for spec in dataclasses.fields(protocol):
+        if not spec.init:
+            continue
+        value = getattr(protocol, spec.name)
+        if value is None:
+            value = _resolved(protocol, spec.name)
+        found[f"{EFFECTIVE}{spec.name}"] = _cell_value(value)
+    return found
+
+
 def run_batch(
     setting: Setting,
     trials: Sequence[int],
     experiment: str,
     stamp: dict[str, str],
 ) -> tuple[str, tuple[int, ...], Rows]:
-    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy)."""
+    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy).
+
+    Each row holds the setting's parameters as configured (``protocol.*``: a null is the
+    class's default) and as the trial's protocol holds them (``effective.*``).
+    """
     params = setting.params
-    columns = (
-        "experiment",
-        "config_hash",
-        "trial",
-        "metric",
-        "item",
-        "value",
-        "analytic",
-        *params,
-        "data_source",
-        "n",
-        "wall_time",
-        *stamp,
-    )
     stamp = {
         **stamp,
         **plugin_of(setting.config["protocol"]),
         "code_digest": setting.code_digest,
     }
-    columns += ("plugin", "plugin_version", "code_digest")
-    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
-    rows: list[tuple[Any, ...]] = []
+    results = []
     for trial in trials:
         try:
-            result = run_trial(setting.config, trial)
+            results.append((trial, run_trial(setting.config, trial)))
         except Exception as error:  # every cause becomes one line
             raise _trial_error(experiment, setting, trial, error) from None
+    effective = effective_parameters(results[0][1].protocol) if results else {}
+    columns = (
+        ("experiment", "config_hash", "trial", "metric", "item", "value", "analytic")
+        + (*params, *effective)
+        + ("data_source", "n", "wall_time", *stamp)
+    )
+    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
+    rows: list[tuple[Any, ...]] = []
+    for trial, result in results:
+        found = effective_parameters(result.protocol)
+        values = tuple(found.get(name) for name in effective)
         tail = (result.data_source, result.n, result.wall_time, *provenance_values)
         for m in result.measurements:
             rows.append(
                 (experiment, setting.key, trial, m.metric, m.item, m.value, m.analytic)
                 + fixed
+                + values
                 + tail
             )
     return setting.key, tuple(trials), Rows(columns, rows)

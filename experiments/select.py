@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.store import ROW_KEY, CorruptPartWarning, ResultsStore
+from experiments.store import EFFECTIVE, ROW_KEY, CorruptPartWarning, ResultsStore
 from experiments.tables import META_COLUMNS, SHORT, number
 
 #: Short names of common columns (the ones ``summarize`` prints), to the column.
@@ -130,6 +130,8 @@ def resolve(table: pd.DataFrame, name: str) -> str:
     if alias in table.columns:
         return alias
     matches = [c for c in table.columns if c.rsplit(".", 1)[-1] == name]
+    if len(matches) > 1:  # ``eta``: the configured protocol.eta before effective.eta
+        matches = [c for c in matches if not c.startswith(EFFECTIVE)] or matches
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:

@@ -211,10 +211,29 @@ def merge_csv(paths: list[Path], compressed: bool) -> bytes | None:
     return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0) if compressed else data
 
 
+#: The cells pandas reads as missing by default (``pd.read_csv``'s ``na_values``).
+MISSING_CELLS = (
+    *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
+    *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+)
+#: Prefix of the columns of a protocol's effective parameters, where "None" is a value.
+EFFECTIVE = "effective."
+
+
+def _missing_cells(body: bytes) -> dict[str, Any]:
+    """``read_csv`` options under which an ``effective.*`` cell "None" stays the text "None"
+    (the protocol's effective value) while every other column reads as pandas reads it."""
+    header = next(csv.reader([body.split(b"\n", 1)[0].decode()]), [])
+    if not any(name.startswith(EFFECTIVE) for name in header):
+        return {}
+    missing = {name: [""] if name.startswith(EFFECTIVE) else list(MISSING_CELLS) for name in header}
+    return {"keep_default_na": False, "na_values": missing}
+
+
 def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
     """Check and parse the bytes of a CSV part; CorruptPartError if anything is off."""
     body, rows = _checked_body(data, compressed)
-    frame = pd.read_csv(io.BytesIO(body), dtype=TEXT_COLUMNS)
+    frame = pd.read_csv(io.BytesIO(body), dtype=TEXT_COLUMNS, **_missing_cells(body))
     if len(frame) != rows:
         raise CorruptPartError(f"{len(frame)} rows where the footer says {rows}")
     return frame

@@ -33,7 +33,7 @@ import pandas as pd
 
 from experiments.provenance import short_commit
 from experiments.select import SelectionError, apply_where, check_one_setting, resolve
-from experiments.store import CorruptPartWarning, ResultsStore
+from experiments.store import EFFECTIVE, CorruptPartWarning, ResultsStore
 from experiments.tables import FORMATS, META_COLUMNS, export, number, short_name
 
 #: The metrics shown by default, in this order, when a table has them.
@@ -43,11 +43,14 @@ HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition
 def parameter_columns(table: pd.DataFrame) -> tuple[list[str], dict[str, object]]:
     """The parameter columns that vary across rows, and the fixed ones with their value.
 
-    Labels and kinds (display only) and columns with no value at all are left out.
+    Labels and kinds (display only), the protocol's effective parameters (``effective.*``:
+    they follow from the parameters) and columns with no value at all are left out.
     """
     varying, fixed = [], {}
     for column in table.columns:
         if column in META_COLUMNS or column.endswith((".kind", ".label")):
+            continue
+        if column.startswith(EFFECTIVE):
             continue
         values = table[column].drop_duplicates()
         if values.isna().all():
