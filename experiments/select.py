@@ -210,7 +210,8 @@ PER_ROW = ("experiment", "config_hash", "trial", "metric", "item", "value", "ana
 
 def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
     """The columns (parameters first, then provenance: code version, plug-in version, seeding
-    scheme) whose value differs between the settings of ``rows``."""
+    scheme) whose value differs between the settings of ``rows``.  A protocol's effective
+    parameters (``effective.*``) follow from the others and are not counted."""
     settings = rows.drop_duplicates("config_hash")
     skipped = set(PER_ROW) | set(ignore)
     found = [
@@ -218,6 +219,7 @@ def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[st
         for c in settings.columns
         if c not in skipped
         and not c.endswith((".label", ".kind"))
+        and not c.startswith(EFFECTIVE)
         and settings[c].astype(str).nunique(dropna=False) > 1
     ]
     return sorted(found, key=lambda c: c in META_COLUMNS)

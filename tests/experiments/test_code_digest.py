@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 from hydra import initialize_config_dir
 
-from experiments import codedigest, summarize
+from experiments import codedigest, plot, summarize
 from experiments.codedigest import code_modules
 from experiments.run import CONF_DIR, run_settings
 from experiments.schema import register_configs
+from experiments.select import SelectionError, load_results
 from experiments.settings import expand
 from experiments.store import ResultsStore, read_part
 
@@ -142,6 +143,8 @@ def test_an_edited_built_in_protocol_recomputes_exactly_its_settings(
     captured = capsys.readouterr()
     assert "2 settings hold rows computed by code a later run replaced" in captured.err
     assert "code_digest" in captured.out
+    with pytest.raises(SelectionError, match="settings that differ in code_digest"):
+        plot.points(load_results(results_dir), x="epsilon", y="sq_error_n", hue="protocol.name")
 
     # back to the old code: its rows count again, nothing runs, nothing is mixed
     monkeypatch.setattr(codedigest, "source_bytes", read)
