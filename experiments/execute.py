@@ -284,6 +284,33 @@ def stale_settings(settings: Sequence[Setting], store: ResultsStore) -> dict[str
     return stale
 
 
+def kind_note(settings: Sequence[Setting]) -> str:
+    """A note when memoized (longitudinal) protocols run as one-round ``oracle`` trials: their
+    class has ``perturb_rounds``, but ``protocol.kind`` left at ``oracle`` draws one fresh
+    report per user.  Empty otherwise."""
+    from ldp import registry
+
+    names = []
+    for setting in settings:
+        protocol = setting.config["protocol"]
+        if protocol.get("kind") != "oracle":
+            continue
+        try:
+            cls = registry.get(str(protocol.get("name"))).cls
+        except registry.RegistryError:
+            continue
+        name = str(getattr(cls, "name", cls.__name__))
+        if callable(getattr(cls, "perturb_rounds", None)) and name not in names:
+            names.append(name)
+    if not names:
+        return ""
+    return (
+        f"{', '.join(names)}: memoized protocols, run here as one-round oracle trials (one "
+        "fresh report per user at epsilon); for tau rounds from the same users set "
+        "protocol.kind=longitudinal engine=reports options.rounds=<tau> (docs/longitudinal.md)"
+    )
+
+
 def stale_text(settings: Sequence[Setting], stale: dict[str, list[str]]) -> str:
     """What :func:`stale_settings` found, in words (empty when nothing is stale)."""
     if not stale:
@@ -553,6 +580,9 @@ def _prepare(
         print(plan_line(store.experiment, settings, run.n_trials, planned), flush=True)
         for line in sorted({s.data for s in settings if s.data}):
             print(f"  data: {line}", flush=True)
+        note = kind_note(settings)
+        if note:
+            print(f"  note: {note}", flush=True)
     for setting in settings if planned.todo else ():
         store.record_setting(setting.key, setting.config)
     for setting in settings if writable else ():

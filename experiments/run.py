@@ -42,7 +42,14 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
-from experiments.execute import Run, RunReport, TrialError, die_with, execute_many
+from experiments.execute import (
+    Run,
+    RunReport,
+    TrialError,
+    die_with,
+    execute_many,
+    kind_note,
+)
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
@@ -320,6 +327,9 @@ def main(cfg: DictConfig) -> None:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    note = kind_note(settings) if multirun else ""  # a run in one process announces it
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     sweep = sweep_progress.CURRENT if multirun else None
     if multirun and multiprocessing.current_process().name != "MainProcess":
         die_with(os.getppid())  # a launcher's worker (joblib): exit if the sweep is killed
