@@ -305,7 +305,8 @@ def kind_note(settings: Sequence[Setting]) -> str:
     if not names:
         return ""
     return (
-        f"{', '.join(names)}: memoized protocols, run here as one-round oracle trials (one "
+        f"{', '.join(names)}: {'a memoized protocol' if len(names) == 1 else 'memoized protocols'}"
+        ", run here as one-round oracle trials (one "
         "fresh report per user at epsilon); for tau rounds from the same users set "
         "protocol.kind=longitudinal engine=reports options.rounds=<tau> (docs/longitudinal.md)"
     )

@@ -14,7 +14,7 @@ def test_a_memoized_protocol_in_an_oracle_trial_is_announced(settings_of, capsys
     lines = capsys.readouterr().out.splitlines()
     notes = [line for line in lines if line.startswith("  note: ")]
     assert notes == [f"  note: {kind_note(settings)}"]
-    assert notes[0].startswith("  note: LGRR: memoized protocols, run here as one-round")
+    assert notes[0].startswith("  note: LGRR: a memoized protocol, run here as one-round")
     assert "protocol.kind=longitudinal engine=reports options.rounds=<tau>" in notes[0]
 
 
@@ -24,4 +24,6 @@ def test_no_note_for_an_ordinary_oracle_or_a_longitudinal_trial(settings_of):
         "protocol=loloha", *TINY, "protocol.kind=longitudinal", "engine=reports"
     )
     assert kind_note(longitudinal) == ""
-    assert kind_note(settings_of("protocol=biloloha", *TINY)).startswith("LOLOHA: memoized")
+    assert kind_note(settings_of("protocol=biloloha", *TINY)).startswith(
+        "LOLOHA: a memoized protocol"
+    )
