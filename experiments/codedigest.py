@@ -4,11 +4,11 @@ A setting's rows depend on more than its config: the protocol's class (and every
 its method resolution order), the oracle a heavy hitter composes when the config names one,
 the trial kind's module and the data loaders all compute them.  :func:`code_modules` lists
 those modules for a config, following imports transitively, and :func:`code_digest` hashes
-their source: the SHA-256 over the sorted (module name, file bytes) pairs.  The digest is a
-part of the setting's key (:func:`experiments.settings.setting_key`), so an edit to any of
-these files, in a checkout or in an installed plug-in, makes the setting another one whose
-trials are computed afresh, while an edit elsewhere (another protocol's module, the docs,
-the figures) re-keys nothing.
+their source: the SHA-256 over the sorted pairs (module name, SHA-256 of the file's bytes).
+The digest is a part of the setting's key (:func:`experiments.settings.setting_key`), so an
+edit to any of these files, in a checkout or in an installed plug-in, makes the setting
+another one whose trials are computed afresh, while an edit elsewhere (another protocol's
+module, the docs, the figures) re-keys nothing.
 
 Imports are followed as written: ``import a.b`` is the module ``a.b``; ``from a import X``
 is the module ``a.X`` if there is one, else the module that defines ``X`` (a class's or a
