@@ -10,6 +10,8 @@ Workers return rows and never touch the disk, so the same code runs on a Dask cl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import logging
 import math
 import multiprocessing
@@ -18,16 +20,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import joblib
+import numpy as np
 import pandas as pd
 
 from experiments import estimate
+from experiments.codedigest import changed_files
 from experiments.provenance import plugin_of, provenance, short_commit
 from experiments.settings import Setting
-from experiments.store import ResultsStore, Rows
+from experiments.store import EFFECTIVE, ResultsStore, Rows
 from experiments.trials import run_trial
 
 log = logging.getLogger(__name__)
@@ -86,42 +90,98 @@ class Batch:
     trials: tuple[int, ...]
 
 
+def _cell_value(value: Any) -> Any:
+    """A protocol's field as one table cell: a protocol (class or instance) by its registry
+    name, a sequence as JSON text, None as the text "None" (the effective value)."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, type) or dataclasses.is_dataclass(value):
+        cls = value if isinstance(value, type) else type(value)
+        return getattr(cls, "name", None) or cls.__name__
+    if isinstance(value, list | tuple | np.ndarray):
+        return json.dumps([_cell_value(v) for v in value])
+    return str(value)
+
+
+def _resolved(protocol: Any, name: str) -> Any:
+    """What a None-valued field ``name`` resolves to in ``protocol``: its ``<name>_value``
+    or ``<name>_realised`` property (TreeHist's z, RAPPOR's f), else the attribute of that
+    name of a derived dataclass field (PEM's ``config``: γ, η[i], n[i]/n, |C_i|), else
+    None (None is then the effective value, e.g. no threshold)."""
+    for attribute in (f"{name}_value", f"{name}_realised"):
+        value = getattr(protocol, attribute, None)
+        if value is not None and not callable(value):
+            return value
+    for spec in dataclasses.fields(protocol):
+        derived = getattr(protocol, spec.name, None)
+        if not spec.init and dataclasses.is_dataclass(derived) and hasattr(derived, name):
+            return getattr(derived, name)
+    return None
+
+
+def effective_parameters(protocol: Any) -> dict[str, Any]:
+    """Every parameter of ``protocol`` (the object a trial built) after its defaults and
+    derived values, as ``effective.<field>`` columns: each field of its dataclass's
+    constructor (``epsilon``, ``domain_size``, ``g``, ``n_hint``...), a None resolved where
+    the protocol resolves it (:func:`_resolved`), else the text "None".  Empty without a
+    protocol (a kind that runs several, such as the frontier)."""
+    if protocol is None or not dataclasses.is_dataclass(protocol):
+        return {}
+    found = {}
+    for spec in dataclasses.fields(protocol):
+        if not spec.init:
+            continue
+        value = getattr(protocol, spec.name)
+        if value is None:
+            value = _resolved(protocol, spec.name)
+        found[f"{EFFECTIVE}{spec.name}"] = _cell_value(value)
+    return found
+
+
 def run_batch(
     setting: Setting,
     trials: Sequence[int],
     experiment: str,
     stamp: dict[str, str],
 ) -> tuple[str, tuple[int, ...], Rows]:
-    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy)."""
+    """Run ``trials`` of ``setting``; return its key, the trials and their rows (tidy).
+
+    Each row holds the setting's parameters as configured (``protocol.*``: a null is the
+    class's default) and as the trial's protocol holds them (``effective.*``).
+    """
     params = setting.params
-    columns = (
-        "experiment",
-        "config_hash",
-        "trial",
-        "metric",
-        "item",
-        "value",
-        "analytic",
-        *params,
-        "data_source",
-        "n",
-        "wall_time",
-        *stamp,
-    )
-    stamp = {**stamp, **plugin_of(setting.config["protocol"])}
-    columns += ("plugin", "plugin_version")
-    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
-    rows: list[tuple[Any, ...]] = []
+    stamp = {
+        **stamp,
+        **plugin_of(setting.config["protocol"]),
+        "code_digest": setting.code_digest,
+    }
+    results = []
     for trial in trials:
         try:
-            result = run_trial(setting.config, trial)
+            results.append((trial, run_trial(setting.config, trial)))
         except Exception as error:  # every cause becomes one line
             raise _trial_error(experiment, setting, trial, error) from None
+    effective = effective_parameters(results[0][1].protocol) if results else {}
+    columns = (
+        ("experiment", "config_hash", "trial", "metric", "item", "value", "analytic")
+        + (*params, *effective)
+        + ("data_source", "n", "wall_time", *stamp)
+    )
+    fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
+    rows: list[tuple[Any, ...]] = []
+    for trial, result in results:
+        found = effective_parameters(result.protocol)
+        values = tuple(found.get(name) for name in effective)
         tail = (result.data_source, result.n, result.wall_time, *provenance_values)
         for m in result.measurements:
             rows.append(
                 (experiment, setting.key, trial, m.metric, m.item, m.value, m.analytic)
                 + fixed
+                + values
                 + tail
             )
     return setting.key, tuple(trials), Rows(columns, rows)
@@ -135,6 +195,9 @@ class Plan:
     done_before: int  #: trials already recorded
     #: recorded trials that another version of the code produced, by "ldp <v>, commit <c>"
     foreign: dict[str, int]
+    #: settings whose rows were recorded under other code (another code digest), by key:
+    #: the files that differ (empty: recorded before code digests)
+    stale: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def todo(self) -> int:
@@ -170,6 +233,7 @@ def plan(
     missing: list[tuple[Setting, list[int]]] = []
     done_before = 0
     foreign: dict[str, int] = {}
+    stale = stale_settings(settings, store)
     for setting in settings:
         parts, frames = store.recorded(setting.key)
         done = {t for part in parts for t in part.trials}
@@ -191,7 +255,81 @@ def plan(
                 run = []
             run.append(trial)
         batches.append(Batch(setting, tuple(run)))
-    return Plan(batches, done_before, foreign)
+    return Plan(batches, done_before, foreign, stale)
+
+
+def stale_settings(settings: Sequence[Setting], store: ResultsStore) -> dict[str, list[str]]:
+    """The settings of ``settings`` that ``store`` holds rows of under other code: the same
+    config (base key) recorded under another code digest, or before code digests.  Each
+    maps to the files whose content differs (:func:`experiments.codedigest.changed_files`;
+    empty when the old rows name no files).  Those rows are never reused: the setting's
+    trials are computed under its own key."""
+    by_base: dict[str, list[str]] = {}
+    records = store.code_records()
+    for key in store.keys():
+        record = records.get(key)
+        by_base.setdefault(record["base_key"] if record else key, []).append(key)
+    stale: dict[str, list[str]] = {}
+    for setting in settings:
+        others = [k for k in by_base.get(setting.base_key, []) if k != setting.key]
+        others = [k for k in others if store.parts(k)]
+        if not setting.base_key or not others:
+            continue
+        changed: set[str] = set()
+        for key in others:
+            files = records.get(key, {}).get("files")
+            if isinstance(files, dict):
+                changed.update(changed_files(files, setting.code_files))
+        stale[setting.key] = sorted(changed)
+    return stale
+
+
+def kind_note(settings: Sequence[Setting]) -> str:
+    """A note when memoized (longitudinal) protocols run as one-round ``oracle`` trials: their
+    class has ``perturb_rounds``, but ``protocol.kind`` left at ``oracle`` draws one fresh
+    report per user.  Empty otherwise."""
+    from ldp import registry
+
+    names = []
+    for setting in settings:
+        protocol = setting.config["protocol"]
+        if protocol.get("kind") != "oracle":
+            continue
+        try:
+            cls = registry.get(str(protocol.get("name"))).cls
+        except registry.RegistryError:
+            continue
+        name = str(getattr(cls, "name", cls.__name__))
+        if callable(getattr(cls, "perturb_rounds", None)) and name not in names:
+            names.append(name)
+    if not names:
+        return ""
+    return (
+        f"{', '.join(names)}: {'a memoized protocol' if len(names) == 1 else 'memoized protocols'}"
+        ", run here as one-round oracle trials (one "
+        "fresh report per user at epsilon); for tau rounds from the same users set "
+        "protocol.kind=longitudinal engine=reports options.rounds=<tau> (docs/longitudinal.md)"
+    )
+
+
+def stale_text(settings: Sequence[Setting], stale: dict[str, list[str]]) -> str:
+    """What :func:`stale_settings` found, in words (empty when nothing is stale)."""
+    if not stale:
+        return ""
+    names = [" ".join(s.overrides) or f"setting {s.key}" for s in settings if s.key in stale]
+    shown = "; ".join(names[:3]) + (f"; +{len(names) - 3} more" if len(names) > 3 else "")
+    files = sorted({f for changed in stale.values() for f in changed})
+    why = (
+        f"changed: {', '.join(files[:6])}" + (f" +{len(files) - 6} more" if len(files) > 6 else "")
+        if files
+        else "recorded before code digests"
+    )
+    if any(not changed for changed in stale.values()) and files:
+        why += "; some recorded before code digests"
+    return (
+        f"{len(names)} settings have rows computed by other code ({why}): stale, "
+        f"not reused; their trials run under the current code ({shown})"
+    )
 
 
 def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, planned: Plan) -> str:
@@ -209,6 +347,9 @@ def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, plann
             f"this is ldp {this['ldp_version']}, commit {short_commit(this['git_commit'])}: "
             "rerun=true recomputes them"
         )
+    stale = stale_text(settings, planned.stale)
+    if stale:
+        line += f"; {stale}"
     return line
 
 
@@ -294,6 +435,7 @@ class RunReport:
     ran: int  #: run now
     seconds: float
     foreign: int = 0  #: recorded trials (kept) that another version of the code produced
+    stale: str = ""  #: the settings recorded under other code, in words (:func:`stale_text`)
 
 
 @dataclass
@@ -330,6 +472,7 @@ class _Progressing:
             self.ran,
             time.perf_counter() - self.start,
             sum(self.planned.foreign.values()),
+            stale_text(self.run.settings, self.planned.stale),
         )
 
 
@@ -438,8 +581,18 @@ def _prepare(
         print(plan_line(store.experiment, settings, run.n_trials, planned), flush=True)
         for line in sorted({s.data for s in settings if s.data}):
             print(f"  data: {line}", flush=True)
+        note = kind_note(settings)
+        if note:
+            print(f"  note: {note}", flush=True)
     for setting in settings if planned.todo else ():
         store.record_setting(setting.key, setting.config)
+    for setting in settings if writable else ():
+        if (
+            setting.key in planned.stale
+            or not (store.directory / "code").joinpath(f"{setting.key}.json").exists()
+        ):
+            record = {"base_key": setting.base_key, "code_digest": setting.code_digest}
+            store.record_code(setting.key, {**record, "files": setting.code_files})
     keys = {b.setting.key for b in planned.batches}
     state = _Progressing(run, planned, keys, planned.todo, 0, start)
     if announce and run.warn_minutes is not None and planned.todo:

@@ -42,7 +42,14 @@ from omegaconf.errors import OmegaConfBaseException
 
 from experiments import sweep_progress
 from experiments.datafiles import REAL_DATASETS
-from experiments.execute import Run, RunReport, TrialError, die_with, execute_many
+from experiments.execute import (
+    Run,
+    RunReport,
+    TrialError,
+    die_with,
+    execute_many,
+    kind_note,
+)
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
@@ -294,10 +301,11 @@ def describe(report: RunReport, store: ResultsStore) -> str:
         if report.foreign
         else ""
     )
+    stale = f" ({report.stale})" if report.stale else ""
     return (
         f"{store.experiment}: {report.settings} settings x "
         f"{report.trials // max(report.settings, 1)} trials; {report.done_before} already "
-        f"recorded{foreign}, {report.ran} run now in {report.seconds:.1f} s; results in "
+        f"recorded{foreign}, {report.ran} run now{stale} in {report.seconds:.1f} s; results in "
         f"{store.directory}"
     )
 
@@ -319,6 +327,9 @@ def main(cfg: DictConfig) -> None:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    note = kind_note(settings) if multirun else ""  # a run in one process announces it
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     sweep = sweep_progress.CURRENT if multirun else None
     if multirun and multiprocessing.current_process().name != "MainProcess":
         die_with(os.getppid())  # a launcher's worker (joblib): exit if the sweep is killed
@@ -340,7 +351,8 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     line = describe(report, store)
-    if sweep is None or report.foreign:  # under the sweep's one line, only what needs reading
+    # under the sweep's one line, only what needs reading
+    if sweep is None or report.foreign or report.stale:
         print(("\n" if sweep is not None and sys.stderr.isatty() else "") + line)
     if sweep is not None:
         job = f"#{hydra_cfg.job.num} {' '.join(hydra_cfg.overrides.task)}: {line}"

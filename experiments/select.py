@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.store import ROW_KEY, CorruptPartWarning, ResultsStore
+from experiments.store import EFFECTIVE, ROW_KEY, CorruptPartWarning, ResultsStore
 from experiments.tables import META_COLUMNS, SHORT, number
 
 #: Short names of common columns (the ones ``summarize`` prints), to the column.
@@ -93,7 +93,9 @@ def experiment_dirs(results_dir: str | Path) -> list[Path]:
 def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every checked row of every experiment under ``results_dir``, one tidy table.
 
-    Corrupt parts are named on stderr and left out (:meth:`ResultsStore.load`).
+    Corrupt parts are named on stderr and left out (:meth:`ResultsStore.load`); rows of
+    settings a later run recomputed under other code are kept (their ``code_digest``
+    differs, so no point pools them with current rows) and counted on stderr.
     """
     tables = []
     for directory in experiment_dirs(results_dir):
@@ -104,6 +106,13 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
         for message in corrupt:
             print(f"warning: corrupt results part excluded: {message}", file=sys.stderr)
         if not table.empty:
+            replaced = set(store.superseded()) & set(table["config_hash"].astype(str))
+            if replaced:
+                print(
+                    f"warning: {directory.name}: {len(replaced)} settings hold rows computed "
+                    "by code a later run replaced (stale; code_digest tells them apart)",
+                    file=sys.stderr,
+                )
             tables.append(table)
     if not tables:
         raise SelectionError(f"no results rows under {str(results_dir)!r}")
@@ -121,6 +130,8 @@ def resolve(table: pd.DataFrame, name: str) -> str:
     if alias in table.columns:
         return alias
     matches = [c for c in table.columns if c.rsplit(".", 1)[-1] == name]
+    if len(matches) > 1:  # ``eta``: the configured protocol.eta before effective.eta
+        matches = [c for c in matches if not c.startswith(EFFECTIVE)] or matches
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
@@ -199,7 +210,8 @@ PER_ROW = ("experiment", "config_hash", "trial", "metric", "item", "value", "ana
 
 def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[str]:
     """The columns (parameters first, then provenance: code version, plug-in version, seeding
-    scheme) whose value differs between the settings of ``rows``."""
+    scheme) whose value differs between the settings of ``rows``.  A protocol's effective
+    parameters (``effective.*``) follow from the others and are not counted."""
     settings = rows.drop_duplicates("config_hash")
     skipped = set(PER_ROW) | set(ignore)
     found = [
@@ -207,6 +219,7 @@ def differing_columns(rows: pd.DataFrame, ignore: Sequence[str] = ()) -> list[st
         for c in settings.columns
         if c not in skipped
         and not c.endswith((".label", ".kind"))
+        and not c.startswith(EFFECTIVE)
         and settings[c].astype(str).nunique(dropna=False) > 1
     ]
     return sorted(found, key=lambda c: c in META_COLUMNS)

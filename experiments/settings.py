@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from experiments.check import check_config
+from experiments.codedigest import code_digest
 from experiments.datafiles import data_source
 from experiments.provenance import plugin_of
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError
@@ -50,6 +51,12 @@ class Setting:
     data: str = ""  #: which data it reads, one line (e.g. "kosarak: calibrated surrogate (...)")
     #: the config group choices it was composed with, e.g. {"protocol": "spm"} (from expand)
     choices: dict[str, str] = field(default_factory=dict)
+    #: digest of the code that computes its rows (:func:`experiments.codedigest.code_digest`)
+    code_digest: str = ""
+    #: that code's files: SHA-256 per module name (to name the files an edit changed)
+    code_files: dict[str, str] = field(default_factory=dict)
+    #: the key without the code digest: the same config under any code
+    base_key: str = ""
 
     @property
     def params(self) -> dict[str, Any]:
@@ -81,14 +88,20 @@ def result_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def setting_key(
-    config: dict[str, Any], data_id: str | None = None, plugin: dict[str, str] | None = None
+    config: dict[str, Any],
+    data_id: str | None = None,
+    plugin: dict[str, str] | None = None,
+    code: str | None = None,
 ) -> str:
     """16 hex digits of the SHA-256 of the canonical JSON of :func:`result_config`.
 
     ``data_id`` is the content id of the real data file the setting reads
     (:func:`experiments.datafiles.data_source`); it replaces ``dataset.path`` in the key.
     ``plugin`` (:func:`experiments.provenance.plugin_of`) is the distribution and version of a
-    plug-in protocol: another version of the plug-in is another setting.
+    plug-in protocol: another version of the plug-in is another setting.  ``code`` is the
+    digest of the code that computes the rows (:func:`experiments.codedigest.code_digest`):
+    another code is another setting.  Without it the key is the setting's *base key*, the
+    same under any code (and the key results were stored under before code digests).
     """
     kept = result_config(config)
     if data_id is not None:
@@ -97,6 +110,8 @@ def setting_key(
     kept["streams"] = STREAMS  # the seeding scheme: another one draws other numbers
     if plugin and plugin.get("plugin"):
         kept["protocol"] = {**kept["protocol"], "plugin": dict(plugin)}
+    if code:
+        kept["code"] = code
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -122,8 +137,17 @@ def make_setting(cfg: DictConfig | dict[str, Any], overrides: Sequence[str] = ()
         data_id, data = data_source(config["dataset"])
     except (OSError, ValueError) as error:
         raise ConfigError(f"dataset: {str(error).splitlines()[0]}") from None
-    key = setting_key(config, data_id, plugin_of(config["protocol"]))
-    return Setting(config=config, key=key, overrides=tuple(overrides), data=data)
+    plugin = plugin_of(config["protocol"])
+    digest, files = code_digest(config)
+    return Setting(
+        config=config,
+        key=setting_key(config, data_id, plugin, digest),
+        overrides=tuple(overrides),
+        data=data,
+        code_digest=digest,
+        code_files=files,
+        base_key=setting_key(config, data_id, plugin),
+    )
 
 
 @functools.lru_cache(maxsize=4096)

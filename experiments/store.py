@@ -4,6 +4,7 @@ Layout under ``<results_dir>/<experiment>/``::
 
     parts/<setting key>/<first>-<last>.csv.gz   rows of trials first..last of one setting
     settings/<setting key>.json                 the setting's resolved config, for humans
+    code/<setting key>.json                     the code that computed it (see below)
     table.csv.gz                                all valid rows, refreshed after each run
 
 A part is written to a temporary name in its own directory and then ``os.replace``d, so
@@ -25,6 +26,13 @@ Runs that share a results directory take a lock per setting (``locks/<key>.lock`
 ``fcntl`` lock released by the kernel when the process dies), so two runs of one setting
 never compute or compact it at once; a later run waits and then finds the trials done.
 Temporary files left by a killed run (``.*.tmp``) are removed when a run takes the lock.
+
+A setting's key includes the digest of the code that computes its rows
+(:mod:`experiments.codedigest`), so the same config under edited code is another setting.
+``code/<key>.json`` records its *base key* (the key without the digest), the digest, the
+SHA-256 of each file and when a run last used it: :meth:`ResultsStore.superseded` names the
+settings a later run recomputed under other code (their rows are left out of
+``table.csv.gz``), and a run names the files that changed.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import math
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -61,7 +70,7 @@ ROW_KEY = ["config_hash", "trial", "metric", "item"]
 TEXT_COLUMNS = {
     c: str
     for c in ("config_hash", "git_commit", "ldp_version", "numpy_version")
-    + ("plugin", "plugin_version")
+    + ("plugin", "plugin_version", "code_digest")
 }
 
 
@@ -202,10 +211,29 @@ def merge_csv(paths: list[Path], compressed: bool) -> bytes | None:
     return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0) if compressed else data
 
 
+#: The cells pandas reads as missing by default (``pd.read_csv``'s ``na_values``).
+MISSING_CELLS = (
+    *("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
+    *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+)
+#: Prefix of the columns of a protocol's effective parameters, where "None" is a value.
+EFFECTIVE = "effective."
+
+
+def _missing_cells(body: bytes) -> dict[str, Any]:
+    """``read_csv`` options under which an ``effective.*`` cell "None" stays the text "None"
+    (the protocol's effective value) while every other column reads as pandas reads it."""
+    header = next(csv.reader([body.split(b"\n", 1)[0].decode()]), [])
+    if not any(name.startswith(EFFECTIVE) for name in header):
+        return {}
+    missing = {name: [""] if name.startswith(EFFECTIVE) else list(MISSING_CELLS) for name in header}
+    return {"keep_default_na": False, "na_values": missing}
+
+
 def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
     """Check and parse the bytes of a CSV part; CorruptPartError if anything is off."""
     body, rows = _checked_body(data, compressed)
-    frame = pd.read_csv(io.BytesIO(body), dtype=TEXT_COLUMNS)
+    frame = pd.read_csv(io.BytesIO(body), dtype=TEXT_COLUMNS, **_missing_cells(body))
     if len(frame) != rows:
         raise CorruptPartError(f"{len(frame)} rows where the footer says {rows}")
     return frame
@@ -463,6 +491,49 @@ class ResultsStore:
             text = json.dumps(config, indent=2, sort_keys=True, default=str)
             atomic_write_bytes(path, text.encode())
 
+    def record_code(self, key: str, record: dict[str, Any]) -> None:
+        """Record (or refresh) which code computes setting ``key``: ``record`` holds its
+        ``base_key``, ``code_digest`` and ``files``; the time of this call is kept as
+        ``used``, so the setting a later run used is the current one of its base key."""
+        path = self.directory / "code" / f"{key}.json"
+        text = json.dumps({**record, "used": time.time()}, indent=2, sort_keys=True)
+        atomic_write_bytes(path, text.encode())
+
+    def code_records(self) -> dict[str, dict[str, Any]]:
+        """The code records of this experiment's settings, by key (unreadable ones left out)."""
+        directory = self.directory / "code"
+        records: dict[str, dict[str, Any]] = {}
+        if not directory.is_dir():
+            return records
+        for path in directory.glob("*.json"):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("base_key"), str):
+                records[path.stem] = record
+        return records
+
+    def superseded(self) -> dict[str, str]:
+        """Recorded settings another setting of the same base key replaced, each mapped to
+        that setting's key: the same config computed later under other code.  A key stored
+        before code digests (its key is a base key) is replaced by any recorded setting of
+        that base key."""
+        records = self.code_records()
+        latest: dict[str, tuple[float, str]] = {}
+        for key, record in records.items():
+            used = float(record.get("used", 0.0))
+            base = record["base_key"]
+            if base not in latest or used > latest[base][0]:
+                latest[base] = (used, key)
+        replaced: dict[str, str] = {}
+        for key in self.keys():
+            record = records.get(key)
+            base = record["base_key"] if record else key
+            if base in latest and latest[base][1] != key:
+                replaced[key] = latest[base][1]
+        return replaced
+
     def compact(self, key: str) -> None:
         """Merge the parts of ``key`` into one per contiguous range; drop subsumed ones.
 
@@ -542,14 +613,24 @@ class ResultsStore:
             covered = max(covered, part.last)
         return frames, corrupt, False
 
+    def current_keys(self) -> list[str]:
+        """The recorded settings no later run replaced (:meth:`superseded`)."""
+        replaced = self.superseded()
+        return [key for key in self.keys() if key not in replaced]
+
     def export(self, table: pd.DataFrame | None = None) -> Path:
-        """Write all valid rows to ``table.csv.gz`` (plain CSV, atomic) and return its path.
+        """Write the valid rows of the current settings (:meth:`current_keys`: rows computed
+        by code a later run replaced are left out) to ``table.csv.gz`` (plain CSV, atomic)
+        and return its path.
 
         A table whose bytes would not change is not rewritten (so a no-op rerun writes
         nothing, even in a read-only directory).
         """
         if table is None:
-            table, _ = self.load()
+            table, _ = self.load(self.current_keys())
+        elif "config_hash" in table.columns:
+            replaced = set(self.superseded())
+            table = table[~table["config_hash"].astype(str).isin(replaced)]
         path = self.directory / "table.csv.gz"
         data = gzip.compress(table.to_csv(index=False, lineterminator="\n").encode(), mtime=0)
         try:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from experiments.provenance import short_commit
 from experiments.select import SelectionError, apply_where, check_one_setting, resolve
-from experiments.store import CorruptPartWarning, ResultsStore
+from experiments.store import EFFECTIVE, CorruptPartWarning, ResultsStore
 from experiments.tables import FORMATS, META_COLUMNS, export, number, short_name
 
 #: The metrics shown by default, in this order, when a table has them.
@@ -43,11 +43,14 @@ HEADLINE = ("f1", "ncr", "sq_error_n", "sq_error_f.split", "sq_error_f.partition
 def parameter_columns(table: pd.DataFrame) -> tuple[list[str], dict[str, object]]:
     """The parameter columns that vary across rows, and the fixed ones with their value.
 
-    Labels and kinds (display only) and columns with no value at all are left out.
+    Labels and kinds (display only), the protocol's effective parameters (``effective.*``:
+    they follow from the parameters) and columns with no value at all are left out.
     """
     varying, fixed = [], {}
     for column in table.columns:
         if column in META_COLUMNS or column.endswith((".kind", ".label")):
+            continue
+        if column.startswith(EFFECTIVE):
             continue
         values = table[column].drop_duplicates()
         if values.isna().all():
@@ -80,10 +83,11 @@ def _at_default(column: str, value: object) -> bool:
 
 def apart(rows: pd.DataFrame) -> list[str]:
     """The columns that tell settings apart in a summary: the varying parameters, then the
-    data source and the seeding scheme (``streams``) when they vary: results of real and
-    surrogate data, or of two seeding schemes, are never shown as one."""
+    data source, the seeding scheme (``streams``) and the digest of the code that computed
+    the rows (``code_digest``) when they vary: results of real and surrogate data, of two
+    seeding schemes or of two versions of a protocol's code are never shown as one."""
     varying, _ = parameter_columns(rows)
-    for column in ("data_source", "streams"):
+    for column in ("data_source", "streams", "code_digest"):
         if column in rows and rows[column].astype(str).nunique(dropna=False) > 1:
             varying.append(column)
     return varying
@@ -245,6 +249,9 @@ def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
     if table.empty:
         print(f"no results for {args.experiment!r} under {store.root}", file=sys.stderr)
         return 1
+    warning = stale_warning(table, store)
+    if warning:
+        print(warning, file=sys.stderr)
     try:
         store.export(table)
     except OSError as error:  # a read-only results directory: the table stays as it was
@@ -260,6 +267,20 @@ def _load(args: argparse.Namespace) -> tuple[ResultsStore, pd.DataFrame] | int:
         print(f"error: no rows pass the filters {', '.join(args.where)}", file=sys.stderr)
         return 1
     return store, table
+
+
+def stale_warning(table: pd.DataFrame, store: ResultsStore) -> str:
+    """One line when ``table`` holds rows of settings a later run recomputed under other
+    code (:meth:`~experiments.store.ResultsStore.superseded`), else empty.  Their rows are
+    shown apart (``code_digest`` tells them from the current ones), never pooled."""
+    replaced = set(store.superseded()) & set(table["config_hash"].astype(str))
+    if not replaced:
+        return ""
+    return (
+        f"warning: {len(replaced)} settings hold rows computed by code a later run replaced "
+        "(stale, shown apart by code_digest; table.csv.gz leaves them out): "
+        "--where code_digest=<digest> keeps one code's rows"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ META_COLUMNS = (
     "git_commit",
     "plugin",
     "plugin_version",
+    "code_digest",
     "streams",
 )
 #: Short names for the common parameter columns.

@@ -3,7 +3,8 @@
 A trial function (``<kind>_trial`` in :mod:`experiments.kinds.<kind>`) takes the checked
 config of a setting (a plain dict) and the trial's :class:`~experiments.seeding.TrialStreams`,
 and returns a :class:`TrialResult`: a list of :class:`Measurement` (metric, value,
-analytical value if any, item) plus what the rows must say about the data.  It knows
+analytical value if any, item) plus what the rows must say about the data and the
+protocol it built (its effective parameters are recorded in every row).  It knows
 nothing of files or workers.  :data:`experiments.trials.TRIAL_KINDS` maps each
 ``protocol.kind`` to its function; each module's docstring says what its kind records.
 
@@ -44,3 +45,6 @@ class TrialResult:
     n: int  #: users in the trial
     wall_time: float = NAN  #: seconds, filled in by :func:`run_trial`
     notes: dict[str, Any] = field(default_factory=dict)
+    #: the protocol the trial ran (built from the config as the trial builds it), whose
+    #: fields after defaults and derived values are the row's ``protocol.*`` columns
+    protocol: Any = None

@@ -60,7 +60,7 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
             rows.append(Measurement("identified", float(hit), item=rank))
             rows.append(Measurement("frequency", float(count) / data.n, item=rank))
     rows += heavy_hitter_adversary_rows(protocol, data)
-    return TrialResult(rows, data.source, data.n)
+    return TrialResult(rows, data.source, data.n, protocol=protocol)
 
 
 def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:

@@ -88,7 +88,7 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     rows.append(Measurement("sq_error_f", float(average[0]), float(average[1])))
     if adversary:
         rows.append(Measurement("adversary_baseline", float(counts.max() / n)))
-    return TrialResult(rows, source, n)
+    return TrialResult(rows, source, n, protocol=oracle)
 
 
 def _changing_values(

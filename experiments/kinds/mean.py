@@ -43,4 +43,4 @@ def mean_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
         rows.append(Measurement("report_variance", spread, average))
     error = estimate - float(values.mean())
     rows += [Measurement("sq_error_n", n * error**2, average), Measurement("error", error, 0.0)]
-    return TrialResult(rows, "synthetic", n)
+    return TrialResult(rows, "synthetic", n, protocol=protocol)

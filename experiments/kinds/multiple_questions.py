@@ -87,4 +87,4 @@ def multiple_questions_trial(config: dict[str, Any], streams: TrialStreams) -> T
         Measurement("sq_error_f.partition", float(part_sq), float(np.mean(part_expected))),
     ]
     rows += adversary_rows(split, counts, ".split") + adversary_rows(full, counts, ".partition")
-    return TrialResult(rows, source, n)
+    return TrialResult(rows, source, n, protocol=full)

@@ -73,7 +73,7 @@ def oracle_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
                 rows.append(
                     Measurement("estimate_n", (count + error) / n, count / n, int(value) + 1)
                 )
-    return TrialResult(rows, source, n)
+    return TrialResult(rows, source, n, protocol=oracle)
 
 
 @functools.lru_cache(maxsize=256)

@@ -59,4 +59,4 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
                 Measurement("std_error_n", result.std_errors[value] / n, item=item),
                 Measurement("detected", float(result.detected[value]), item=item),
             ]
-    return TrialResult(rows, source, n)
+    return TrialResult(rows, source, n, protocol=oracle)

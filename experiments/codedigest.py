@@ -1,0 +1,227 @@
+"""Which code computes a setting's rows: the modules, their per-file digests and one digest.
+
+A setting's rows depend on more than its config: the protocol's class (and every class of
+its method resolution order), the oracle a heavy hitter composes when the config names one,
+the trial kind's module and the data loaders all compute them.  :func:`code_modules` lists
+those modules for a config, following imports transitively, and :func:`code_digest` hashes
+their source: the SHA-256 over the sorted pairs (module name, SHA-256 of the file's bytes).
+The digest is a part of the setting's key (:func:`experiments.settings.setting_key`), so an
+edit to any of these files, in a checkout or in an installed plug-in, makes the setting
+another one whose trials are computed afresh, while an edit elsewhere (another protocol's
+module, the docs, the figures) re-keys nothing.
+
+Imports are followed as written: ``import a.b`` is the module ``a.b``; ``from a import X``
+is the module ``a.X`` if there is one, else the module that defines ``X`` (a class's or a
+function's ``__module__``), so ``from ldp.oracles import GRR`` reaches GRR's own module and
+not every oracle the package ``__init__`` re-exports.  Only modules of ``ldp``,
+``experiments`` and the plug-in's own top-level package are followed.  The dispatcher
+:mod:`experiments.trials` is hashed but only its kind's module of
+:mod:`experiments.kinds` is followed from it.
+
+Everything is cached per process (:func:`clear_cache` empties the caches).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+#: Packages whose modules are followed and hashed, besides a plug-in's own.
+PROJECT_PACKAGES = ("ldp", "experiments")
+#: The module that dispatches to a trial kind's module (followed only to that kind's).
+TRIALS_MODULE = "experiments.trials"
+KINDS_PACKAGE = "experiments.kinds"
+
+
+def clear_cache() -> None:
+    """Forget every digest and import graph computed in this process (after an edit)."""
+    _origin.cache_clear()
+    _file_digest.cache_clear()
+    _imports_of.cache_clear()
+    _closure.cache_clear()
+
+
+@functools.cache
+def _origin(module: str) -> str | None:
+    """The source file of ``module`` (None for a namespace package or a missing one)."""
+    loaded = sys.modules.get(module)
+    path = getattr(loaded, "__file__", None) if loaded is not None else None
+    if path is None:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            return None
+        path = spec.origin if spec is not None and spec.has_location else None
+    if path is None or not path.endswith(".py"):
+        return None
+    return path
+
+
+def source_bytes(module: str) -> bytes:
+    """The bytes of ``module``'s source file (empty when it has none)."""
+    path = _origin(module)
+    if path is None:
+        return b""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
+
+
+@functools.cache
+def _file_digest(module: str) -> str:
+    return hashlib.sha256(source_bytes(module)).hexdigest()
+
+
+def _is_module(name: str) -> bool:
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _defining_module(package: str, name: str) -> str:
+    """The module ``from package import name`` reaches: the submodule ``package.name``, else
+    the module that defines the object (its ``__module__``), else ``package`` itself."""
+    if _is_module(f"{package}.{name}"):
+        return f"{package}.{name}"
+    try:
+        value = getattr(importlib.import_module(package), name)
+    except (ImportError, AttributeError):
+        return package
+    if inspect.ismodule(value):
+        return value.__name__
+    owner = getattr(value, "__module__", None)
+    return owner if isinstance(owner, str) and owner else package
+
+
+@functools.cache
+def _imports_of(module: str) -> tuple[str, ...]:
+    """The modules ``module``'s source imports (anywhere in it), resolved as above."""
+    source = source_bytes(module)
+    if not source:
+        return ()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    path = _origin(module) or ""
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                if alias.name == "*":
+                    found.append(base)
+                else:
+                    found.append(_defining_module(base, alias.name))
+    return tuple(dict.fromkeys(found))
+
+
+def _followed(module: str, packages: tuple[str, ...]) -> bool:
+    return module.split(".")[0] in packages
+
+
+@functools.cache
+def _closure(roots: tuple[str, ...], packages: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    """``roots`` and every module of ``packages`` they import, transitively."""
+    seen: set[str] = set()
+    todo = [root for root in roots if _followed(root, packages)]
+    while todo:
+        module = todo.pop()
+        if module in seen or _origin(module) is None:
+            continue
+        seen.add(module)
+        for target in _imports_of(module):
+            if not _followed(target, packages) or target in seen:
+                continue
+            if module == TRIALS_MODULE and target.startswith(f"{KINDS_PACKAGE}."):
+                if target != f"{KINDS_PACKAGE}.{kind}":
+                    continue
+            todo.append(target)
+    return tuple(sorted(seen))
+
+
+def _classes(protocol: dict[str, Any]) -> list[type]:
+    """The protocol classes a config node uses: its own, any protocol it names in a
+    parameter (a heavy hitter's ``oracle``) and, for the frontier, every oracle."""
+    from experiments.schema import FRONTIER_PROTOCOL
+    from ldp import registry
+
+    names = [protocol.get("name"), *(v for k, v in protocol.items() if k != "name")]
+    if protocol.get("kind") == FRONTIER_PROTOCOL["kind"]:
+        names += list(registry.protocols("oracle"))
+    found: list[type] = []
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            continue
+        try:
+            found.append(registry.get(name).cls)
+        except registry.RegistryError:
+            continue
+    return found
+
+
+def code_modules(config: dict[str, Any]) -> tuple[str, ...]:
+    """The modules whose source computes the rows of a setting with this config."""
+    protocol = config["protocol"]
+    kind = str(protocol.get("kind", ""))
+    roots = [TRIALS_MODULE, f"{KINDS_PACKAGE}.{kind}"]
+    packages = set(PROJECT_PACKAGES)
+    for cls in _classes(protocol):
+        for base in inspect.getmro(cls):
+            module = getattr(base, "__module__", "") or ""
+            if base is object or module == "builtins":
+                continue
+            roots.append(module)
+        packages.add(cls.__module__.split(".")[0])  # a plug-in's own package
+    return _closure(tuple(dict.fromkeys(roots)), tuple(sorted(packages)), kind)
+
+
+def file_digests(modules: Iterable[str]) -> dict[str, str]:
+    """SHA-256 of each module's source file, by module name."""
+    return {module: _file_digest(module) for module in sorted(modules)}
+
+
+def combine(files: dict[str, str]) -> str:
+    """One digest of (module name, file digest) pairs: 16 hex digits."""
+    total = hashlib.sha256()
+    for module in sorted(files):
+        total.update(module.encode() + b"\0" + files[module].encode() + b"\n")
+    return total.hexdigest()[:16]
+
+
+def code_digest(config: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The digest of the code that computes a setting's rows and its per-file digests."""
+    files = file_digests(code_modules(config))
+    return combine(files), files
+
+
+def module_path(module: str) -> str:
+    """A module as a file name for people: ``ldp/oracles/grr.py``."""
+    path = _origin(module) or ""
+    tail = "/__init__.py" if path.endswith("__init__.py") else ".py"
+    return module.replace(".", "/") + tail
+
+
+def changed_files(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The modules (as file names) edited, added or dropped between two per-file digests."""
+    names = set(before) | set(after)
+    return sorted(module_path(m) for m in names if before.get(m) != after.get(m))
