@@ -25,9 +25,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.fig_oracle_variance import ExactOrder
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.figures.tolerance import Identity, Part, WithinSE
+from experiments.figures.tolerance import ExactOrder, Identity, Part, WithinSE
 from experiments.results import FRONTIER_SKIPS, FRONTIER_VALUES, figure_config
 
 COSTS = ("variance", "bits", "decode_s")

@@ -15,8 +15,6 @@ example and OLH's optimal g from the oracle objects the runs use (exact arithmet
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import ClassVar
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,7 +22,7 @@ import pandas as pd
 
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.figures.tolerance import Band, Identity, Part, WithinSE
+from experiments.figures.tolerance import Band, ExactOrder, Identity, Part, WithinSE
 from experiments.results import (
     build_protocol,
     figure_config,
@@ -416,18 +414,6 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 
 
 # ------------------------------------------------- exact arithmetic of the oracle objects
-@dataclass(frozen=True)
-class ExactOrder(Band):
-    """An ordering of exact numbers (closed forms, or what an oracle object declares): a
-    :class:`Band` whose values carry no sampling error, so the part is true by
-    construction and reads "identity" like :class:`Identity`."""
-
-    kind: ClassVar[str] = "identity"
-
-    def describe(self) -> str:
-        return f"exact arithmetic, {super().describe()}"
-
-
 #: The mechanisms of the slides whose perturbation is written with p/q = e^ε (DE, the two
 #: unary encodings, BLH, OLH), and the closed forms of their declared p*, q*.
 PURE_PQ = {

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
-from typing import ClassVar
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,7 +33,7 @@ import pandas as pd
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.figures.tolerance import Band, Calibrated, Identity, Part, Tolerance, WithinSE
+from experiments.figures.tolerance import Band, Calibrated, Identity, Part, Truncated, WithinSE
 from experiments.results import summary
 from ldp import hashing
 from ldp.datasets import surrogates
@@ -60,34 +58,6 @@ AOL_USERS = 650_000
 EXAMPLE_TRUTH, EXAMPLE_OBSERVED = (80, 20), (65, 35)
 #: [Notes] Sec. 5.2: cells and rows of the hash-collision check, and the pairs it hashes.
 COLLISION_CELLS, COLLISION_ROWS, COLLISION_PAIRS = 16, (1, 2, 3), 1 << 20
-
-
-@dataclass(frozen=True)
-class Truncated(Tolerance):
-    """Every value *truncated* (not rounded) to ``decimals`` places equals the printed
-    number: printed <= value < printed + 10^-decimals.  The tutorial's tables cut digits
-    (e^0.1/(e^0.1 + 7) = 0.136 is printed 0.13), which :class:`Digits` (rounding) cannot
-    read."""
-
-    printed: tuple[float, ...] | float
-    decimals: tuple[int, ...] | int
-
-    kind: ClassVar[str] = "digits"
-
-    def holds(self, values: np.ndarray) -> bool:
-        printed = np.broadcast_to(np.asarray(self.printed, dtype=float), values.shape)
-        places = np.broadcast_to(np.asarray(self.decimals, dtype=float), values.shape)
-        unit = 10.0**-places
-        slack = 1e-12 * np.maximum(1.0, np.abs(values))  # the printed number itself is binary
-        return bool(np.all((values >= printed - slack) & (values < printed + unit - slack)))
-
-    def describe(self) -> str:
-        printed = ", ".join(f"{p:g}" for p in np.atleast_1d(self.printed))
-        places = sorted({int(d) for d in np.atleast_1d(self.decimals)})
-        return (
-            f"truncates to the printed {printed} ({' or '.join(map(str, places))} decimals, "
-            "digits cut as the source prints them)"
-        )
 
 
 # ------------------------------------------------------------------------------ the data

@@ -13,9 +13,10 @@ from the same data:
   that changes the verdict, found by re-running the same check on mutated measurements.
 
 The kinds: :class:`WithinSE` (sampling error, z from a family-wise α), :class:`Digits`
-(the paper's printed digits), :class:`Band` (a relative band that reads a quoted word, or
+(the paper's printed digits; :class:`Truncated` where the source cuts them), :class:`Band` (a relative band that reads a quoted word, or
 an ordering read as "above 1"), :class:`Monotone` (an ordering along a grid, step by step),
-:class:`Identity` (exact arithmetic: true by construction) and :class:`Calibrated` (a
+:class:`Identity` and :class:`ExactOrder` (exact arithmetic: true by construction) and
+:class:`Calibrated` (a
 statistic of a surrogate data set calibrated to the very number it is checked against).
 The last two give the verdicts "identity" and "calibrated", counted apart from
 "reproduced" in the report's summary.
@@ -247,6 +248,46 @@ class Monotone(Tolerance):
     def standard_errors(self) -> np.ndarray | None:
         se = _array(self.se)
         return se if np.any(se > 0) else None
+
+
+@dataclass(frozen=True)
+class Truncated(Tolerance):
+    """Every value *truncated* (not rounded) to ``decimals`` places equals the printed
+    number: printed <= value < printed + 10^-decimals.  The tutorial's tables cut digits
+    (e^0.1/(e^0.1 + 7) = 0.136 is printed 0.13), which :class:`Digits` (rounding) cannot
+    read."""
+
+    printed: Sequence[float] | np.ndarray | float
+    decimals: Sequence[int] | np.ndarray | int
+
+    kind: ClassVar[str] = "digits"
+
+    def holds(self, values: np.ndarray) -> bool:
+        printed = np.broadcast_to(np.asarray(self.printed, dtype=float), values.shape)
+        places = np.broadcast_to(np.asarray(self.decimals, dtype=float), values.shape)
+        unit = 10.0**-places
+        slack = 1e-12 * np.maximum(1.0, np.abs(values))  # the printed number itself is binary
+        return bool(np.all((values >= printed - slack) & (values < printed + unit - slack)))
+
+    def describe(self) -> str:
+        printed = ", ".join(f"{p:g}" for p in np.atleast_1d(self.printed))
+        places = sorted({int(d) for d in np.atleast_1d(self.decimals)})
+        return (
+            f"truncates to the printed {printed} ({' or '.join(map(str, places))} decimals, "
+            "digits cut as the source prints them)"
+        )
+
+
+@dataclass(frozen=True)
+class ExactOrder(Band):
+    """An ordering of exact numbers (closed forms, or what an oracle object declares): a
+    :class:`Band` whose values carry no sampling error, so the part is true by
+    construction and reads "identity" like :class:`Identity`."""
+
+    kind: ClassVar[str] = "identity"
+
+    def describe(self) -> str:
+        return f"exact arithmetic, {super().describe()}"
 
 
 @dataclass(frozen=True)
@@ -538,10 +579,12 @@ __all__ = [
     "Calibrated",
     "Detection",
     "Digits",
+    "ExactOrder",
     "Identity",
     "Monotone",
     "Part",
     "Tolerance",
+    "Truncated",
     "Verdict",
     "WithinSE",
     "bonferroni_z",
