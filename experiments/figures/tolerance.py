@@ -13,13 +13,13 @@ from the same data:
   that changes the verdict, found by re-running the same check on mutated measurements.
 
 The kinds: :class:`WithinSE` (sampling error, z from a family-wise α), :class:`Digits`
-(the paper's printed digits; :class:`Truncated` where the source cuts them), :class:`Band` (a relative band that reads a quoted word, or
-an ordering read as "above 1"), :class:`Monotone` (an ordering along a grid, step by step),
-:class:`Identity` and :class:`ExactOrder` (exact arithmetic: true by construction) and
-:class:`Calibrated` (a
+(the paper's printed digits; :class:`Truncated` where the source cuts them),
+:class:`Band` (a relative band that reads a quoted word, or an ordering read as "above
+1"), :class:`Monotone` (an ordering along a grid, step by step), :class:`Identity` and
+:class:`ExactOrder` (exact arithmetic: true by construction) and :class:`Calibrated` (a
 statistic of a surrogate data set calibrated to the very number it is checked against).
-The last two give the verdicts "identity" and "calibrated", counted apart from
-"reproduced" in the report's summary.
+The exact kinds give the verdict "identity", the last "calibrated", both counted apart
+from "reproduced" in the report's summary.
 """
 
 from __future__ import annotations
