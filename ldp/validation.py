@@ -180,9 +180,7 @@ def check_values(values: object, domain_size: int, name: str = "values") -> np.n
     of words, most significant first (see :mod:`ldp.bits`); their range is checked on the
     number of words and on their value.
     """
-    array = np.asarray(values)
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    array = _integer_array(values, name)
     if domain_size > 2**64:
         # one representation only: a 1-D key would hash as one word, its 2-D twin as several
         bits = (domain_size - 1).bit_length()
@@ -225,6 +223,55 @@ def check_values(values: object, domain_size: int, name: str = "values") -> np.n
                 message=f"{name} must lie in [0, {domain_size}), found {int(bad)}",
             )
     return array
+
+
+def _integer_array(values: object, name: str) -> np.ndarray:
+    """``values`` as a numpy array of integers, or a named refusal.
+
+    Another protocol's reports (a named tuple such as ``UnaryReports``) would otherwise reach
+    numpy, which either fails with "setting an array element with a sequence" or stacks the
+    fields into a 2-D array; both are refused here naming ``name`` and the expected type.
+    """
+    if isinstance(values, tuple) and hasattr(values, "_fields"):
+        raise _wrong_container(name, values)
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError):  # ragged nesting: numpy cannot make one array of it
+        raise _wrong_container(name, values) from None
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {array.dtype}")
+    return array
+
+
+def _wrong_container(name: str, values: object) -> ParameterError:
+    kind = type(values).__name__
+    return ParameterError(
+        name,
+        kind,
+        "an array of integers",
+        message=f"{name} must be a numpy array of integers, got a {kind} (another "
+        "protocol's reports, such as OUE's UnaryReports, are not this protocol's)",
+    )
+
+
+def check_int_sequence(
+    values: object, name: str, *, minimum: int, maximum: int | None = None
+) -> tuple[int, ...]:
+    """A non-empty sequence of integers, each checked as :func:`check_int` does, as a tuple.
+
+    A single number or a string where a sequence is expected is a ``TypeError`` naming
+    ``name`` (not numpy's or Python's "object is not iterable").
+
+    >>> check_int_sequence([3, 2], "etas", minimum=1)
+    (3, 2)
+    """
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise TypeError(
+            f"{name} must be a sequence of integers (one per step), got {type(values).__name__}"
+        )
+    if len(values) == 0:
+        raise ParameterError(name, values, "at least one entry")
+    return tuple(check_int(v, name, minimum=minimum, maximum=maximum) for v in values)
 
 
 def check_counts(counts: object, length: int | None, name: str = "true_counts") -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -38,10 +39,50 @@ from ldp.heavy_hitters.baseline import check_choice, check_fraction, check_repor
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as theory
-from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
+from ldp.validation import (
+    ParameterError,
+    check_epsilon,
+    check_generator,
+    check_int,
+    check_int_sequence,
+    check_real,
+)
 
 #: Where PEM's shape comes from when no η is given ([PEM] Sec. IV-C, or the authors' code).
 SHAPES = ("optimizer", "paper")
+#: The optimizer's named assumed distributions (:func:`ldp.theory.pem.assumed_frequencies`).
+ASSUMED = ("zipf", "zipf1.5", "exponential", "uniform")
+#: The optimizer's goals (:func:`ldp.theory.pem.utility_weights`).
+GOALS = ("f1", "ncr")
+
+
+def check_assumed(assumed: object, k: int, name: str = "assumed") -> None:
+    """The optimizer's assumed distribution: a name of :data:`ASSUMED`, or at least k finite,
+    non-negative frequencies (a 1-D sequence, not all zero)."""
+    if isinstance(assumed, str):
+        check_choice(assumed, name, ASSUMED)
+        return
+    if not isinstance(assumed, Sequence | np.ndarray):
+        raise TypeError(
+            f"{name} must be one of {ASSUMED} or a sequence of frequencies, got "
+            f"{type(assumed).__name__}"
+        )
+    try:
+        frequencies = np.asarray(assumed, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of real frequencies") from None
+    if frequencies.ndim != 1 or frequencies.shape[0] < k:
+        raise ParameterError(
+            name,
+            f"shape {frequencies.shape}",
+            f"a 1-D sequence of at least k = {k} frequencies",
+            message=f"{name} must give at least k = {k} frequencies in one dimension, got "
+            f"shape {frequencies.shape}",
+        )
+    if not (np.all(np.isfinite(frequencies)) and np.all(frequencies >= 0)):
+        raise ParameterError(name, "a non-finite or negative entry", "finite and >= 0")
+    if not frequencies.sum() > 0:
+        raise ParameterError(name, "all zero", "not all zero")
 
 
 @register(color="#56b4e9", order=100)
@@ -115,6 +156,7 @@ class PEM:
             check_int(self.gamma, "gamma", minimum=0, maximum=m - 1)
         if self.eta is not None:
             check_int(self.eta, "eta", minimum=1, maximum=m)
+        self._check_plan(k, m)
         object.__setattr__(self, "config", self._configure(k, m))
         if self.config.queries > self.query_limit:
             raise ParameterError(
@@ -128,6 +170,31 @@ class PEM:
             )
         for ell in self.config.lengths:
             build_oracle(self.oracle, epsilon, 2**ell, "prefix")
+
+    def _check_plan(self, k: int, m: int) -> None:
+        """The optimizer's inputs and the explicit shape, each refused under its own name."""
+        check_int(self.n_hint, "n_hint", minimum=1)
+        check_choice(self.goal, "goal", GOALS)
+        check_assumed(self.assumed, k)
+        if self.etas is not None:
+            object.__setattr__(self, "etas", check_int_sequence(self.etas, "etas", minimum=1))
+        if self.candidate_sizes is not None:
+            sizes = check_int_sequence(self.candidate_sizes, "candidate_sizes", minimum=1)
+            object.__setattr__(self, "candidate_sizes", sizes)
+        if self.fractions is not None:
+            fractions = self.fractions
+            if isinstance(fractions, str | bytes) or not isinstance(
+                fractions, Sequence | np.ndarray
+            ):
+                raise TypeError(
+                    "fractions must be a sequence of shares (one per step), got "
+                    f"{type(fractions).__name__}"
+                )
+            shares = tuple(
+                check_real(x, "fractions", minimum=0, maximum=1, open_minimum=True)
+                for x in fractions
+            )
+            object.__setattr__(self, "fractions", shares)
 
     def _configure(self, k: int, m: int) -> theory.PEMConfig:
         if self.shape == "paper":

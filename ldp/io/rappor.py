@@ -41,6 +41,11 @@ numbers are written canonically (integers without leading zeros, probabilities a
 Python's ``repr`` of the float, e.g. ``0.5``), and a file read back from a writer gives
 the same bytes.  Every malformed line is refused with :class:`RapporFileError`, naming
 the file, the line and the field.
+
+**Hostile files.**  Numbers are refused above what an int64 holds (and a cohort at or above
+m, which may not exceed 2^32: the reference hashes the cohort as 4 bytes) before they are
+converted; the parameters are checked against :mod:`ldp.budget` before a table of m k
+counters is allocated; and an error quotes at most a short prefix of the offending text.
 """
 
 from __future__ import annotations
@@ -57,7 +62,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ldp import budget
 from ldp.oracles.rappor import (
+    MAX_CELLS,
+    MAX_HASHES,
     RAPPOR,
     CohortCounts,
     RapporReports,
@@ -74,6 +82,14 @@ REPORTS_HEADER = "client,cohort,bloom,prr,irr"
 #: The line ending of the files the reference writes with Python's csv module.
 CSV_NEWLINE = "\r\n"
 _INTEGER = re.compile(r"0|[1-9][0-9]*")
+#: The largest number a field may hold: every count and parameter is kept as an int64.
+MAX_INTEGER = 2**63 - 1
+#: The most cohorts: the reference hashes a cohort as 4 big-endian bytes.
+MAX_COHORTS = 2**32
+#: The characters of a field an error message quotes (a 10 MB field makes a short message).
+SHOWN = 40
+#: Bytes per (cohort, bit) counter while summing bits: the int64 count and bincount's own.
+COUNTER_BYTES = 16
 _SPECIAL = re.compile(r'[",\r\n]')
 
 __all__ = [
@@ -82,6 +98,8 @@ __all__ = [
     "RapporParams",
     "ReportsTable",
     "candidate_map",
+    "check_counters",
+    "check_hashing",
     "decode_files",
     "main",
     "read_candidate_map",
@@ -121,6 +139,13 @@ class RapporFileError(ValueError):
 
 
 # ------------------------------------------------------------------ low-level text
+def _shown(text: str) -> str:
+    """``text`` quoted for a message: whole if short, else its first characters and length."""
+    if len(text) <= SHOWN:
+        return repr(text)
+    return f"{text[:SHOWN]!r}... ({len(text):,} characters)"
+
+
 #: Byte-order marks: UTF-32 is checked before UTF-16, whose little-endian mark it extends.
 _UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
@@ -195,9 +220,21 @@ def _join(fields: Sequence[str]) -> str:
     return buffer.getvalue()
 
 
-def _integer(path: PathLike, number: int, field: str, text: str) -> int:
+def _integer(
+    path: PathLike,
+    number: int,
+    field: str,
+    text: str,
+    maximum: int = MAX_INTEGER,
+    why: str = "an int64",
+) -> int:
+    """A canonical non-negative integer of at most ``maximum``, refused before conversion
+    when it has more digits than ``maximum`` (no overflow, no 10 MB conversion)."""
     if not _INTEGER.fullmatch(text):
-        raise RapporFileError(path, number, field, f"{text!r} is not a non-negative integer")
+        raise RapporFileError(path, number, field, f"{_shown(text)} is not a non-negative integer")
+    if len(text) > len(str(maximum)) or int(text) > maximum:
+        problem = f"{_shown(text)} exceeds {maximum} ({why})"
+        raise RapporFileError(path, number, field, problem)
     return int(text)
 
 
@@ -217,22 +254,31 @@ def _bits(
     chars = np.frombuffer(joined.encode("utf-8", "surrogateescape"), dtype=np.uint8)
     if chars.size != len(strings) * k:  # a character outside ASCII
         row = next(r for r, text in enumerate(strings) if not text.isascii())
-        problem = f"{strings[row]!r} holds characters other than 0 and 1"
+        problem = f"{_shown(strings[row])} holds characters other than 0 and 1"
         raise RapporFileError(path, numbers[row], field, problem)
     chars = chars.reshape(len(strings), k)
     bad = (chars != ord("0")) & (chars != ord("1"))
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
-        problem = f"{strings[row]!r} holds characters other than 0 and 1"
+        problem = f"{_shown(strings[row])} holds characters other than 0 and 1"
         raise RapporFileError(path, numbers[row], field, problem)
     return pack(chars[:, ::-1] == ord("1"))  # the first character is bit k-1
 
 
 def _cohorts(path: PathLike, numbers: Sequence[int], texts: Sequence[str], m: int) -> np.ndarray:
-    """Cohort fields as int64, each a canonical integer in [0, m)."""
+    """Cohort fields as int64, each a canonical integer in [0, m).
+
+    A field with more digits than m - 1 is refused before any conversion: numpy would
+    otherwise make a fixed-width string array as wide as the widest field for every row.
+    """
+    digits = len(str(m - 1))
     for row, text in enumerate(texts):
         if not (text.isascii() and text.isdigit() and (text[0] != "0" or text == "0")):
             _integer(path, numbers[row], "cohort", text)  # raises, naming the line
+        if len(text) > digits:
+            raise RapporFileError(
+                path, numbers[row], "cohort", f"{_shown(text)} is not in [0, m = {m})"
+            )
     cohorts = np.array(texts, dtype=str).astype(np.int64) if texts else np.zeros(0, np.int64)
     above = np.flatnonzero(cohorts >= m)
     if above.size:
@@ -311,8 +357,8 @@ def read_params(path: PathLike) -> RapporParams:
     """
     lines = _read_lines(path)
     if not lines or lines[0] != PARAMS_HEADER:
-        found = lines[0] if lines else "an empty file"
-        raise RapporFileError(path, 1, "(header)", f"expected {PARAMS_HEADER!r}, got {found!r}")
+        found = _shown(lines[0]) if lines else "an empty file"
+        raise RapporFileError(path, 1, "(header)", f"expected {PARAMS_HEADER!r}, got {found}")
     if len(lines) != 2:
         raise RapporFileError(
             path,
@@ -329,16 +375,20 @@ def read_params(path: PathLike) -> RapporParams:
     values: dict[str, float | int] = {}
     for name, text in zip(names, fields, strict=True):
         if name in "khm":
-            values[name] = _integer(path, 2, name, text)
+            if name == "m":
+                why = "2^32: the reference hashes a cohort as 4 bytes"
+                values[name] = _integer(path, 2, name, text, MAX_COHORTS, why)
+            else:
+                values[name] = _integer(path, 2, name, text)
             if values[name] < 1:
                 raise RapporFileError(path, 2, name, f"must be >= 1, got {text}")
         else:
             try:
                 number = float(text)
             except ValueError:
-                raise RapporFileError(path, 2, name, f"{text!r} is not a number") from None
+                raise RapporFileError(path, 2, name, f"{_shown(text)} is not a number") from None
             if not 0.0 <= number <= 1.0:
-                raise RapporFileError(path, 2, name, f"must lie in [0, 1], got {text}")
+                raise RapporFileError(path, 2, name, f"must lie in [0, 1], got {_shown(text)}")
             values[name] = number
     return RapporParams(**values)
 
@@ -405,8 +455,8 @@ def read_reports(path: PathLike, params: RapporParams) -> ReportsTable:
     """
     lines = _read_lines(path)
     if not lines or lines[0] != REPORTS_HEADER:
-        found = lines[0] if lines else "an empty file"
-        raise RapporFileError(path, 1, "(header)", f"expected {REPORTS_HEADER!r}, got {found!r}")
+        found = _shown(lines[0]) if lines else "an empty file"
+        raise RapporFileError(path, 1, "(header)", f"expected {REPORTS_HEADER!r}, got {found}")
     rows = [
         line.split(",") if '"' not in line else _split(path, number, line)
         for number, line in enumerate(lines[1:], start=2)
@@ -479,10 +529,11 @@ def read_candidates(path: PathLike) -> list[str]:
     seen: dict[str, int] = {}
     for number, line in enumerate(_read_lines(path), start=1):
         if not line or line != line.strip():
-            problem = "empty" if not line else f"{line!r} has leading or trailing white space"
+            problem = "empty" if not line else f"{_shown(line)} has leading or trailing white space"
             raise RapporFileError(path, number, "candidate", problem)
         if line in seen:
-            raise RapporFileError(path, number, "candidate", f"{line!r} repeats line {seen[line]}")
+            problem = f"{_shown(line)} repeats line {seen[line]}"
+            raise RapporFileError(path, number, "candidate", problem)
         seen[line] = number
     return list(seen)
 
@@ -568,6 +619,42 @@ def write_candidate_map(path: PathLike, mapping: CandidateMap) -> None:
 
 
 # ------------------------------------------------------------------ bit counts
+def check_counters(params: RapporParams, path: PathLike, line: int = 2) -> None:
+    """Refuse parameters whose m x k bit counters would exceed the memory budget.
+
+    Raised as a :class:`RapporFileError` of ``path`` (the parameters file, or the counts
+    file whose m rows of k + 1 counts they describe), naming the larger of m and k.
+    """
+    m, k = params.m, params.k
+    size, limit = float(COUNTER_BYTES) * m * k, budget.current().memory_bytes
+    if size > limit:
+        field = "m" if m >= k else "k"
+        raise RapporFileError(
+            path,
+            line,
+            field,
+            f"the m x k = {m} x {k} bit counters would take {budget.format_bytes(size)}, "
+            f"over the {budget.format_bytes(limit)} memory budget; {budget.HOW_TO_RAISE}",
+        )
+
+
+def check_hashing(params: RapporParams, path: PathLike) -> None:
+    """Refuse parameters the reference's hash tool cannot use, naming the field of ``path``:
+    h above 16 (MD5 gives one byte per hash), an m x h table of positions for a single
+    candidate above :data:`ldp.oracles.rappor.MAX_CELLS` cells."""
+    if params.h > MAX_HASHES:
+        problem = f"must be <= {MAX_HASHES} (MD5 gives 16 bytes, one per hash), got {params.h}"
+        raise RapporFileError(path, 2, "h", problem)
+    if params.m * params.h > MAX_CELLS:
+        raise RapporFileError(
+            path,
+            2,
+            "m",
+            f"must be <= {MAX_CELLS // params.h} for h = {params.h}: one candidate's m x h "
+            f"positions would exceed the limit of {MAX_CELLS:,} cells",
+        )
+
+
 def read_counts(path: PathLike, params: RapporParams) -> CohortCounts:
     """Read the per-cohort bit counts (the reference's ``sum_bits.py`` output).
 
@@ -588,6 +675,7 @@ def read_counts(path: PathLike, params: RapporParams) -> CohortCounts:
             "(line)",
             f"{len(lines)} rows, expected m = {params.m}",
         )
+    check_counters(params, path, 1)
     ones = np.zeros((params.m, params.k), dtype=np.int64)
     reports = np.zeros(params.m, dtype=np.int64)
     for number, line in enumerate(lines, start=1):
@@ -622,6 +710,13 @@ def sum_bits(reports: RapporReports, m: int) -> CohortCounts:
     k, cohorts = reports.k, np.asarray(reports.cohorts, dtype=np.int64)
     if cohorts.size and (cohorts.min() < 0 or cohorts.max() >= m):
         raise ValueError(f"cohorts must lie in [0, m = {m})")
+    budget.check_memory(
+        "m",
+        m,
+        f"<= {budget.current().memory_bytes // (COUNTER_BYTES * max(k, 1))} for k = {k}",
+        float(COUNTER_BYTES) * m * k,
+        f"the m x k = {m} x {k} bit counters",
+    )
     ones = np.zeros(m * k, dtype=np.int64)
     offsets = np.arange(k, dtype=np.int64)
     rows = max(1, (1 << 22) // max(k, 1))
@@ -700,6 +795,9 @@ def decode_files(
     if (candidates is None) == (candidate_map_file is None):
         raise TypeError("give exactly one of candidates and candidate_map_file")
     parameters = read_params(params)
+    check_counters(parameters, params)
+    if candidates is not None:
+        check_hashing(parameters, params)
     oracle = parameters.oracle(client, allow_no_noise=allow_no_noise)
     if reports is not None:
         collected = sum_bits(read_reports(reports, parameters).irr, parameters.m)
@@ -808,9 +906,11 @@ def main(argv: list[str] | None = None) -> int:
             write_results(args.out if args.out else sys.stdout, results)
         elif args.command == "hash-candidates":
             params = read_params(args.params)
+            check_hashing(params, args.params)
             write_candidate_map(args.out, candidate_map(read_candidates(args.candidates), params))
         else:
             params = read_params(args.params)
+            check_counters(params, args.params)
             table = read_reports(args.reports, params)
             write_counts(args.out, sum_bits(table.irr, params.m))
     except (ValueError, OSError) as error:  # RapporFileError, ParameterError: named causes

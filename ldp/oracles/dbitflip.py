@@ -41,11 +41,24 @@ from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import FrequencyOracle, check_variance_input
+from ldp.oracles.longitudinal import Rounds
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int, check_values
 
 #: Random keys drawn per chunk of users when sampling buckets.
 CHUNK = 1 << 22
+#: The most buckets: they are int64 reports, and the variance n k/d (...) must stay finite
+#: in float64 for every n up to 2^63 (at 2^62 buckets it is below 10^60 at the smallest ε).
+MAX_BUCKETS = 2**62
+
+
+@dataclass(frozen=True)
+class ReplayedRounds(Rounds):
+    """dBitFlip's τ rounds of one unchanged value: one report replayed, so the claim is ε."""
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.protocol.epsilon)
 
 
 class DBitFlipReports(NamedTuple):
@@ -85,6 +98,14 @@ class DBitFlip(FrequencyOracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.domain_size > MAX_BUCKETS:
+            raise ParameterError(
+                "domain_size",
+                self.domain_size,
+                "in [2, 2^62]",
+                message=f"domain_size must lie in [2, 2^62] for dBitFlip (int64 buckets; the "
+                f"variance's k/d factor), got about 2^{self.domain_size.bit_length() - 1}",
+            )
         object.__setattr__(self, "d", check_int(self.d, "d", minimum=1))
         if self.d > self.domain_size:
             raise ParameterError("d", self.d, f"<= domain_size = {self.domain_size}")
@@ -159,6 +180,29 @@ class DBitFlip(FrequencyOracle):
         """At most min(τ, distinct) ε after τ reports of ``distinct`` distinct values."""
         tau = check_int(tau, "tau", minimum=1)
         return min(tau, check_int(distinct, "distinct", minimum=1)) * self.epsilon
+
+    def rounds(self, tau: int) -> ReplayedRounds:
+        """τ collections of one unchanged value as one mechanism, for :mod:`ldp.audit`.
+
+        Its claim is ε: the τ reports are one report replayed (``rounds_epsilon``).
+        """
+        return ReplayedRounds(protocol=self, tau=tau)
+
+    def join(self, rounds: list) -> np.ndarray:
+        """Each user's d buckets, then the d bits of each of the τ rounds (int64)."""
+        if not rounds:
+            return np.zeros((0, 0), dtype=np.int64)
+        first = self._check_reports(rounds[0])
+        bits = [self._check_reports(r).bits.astype(np.int64) for r in rounds]
+        return np.column_stack([first.buckets, *bits])
+
+    def round_supports(self, sequences: np.ndarray, value: int) -> np.ndarray:
+        """(n, τ): whether each round of a joined sequence sampled ``value`` with its bit set."""
+        sequences = np.asarray(sequences, dtype=np.int64)
+        d = self.d
+        buckets = sequences[:, :d]
+        bits = sequences[:, d:].reshape(sequences.shape[0], -1, d).astype(bool)
+        return ((buckets == value)[:, None, :] & bits).any(axis=2)
 
     # --- the Bayesian adversary (ldp.adversary) ---------------------------------------
     def log_likelihoods(self, reports: DBitFlipReports) -> np.ndarray:

@@ -44,7 +44,7 @@ from ldp.oracles.local_hashing import HashReports, _LocalHashing
 from ldp.oracles.longitudinal import Memoized, _cell_counts, _coin
 from ldp.registry import register
 from ldp.theory import longitudinal as chain
-from ldp.validation import check_generator, check_int, check_values
+from ldp.validation import ParameterError, check_generator, check_int, check_values
 
 
 def optimal_g(epsilon_1: float) -> int:
@@ -52,6 +52,11 @@ def optimal_g(epsilon_1: float) -> int:
     e = math.exp(epsilon_1)
     low = max(2, math.floor(e + 1))
     return min((low, low + 1), key=lambda g: (e + g - 1) ** 2 / (g - 1))
+
+
+#: The largest ε whose default g (:func:`optimal_g`) fits the hash range: e^ε + 1 <= 2^31 - 1
+#: keeps both integers optimal_g chooses from within [2, 2^31].
+MAX_DEFAULT_EPSILON = math.log(hashing.MAX_RANGE - 2)
 
 
 @register(name="LOLOHA", color="#ff7f00", order=150)
@@ -76,6 +81,15 @@ class LOLOHA(Memoized):
     _keep2: int = field(init=False, repr=False, compare=False)
 
     def _set_coins(self) -> None:
+        if self.g is None and self.epsilon > MAX_DEFAULT_EPSILON:
+            raise ParameterError(
+                "epsilon",
+                self.epsilon,
+                f"<= {MAX_DEFAULT_EPSILON:.4f} with the default g",
+                message=f"epsilon must be <= {MAX_DEFAULT_EPSILON:.4f} = ln(2^31 - 2) for "
+                f"LOLOHA's default g ≈ e^epsilon + 1 to fit the hash range of 2^31 cells, got "
+                f"{self.epsilon} (or give g, 2 <= g <= 2^31)",
+            )
         g = optimal_g(self.epsilon) if self.g is None else self.g
         g = check_int(g, "g", minimum=2, maximum=hashing.MAX_RANGE)
         object.__setattr__(self, "g", g)

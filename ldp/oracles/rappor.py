@@ -623,6 +623,10 @@ class RAPPOR(FrequencyOracle):
     def _domain_positions(self) -> np.ndarray:
         if self.basic:
             return np.arange(self.domain_size, dtype=np.int64)[None, :, None]
+        # the table is m x d x h: blame m, the oracle's parameter (bloom_table's own check
+        # names its argument, the candidates, which the caller did not give here)
+        d, h = self.domain_size, self.h
+        check_cells("m", self.m, self.m * d * h, f"domain_size x h = {d} x {h}")
         return bloom_table(
             [value_bytes(v) for v in range(self.domain_size)], self.m, self.h, self.k
         )

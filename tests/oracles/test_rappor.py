@@ -561,10 +561,16 @@ def test_tables_beyond_the_budget_are_refused_before_allocating(kwargs, name, li
 
 
 def test_hashing_too_many_candidates_is_refused_before_allocating() -> None:
+    """The oracle hashes its whole domain (m x d x h), whichever candidates are asked for, so
+    the refusal names m; hashing a list of strings names the candidates."""
     oracle = RAPPOR(epsilon=2.0, domain_size=8, k=8, m=rappor.MAX_CELLS // 8)
+    with pytest.raises(ParameterError, match="m must be <= ") as caught:
+        oracle.positions(np.arange(2))  # m x 8 values x h = 2 is twice MAX_CELLS
+    assert "cells" in str(caught.value) and caught.value.name == "m"
+    strings = [str(v).encode() for v in range(8)]
     with pytest.raises(ParameterError, match="candidates must be <= ") as caught:
-        oracle.positions(np.arange(8))  # m x 8 values x h = 2 is twice MAX_CELLS
-    assert "cells" in str(caught.value)
+        rappor.bloom_table(strings, rappor.MAX_CELLS // 8, 2, 8)
+    assert caught.value.name == "candidates"
 
 
 def test_basic_rappor_variances_need_no_d_by_d_matrix() -> None:
