@@ -744,34 +744,6 @@ def _variation_ratio_epsilon(epsilon0: float, n: int, delta: float, beta: float)
 # -------------------------------------------------------------------------------- façade
 
 
-def _within_budget(
-    epsilon0: float, n: int, delta: float, method: str, domain_size: int | None
-) -> float | None:
-    """One bound for ``"best"``: at n if the budget allows it, else at the largest power of
-    two below n that it allows; None if it does not apply.
-
-    A guarantee for n' <= n users holds for n: the other n - n' users' reports are drawn
-    independently of the one user who differs, so adding them and shuffling again is
-    post-processing.  Stepping down by powers of two (not by a bisection that depends on
-    n) makes every n above the budget land on the same n', so ``"best"`` stays
-    non-increasing in n when a bound drops out.
-    """
-    size = n
-    while size >= 1:
-        try:
-            return shuffle_epsilon(epsilon0, size, delta, method, domain_size=domain_size)
-        except BoundNotApplicable:
-            return None
-        except ParameterError as error:  # over the budget at this size: try fewer users
-            if error.name != "n":
-                raise
-        if size == 1:
-            break
-        # the largest power of two below size
-        size = 1 << ((size.bit_length() - 1) if size & (size - 1) else (size.bit_length() - 2))
-    return None
-
-
 def shuffle_epsilon(
     epsilon0: float,
     n: int,
@@ -813,9 +785,15 @@ def shuffle_epsilon(
         for name in METHODS[:-1]:
             if name == "blanket_grr" and domain_size is None:
                 continue
-            found = _within_budget(epsilon0, n, delta, name, domain_size)
-            if found is not None:
-                candidates.append(found)
+            try:
+                candidates.append(
+                    shuffle_epsilon(epsilon0, n, delta, name, domain_size=domain_size)
+                )
+            except BoundNotApplicable:
+                pass
+            except ParameterError as error:  # over the budget: the other bounds still answer
+                if error.name != "n":
+                    raise
         return min(candidates)
     if method == "fmt_numerical":
         epsilon = fmt_numerical_epsilon(epsilon0, n, delta)

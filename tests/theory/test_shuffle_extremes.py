@@ -104,8 +104,8 @@ def test_one_user_is_not_amplified(method, epsilon0, delta, domain_size) -> None
 def test_non_increasing_in_n(method, epsilon0, n, more, delta, domain_size) -> None:
     small, large = sorted((n, more))
     if method == "best" and large > BEST_MONOTONE_UP_TO:
-        # where a numerical bound exceeds the budget, "best" falls back to that bound at a
-        # power of two below n (still a guarantee for n): it may then step up by a little
+        # where a numerical bound exceeds the budget, "best" answers from the others, which
+        # may be looser: it can step up there (every value it returns is still a guarantee)
         small, large = min(small, BEST_MONOTONE_UP_TO), min(large, BEST_MONOTONE_UP_TO)
     before = _answer(epsilon0, small, delta, method, domain_size)
     after = _answer(epsilon0, large, delta, method, domain_size)
