@@ -20,7 +20,12 @@ own battery, :func:`check_mean` / :func:`mean_checks`.
 The statistical checks (``unbiased``, ``variance``, ``sampled_moments``,
 ``engines_agree``, ``privacy_audit``, ``engines_agree_f1``) are tests at a stated
 false-alarm rate :data:`ALPHA` per assertion, on fixed seeds, so a correct protocol
-passes them deterministically; each docstring states its test.  The population of an
+passes them deterministically; each docstring states its test, and each note the smallest
+error its sample detects with probability :data:`POWER`.  At the default :class:`Settings`
+the sampled engine's pooled tests catch a 2% error in the declared variance and a 1% bias
+of the estimates with probability >= 0.9 (eight values; ``benchmarks/conformance_power.py``
+measures it on planted errors).  The ``hooks`` check warns (:class:`ContractWarning`) about a
+method the contract never calls as its author meant (:func:`hook_warnings`).  The population of an
 oracle check is fixed (:func:`oracle_population`): value 0 held by ~30% of the users,
 value 1 by none, the others spread over the rest of the domain; under
 ``public_per_call`` (users of one call share a hash pool or family, so ``variance(n, c)``
@@ -29,9 +34,11 @@ is exact only when no two other users share a value) every user holds value 0 in
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import math
 import pickle
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -47,35 +54,64 @@ from ldp.validation import ParameterError
 ALPHA = 1e-4
 #: Two-sided normal quantile at ALPHA: |z| above it fails.
 Z = float(stats.norm.isf(ALPHA / 2))
+#: The power at which a check states the smallest error it detects (its note's "detects").
+POWER = 0.9
+#: The normal quantile of POWER: an error whose expected z is Z + Z_POWER is caught w.p. POWER.
+Z_POWER = float(stats.norm.isf(1 - POWER))
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How much work the statistical checks do (the defaults keep one protocol ~1 s).
+    """How much work the statistical checks do, and so what they can detect.
+
+    The defaults are sized for power: on an oracle with eight independent values and a
+    sampled engine (``Settings()``, d = 8), the sampled engine's pooled variance test
+    catches a 2% error in the declared variance, and its pooled scale test a 1% bias of
+    the estimates, each with probability at least 0.9 (at the false-alarm rate
+    :data:`ALPHA` per assertion).  Each statistical check's note states the smallest error
+    it detects with probability :data:`POWER` on the sample it drew.
 
     Attributes
     ----------
     n_users : int
-        Users in the oracle population.
+        Users in the oracle population (:func:`oracle_population`).  A relative bias
+        shows up against the estimate's noise as √n: raising it buys bias power, at a
+        cost linear in n for the reports engine (and for sampled engines that simulate
+        each user).
     repetitions : int
-        Independent runs of the reports engine (``unbiased``, ``variance``,
-        ``engines_agree``).
+        Independent runs of the reports engine (``unbiased``, ``variance``, the reports
+        side of ``engines_agree``).  Each run perturbs ``n_users`` reports: the costliest
+        knob.  The smallest variance error the reports engine detects shrinks as
+        1/√repetitions (about 13% at 400 runs of 8 values; the sampled engine is the
+        one sized for power).
     sampled_repetitions : int
-        Independent runs of the sampled engine (``sampled_moments``).
+        Independent runs of the sampled engine (``sampled_moments``, the sampled side of
+        ``engines_agree``), one ``simulate`` call each.  The variance test's power depends
+        on the number of independent squared errors, runs × tested values: it detects a
+        relative variance error δ with probability 0.9 once runs × values ≈
+        2 ((z + 1.28)/δ)² (z = 3.89 at :data:`ALPHA`), 1.3 × 10^5 for δ = 2%: 24,000 runs
+        of 8 values (GRR's values are correlated, worth about 7).  The detectable error
+        shrinks as 1/√sampled_repetitions.  An oracle without a closed-form variance draws
+        4 × ``repetitions`` runs instead (means only).
     audit_trials : int
-        Reports per input of the privacy audit.
+        Reports per input of the privacy audit; raising it tightens the audit's lower
+        bound on ε (it converges as 1/√trials).
     heavy_hitter_runs : int
-        Runs per engine of ``engines_agree_f1``.
+        Runs per engine of ``engines_agree_f1``; raising it narrows the F1 comparison.
     seed : int
         The root seed of every check (each check spawns its own stream from it).
     """
 
     n_users: int = 2000
     repetitions: int = 400
-    sampled_repetitions: int = 5000
+    sampled_repetitions: int = 24_000
     audit_trials: int = 20_000
     heavy_hitter_runs: int = 12
     seed: int = 20170816
+
+
+class ContractWarning(UserWarning):
+    """A protocol class defines a method the contract never calls (the ``hooks`` check)."""
 
 
 class CheckSkipped(Exception):  # noqa: N818 (it is an outcome, not an error)
@@ -223,6 +259,29 @@ def _variance_z(sample: np.ndarray, truth: np.ndarray, variances: np.ndarray) ->
     return _mean_t(ratios, 1.0)
 
 
+def _variance_detects(sample: np.ndarray, truth: np.ndarray, variances: np.ndarray) -> float:
+    """The relative variance error the test of :func:`_variance_z` detects with probability
+    :data:`POWER`, to first order: (Z + Z_POWER) × the standard error of T̄."""
+    ratios = np.mean((sample - truth) ** 2 / variances, axis=1)
+    return (Z + Z_POWER) * float(ratios.std(ddof=1)) / math.sqrt(ratios.shape[0])
+
+
+def _scale_t(sample: np.ndarray, truth: np.ndarray) -> tuple[float, float, float]:
+    """The pooled test of unbiasedness along the true counts (a scale error of the estimator).
+
+    Each run r gives B_r = Σ_v c(v) (ĉ_r(v) - c(v)) / Σ_v c(v)², the least-squares estimate
+    of β - 1 in E[ĉ] = β c: E[B_r] = 0 for an unbiased oracle, and the B_r are independent
+    across runs whatever the correlation between values.  Returns (t, B̄, detects): the
+    t statistic of B̄ = 0 (R - 1 degrees of freedom) and the relative scale error it detects
+    with probability :data:`POWER`.  A 1% shrink of every estimate gives E[B_r] = -0.01.
+    """
+    weights = truth / float(truth @ truth)
+    shifts = (sample - truth) @ weights
+    limit = float(stats.t.isf(ALPHA / 2, shifts.shape[0] - 1))
+    error = float(shifts.std(ddof=1)) / math.sqrt(shifts.shape[0])
+    return _mean_t(shifts, 0.0), float(shifts.mean()), (limit + Z_POWER) * error
+
+
 def _two_sample_z(first: np.ndarray, second: np.ndarray, statistic: str) -> float:
     """z of the difference of a statistic between two independent samples.
 
@@ -252,6 +311,87 @@ def _two_sample_z(first: np.ndarray, second: np.ndarray, statistic: str) -> floa
     return (values[0] - values[1]) / math.sqrt(total)
 
 
+#: Methods that look like a hook but are not called where one might expect: the name, the
+#: hooks that make it unnecessary to warn (any one overridden as well), and why.
+MISLEADING_OVERRIDES = {
+    "simulate_candidates": (
+        ("_simulate_population", "_simulate_counts", "simulate"),
+        "simulate() never calls simulate_candidates (only the heavy hitters do): both call "
+        "_simulate_population(values, counts, chosen, rng), whose default calls "
+        "_simulate_counts(candidate_counts, n_users, rng); override one of those",
+    ),
+}
+
+
+def _base_hooks(base: type) -> set[str]:
+    """The methods and properties a protocol base class offers to override (no dunders)."""
+    names = set()
+    for klass in base.__mro__[:-1]:  # not object
+        for name, member in vars(klass).items():
+            if name.startswith("__") or not (callable(member) or isinstance(member, property)):
+                continue
+            names.add(name)
+    return names
+
+
+def _names_used(classes: list[type]) -> set[str]:
+    """Every attribute name the methods of ``classes`` read (their bytecode's ``co_names``,
+    nested functions included): a helper the class calls itself is not a dead hook."""
+    used: set[str] = set()
+    codes = []
+    for klass in classes:
+        for member in vars(klass).values():
+            if isinstance(member, property):
+                member = member.fget
+            member = getattr(member, "__func__", member)
+            if callable(member) and hasattr(member, "__code__"):
+                codes.append(member.__code__)
+    while codes:
+        code = codes.pop()
+        used.update(code.co_names)
+        codes.extend(c for c in code.co_consts if inspect.iscode(c))
+    return used
+
+
+def hook_warnings(cls: type, base: type | None = None) -> list[str]:
+    """What a protocol class defines that its base's contract will not call as meant.
+
+    ``base`` is the library's base class of the contract (by default the last class in
+    ``cls``'s MRO from :mod:`ldp.oracles.base`: ``PureOracle`` or ``FrequencyOracle``).
+    The names the class and its other ancestors define are checked: (1) an override in
+    :data:`MISLEADING_OVERRIDES` without the hooks that are really called (overriding
+    ``simulate_candidates`` alone leaves ``simulate()``'s engine as it was), and (2) a name
+    that is not a hook but close to one (``difflib``, ratio >= 0.85: ``_simulate_count``,
+    ``simulate_population``, ``estimates``), naming the hook it probably meant, unless the
+    class's own methods call it (a helper, e.g. a sketch's ``_simulate``).
+    """
+    if base is None:
+        from ldp.oracles import base as oracle_base
+
+        bases = [k for k in cls.__mro__ if k.__module__ == oracle_base.__name__]
+        if not bases:
+            return []
+        base = bases[0]
+        hooks = _base_hooks(oracle_base.PureOracle) | _base_hooks(oracle_base.FrequencyOracle)
+    else:
+        hooks = _base_hooks(base)
+    mine = list(cls.__mro__[: cls.__mro__.index(base)])
+    own = {name for klass in mine for name in vars(klass) if not name.startswith("__")}
+    used = _names_used(mine)
+    found = []
+    for name, (real, why) in MISLEADING_OVERRIDES.items():
+        if name in own and not own.intersection(real):
+            found.append(f"{cls.__name__} overrides {name} but none of {', '.join(real)}: {why}")
+    for name in sorted(own - hooks - used):
+        close = difflib.get_close_matches(name, sorted(hooks), n=1, cutoff=0.85)
+        if close:
+            found.append(
+                f"{cls.__name__}.{name} is not a hook of {base.__name__} and is never called "
+                f"by it; did you mean {close[0]}?"
+            )
+    return found
+
+
 def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) -> Iterator[Check]:
     """The checks of a frequency-oracle class built as ``cls(**params)``, one by one.
 
@@ -275,6 +415,19 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
             cache["reports"] = _reports_estimates(oracle, counts, rng, settings.repetitions)
         return cache["reports"]
 
+    def sampled_sample() -> np.ndarray:
+        """The sampled engine's runs, drawn once and shared by ``sampled_moments`` and
+        ``engines_agree`` (two tests of one sample: each keeps its level ALPHA)."""
+        if "sampled" not in capabilities.engines:
+            raise CheckSkipped("declares no sampled engine")
+        if "sampled" not in cache:
+            runs = settings.sampled_repetitions  # the variance test's power needs them
+            if not capabilities.closed_form_variance:
+                runs = 4 * settings.repetitions  # means only
+            rng = _rng(settings, "sampled")
+            cache["sampled"] = _sampled_estimates(oracle, counts, rng, runs)
+        return cache["sampled"]
+
     def variance_test(sample: np.ndarray, engine: str) -> str:
         truth = counts[exact_values].astype(float)
         variances = np.asarray(oracle.variances(counts, exact_values), dtype=float)
@@ -284,7 +437,28 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
             f"{np.mean((sample[:, exact_values] - truth) ** 2 / variances):.4f} times "
             f"variances(counts): z = {z:.2f} beyond ±{Z:.2f} (level {ALPHA})"
         )
-        return f"variance z = {z:+.2f} over values {exact_values.tolist()}"
+        detects = _variance_detects(sample[:, exact_values], truth, variances)
+        return (
+            f"variance z = {z:+.2f} over values {exact_values.tolist()} (detects a "
+            f"{detects:.1%} variance error w.p. {POWER})"
+        )
+
+    def scale_test(sample: np.ndarray, engine: str) -> str:
+        t, shift, detects = _scale_t(sample, counts.astype(float))
+        limit = float(stats.t.isf(ALPHA / 2, sample.shape[0] - 1))
+        assert abs(t) <= limit, (
+            f"{engine}: the estimates average {1 + shift:.5f} times the true counts "
+            f"(pooled over values along c): t = {t:.2f} beyond ±{limit:.2f} (level {ALPHA})"
+        )
+        return f"scale {1 + shift:.5f}, t = {t:+.2f} (detects a {detects:.2%} bias w.p. {POWER})"
+
+    def hooks() -> str:
+        """:func:`hook_warnings`: a :class:`ContractWarning` for each method the class defines
+        that the contract never calls as its author meant (it warns, it does not fail)."""
+        found = hook_warnings(cls)
+        for message in found:
+            warnings.warn(message, ContractWarning, stacklevel=2)
+        return "; ".join(found) if found else "every override is a hook the contract calls"
 
     def constructor_validation() -> str:
         """Bad ε: ParameterError(name="epsilon"); d = 1: ParameterError(name="domain_size")."""
@@ -358,7 +532,8 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
 
     def unbiased() -> str:
         """Reports engine, ``repetitions`` runs: a two-sided t-test per value that
-        E[ĉ(v)] = c(v), each at level ALPHA (t quantile with R - 1 degrees of freedom)."""
+        E[ĉ(v)] = c(v), each at level ALPHA (t quantile with R - 1 degrees of freedom),
+        and the pooled scale test of :func:`_scale_t` (level ALPHA)."""
         sample = reports_sample()
         limit = float(stats.t.isf(ALPHA / 2, sample.shape[0] - 1))
         worst = 0.0
@@ -369,7 +544,8 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
                 f"{counts[value]}: t = {t:.2f} beyond ±{limit:.2f} (level {ALPHA})"
             )
             worst = max(worst, abs(t))
-        return f"largest |t| = {worst:.2f} over {counts.shape[0]} values"
+        note = scale_test(sample, "reports engine")
+        return f"largest |t| = {worst:.2f} over {counts.shape[0]} values; {note}"
 
     def variance() -> str:
         """Reports engine: the closed-form ``variances(counts)`` (``variance(n, c)`` unless
@@ -380,22 +556,17 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
 
     def sampled_moments() -> str:
         """Sampled engine, ``sampled_repetitions`` runs: a t-test of the mean of every value
-        (level ALPHA each) and the pooled variance test of :func:`_variance_z` (level
-        ALPHA).  With 8 independent values, 5,000 runs detect a 5% variance error with
-        probability > 0.99."""
-        if "sampled" not in capabilities.engines:
-            raise CheckSkipped("declares no sampled engine")
-        rng = _rng(settings, "sampled")
-        runs = settings.sampled_repetitions  # the variance test's power needs them
-        if not capabilities.closed_form_variance:
-            runs = 4 * settings.repetitions  # means only
-        sample = _sampled_estimates(oracle, counts, rng, runs)
+        (level ALPHA each), the pooled scale test of :func:`_scale_t` and the pooled
+        variance test of :func:`_variance_z` (level ALPHA each).  At the defaults, with 8
+        values, they detect a 1% bias of the estimates and a 2% error of the declared
+        variance with probability >= 0.9 (the note states what this sample detects)."""
+        sample = sampled_sample()
         worst = 0.0
         for value in range(counts.shape[0]):
             t = _mean_t(sample[:, value], float(counts[value]))
             assert abs(t) <= Z, f"sampled engine: the mean of {value} is off, t = {t:.2f}"
             worst = max(worst, abs(t))
-        note = f"largest |t| = {worst:.2f}"
+        note = f"largest |t| = {worst:.2f}; " + scale_test(sample, "sampled engine")
         if not capabilities.closed_form_variance:
             return note + "; variance not tested (no closed form declared)"
         return note + "; " + variance_test(sample, "sampled engine")
@@ -403,14 +574,14 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
     def engines_agree() -> str:
         """Both engines on the same population: two-sample asymptotic z-tests (level ALPHA
         each) of the means and variances of values 0 and 1 and of the covariance of their
-        estimates (:func:`_two_sample_z`)."""
+        estimates (:func:`_two_sample_z`); the sampled side is ``sampled_moments``'s
+        sample."""
         if not both:
             raise CheckSkipped("declares one engine only")
         if capabilities.sampled != "exact":
             raise CheckSkipped("declares its sampled engine approximate (sampled='approximate')")
         first = reports_sample()[:, pair]
-        rng = _rng(settings, "agree")
-        second = _sampled_estimates(oracle, counts, rng, 4 * settings.repetitions)[:, pair]
+        second = sampled_sample()[:, pair]
         notes = []
         for j, value in enumerate(pair):
             for statistic in ("mean", "variance"):
@@ -498,6 +669,7 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         return "; ".join(notes)
 
     for check in (
+        hooks,
         constructor_validation,
         keyword_only,
         representation,
@@ -912,11 +1084,13 @@ __all__ = [
     "Check",
     "CheckResult",
     "CheckSkipped",
+    "ContractWarning",
     "Settings",
     "check_heavy_hitter",
     "check_mean",
     "check_oracle",
     "heavy_hitter_checks",
+    "hook_warnings",
     "mean_checks",
     "mean_population",
     "oracle_checks",

@@ -1,0 +1,150 @@
+"""The conformance suite catches what it says it catches, at its default settings.
+
+A fast version of ``python -m benchmarks.conformance_power`` (which measures the power over
+20 seeds): GRR, OUE and OLH with a planted error, a 2% over-declared variance and every
+estimate 1% low in both engines, on two seeds each (six draws, shared by the honest and
+the planted versions, which would draw the same numbers).  Its own false-failure rates:
+
+* the shrunk estimates must fail on every draw: at the defaults the sampled scale test's
+  expected z is about -27 (GRR) and -14 (OUE, OLH) against a limit of 3.9, so a miss has
+  probability below 1e-20 per draw;
+* the over-declared variance must move the sampled variance test's z, averaged over the
+  six draws, beyond -Z = -3.89.  Each z is about normal with unit spread; power 0.9 means
+  E[z] <= -5.17, so the mean fails to cross with probability at most Φ(-1.28 √6) = 8e-4
+  (about 1e-7 at the design's E[z] ≈ -6.0 for 24,000 runs);
+* the honest classes must pass, on the suite's default seed only: those are
+  ``tests/test_conformance.py``'s own runs (same seed, same draws), so this file adds no
+  false-alarm exposure of its own.
+
+The ``hooks`` check's warnings are tested here too.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from benchmarks.conformance_power import (
+    CONTEXT,
+    VARIANTS,
+    failures,
+    seeds,
+    shared_draws,
+)
+from ldp import registry
+from ldp.oracles import GRR, OUE
+from ldp.testing import ContractWarning, Settings, Z, hook_warnings, oracle_checks
+
+SEEDS = (Settings().seed, seeds(1)[0])
+
+
+def _variance_z(cls: type, settings: Settings) -> float:
+    """The sampled variance test's z of ``cls``, whether it passed or failed."""
+    check = next(c for c in oracle_checks(cls, settings, **CONTEXT) if c.name == "sampled_moments")
+    try:
+        text = check.run()
+    except AssertionError as error:
+        text = str(error)
+    found = re.search(r"variances\(counts\): z = (\S+) beyond|variance z = (\S+) over", text)
+    assert found, text
+    return float(found.group(1) or found.group(2))
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    """(oracle, seed) -> the failing checks of each version and the variance plant's z."""
+    out = {}
+    for name, versions in VARIANTS.items():
+        for seed in SEEDS:
+            settings = Settings(seed=seed)
+            with shared_draws():
+                out[name, seed] = {
+                    "honest": failures(versions["honest"], settings),
+                    "bias": failures(versions["bias"], settings),
+                    "variance_z": _variance_z(versions["variance"], settings),
+                }
+    return out
+
+
+@pytest.mark.slow
+def test_a_one_percent_bias_is_caught_on_every_draw(runs) -> None:
+    for key, run in runs.items():
+        assert "sampled_moments" in run["bias"], f"{key}: a 1% bias passed"
+
+
+@pytest.mark.slow
+def test_a_two_percent_variance_error_is_caught_on_average(runs) -> None:
+    zs = np.array([run["variance_z"] for run in runs.values()])
+    assert zs.mean() < -Z, f"variance z over {len(zs)} draws: {np.round(zs, 2)}"
+
+
+@pytest.mark.slow
+def test_the_honest_oracles_pass_at_the_default_seed(runs) -> None:
+    for name in VARIANTS:
+        assert runs[name, Settings().seed]["honest"] == [], name
+
+
+def test_planted_classes_are_what_they_say() -> None:
+    counts = np.array([60, 0, 40, 0, 0, 0, 0, 0])
+    honest, planted = VARIANTS["OUE"]["honest"](**CONTEXT), VARIANTS["OUE"]["variance"](**CONTEXT)
+    assert planted.variance(100, 60) == pytest.approx(honest.variance(100, 60) * 1.02, rel=1e-12)
+    assert np.allclose(planted.variances(counts), honest.variances(counts) * 1.02, rtol=1e-12)
+    rng = np.random.default_rng
+    shrunk = VARIANTS["OUE"]["bias"](**CONTEXT)
+    assert np.allclose(shrunk.simulate(counts, rng(1)), 0.99 * honest.simulate(counts, rng(1)))
+    values = np.repeat(np.arange(8), counts)
+    reports = honest.perturb(values, rng(2))
+    assert np.allclose(shrunk.estimate(reports), 0.99 * honest.estimate(reports))
+    statistic = honest.aggregate(reports)
+    assert np.allclose(
+        shrunk.estimate_aggregate(statistic, 100), 0.99 * honest.estimate_aggregate(statistic, 100)
+    )
+
+
+# ------------------------------------------------------------------------------ hooks
+@dataclass(frozen=True, kw_only=True)
+class OUEWrongHook(OUE):
+    """Overrides simulate_candidates, expecting simulate() to use it."""
+
+    def simulate_candidates(self, values, counts, candidates, rng):
+        return np.zeros(len(candidates))
+
+
+@dataclass(frozen=True, kw_only=True)
+class GRRMisspelt(GRR):
+    """A sampled engine under a name the base never calls."""
+
+    def _simulate_count(self, candidate_counts, n_users, rng):
+        return np.zeros(len(candidate_counts))
+
+
+def test_an_override_simulate_never_calls_warns_naming_the_real_hooks() -> None:
+    (message,) = hook_warnings(OUEWrongHook)
+    assert "simulate_candidates" in message and "_simulate_population" in message
+    assert "_simulate_counts" in message
+
+
+def test_a_misspelt_hook_warns_naming_the_hook_it_meant() -> None:
+    (message,) = hook_warnings(GRRMisspelt)
+    assert "_simulate_count " in message and "did you mean _simulate_counts?" in message
+
+
+def test_the_hooks_check_warns_and_passes() -> None:
+    with pytest.warns(ContractWarning, match="did you mean _simulate_counts"):
+        check = next(c for c in oracle_checks(GRRMisspelt, **CONTEXT) if c.name == "hooks")
+        assert "_simulate_count" in check.run()
+
+
+def test_no_registered_oracle_and_no_planted_class_warns() -> None:
+    classes = [e.cls for e in registry.protocols().values() if e.kind == "oracle"]
+    classes += [cls for versions in VARIANTS.values() for cls in versions.values()]
+    for cls in classes:
+        assert hook_warnings(cls) == [], cls.__name__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ContractWarning)
+        check = next(c for c in oracle_checks(GRR, **CONTEXT) if c.name == "hooks")
+        assert check.run() == "every override is a hook the contract calls"
