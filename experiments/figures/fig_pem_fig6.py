@@ -175,7 +175,9 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     pair of protocols that F1 orders beyond sampling error (at a (data set, k)) ordered
     the same way by NCR, or tied within sampling error."""
     by = ["dataset.name", "k", "protocol.name"]
-    f1, ncr = (summary(table, metric, by).set_index(by) for metric in ("f1", "ncr"))
+    f1, ncr = (
+        summary(table, metric, by).set_index(by)[["mean", "se"]] for metric in ("f1", "ncr")
+    )
     both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
     z = bonferroni_z(1, 0.01)  # F1 orders a pair beyond 2.6 SE of their difference
     signed, signed_se, reversed_at, ordered = [], [], [], 0

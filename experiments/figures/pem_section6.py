@@ -314,7 +314,8 @@ def beyond_part(quantity: str, lead: pd.Series, se: pd.Series, reading: str) -> 
 
 def where(index: Any) -> str:
     """A row of :func:`wide` as text, e.g. "url 4"."""
-    return " ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in np.atleast_1d(index))
+    parts = index if isinstance(index, tuple) else (index,)
+    return " ".join(f"{v:g}" if isinstance(v, (float, np.floating)) else str(v) for v in parts)
 
 
 def listed(values: pd.Series, digits: int = 2) -> str:

@@ -30,7 +30,7 @@ def joint_grid() -> dict[str, np.ndarray]:
     unbiasedness identity of the appendix's joint estimator."""
     rows = []
     for n, eps, share_a, share_b, overlap in itertools.product(
-        (1_000, 50_000, 1_000_000), (0.5, 1.0, 2.0, 4.0), (0.01, 0.3), (0.02, 0.5), (0.0, 0.5, 1.0)
+        (1_000, 50_000, 1_000_000), (0.5, 1.0, 2.0, 4.0), (0.01, 0.3), (0.02, 0.5), (0.25, 0.5, 1.0)
     ):
         n_a, n_b = round(share_a * n), round(share_b * n)
         p, q = olh_pq(eps, olh_default_g(eps))
