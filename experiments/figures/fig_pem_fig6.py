@@ -82,7 +82,8 @@ def decrease_claims(table: pd.DataFrame, runs: str) -> list[ClaimCheck]:
             ]
             if metric == "f1" and len(s) > 1:
                 found = (s["k"] * s["mean"]).to_numpy()
-                se = (s["k"] * s["se"]).to_numpy()
+                # SE floored at one heavy hitter in one run (every run alike gives 0)
+                se = np.maximum(s["k"] * s["se"], 1 / s["trials"].clip(lower=1)).to_numpy()
                 counts.append((f"{dataset} {name}", ks[-2], ks[-1], found, se))
     found_steps = np.concatenate(steps) if steps else np.array([])
     out = []
@@ -175,9 +176,7 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     pair of protocols that F1 orders beyond sampling error (at a (data set, k)) ordered
     the same way by NCR, or tied within sampling error."""
     by = ["dataset.name", "k", "protocol.name"]
-    f1, ncr = (
-        summary(table, metric, by).set_index(by)[["mean", "se"]] for metric in ("f1", "ncr")
-    )
+    f1, ncr = (summary(table, metric, by).set_index(by)[["mean", "se"]] for metric in ("f1", "ncr"))
     both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
     z = bonferroni_z(1, 0.01)  # F1 orders a pair beyond 2.6 SE of their difference
     signed, signed_se, reversed_at, ordered = [], [], [], 0

@@ -58,7 +58,7 @@ def claims_for(by: str, best: str, fixed: str):
         rows = table[table["protocol.name"] == name]
         if rows.empty:
             return []
-        f1 = summary(rows, "f1", ["dataset.name", by, "k"])
+        f1 = summary(rows, "f1", list(dict.fromkeys(["dataset.name", by, "k"])))
         means, se = sec6.wide(f1.assign(series=name), ["dataset.name", by], column="series")
         known = means[name].dropna()
         points = pd.MultiIndex.from_tuples(
