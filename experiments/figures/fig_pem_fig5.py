@@ -17,7 +17,7 @@ import pandas as pd
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.figures.tolerance import Digits, Part, WithinSE
+from experiments.figures.tolerance import Digits, Monotone, Part, WithinSE, bonferroni_z
 from experiments.results import summary
 
 EXPERIMENTS = ("pem_fig5", "pem_fig5_spm", "pem_fig5_spm_url", "pem_fig5_sens")
@@ -73,14 +73,58 @@ def url_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
     )
 
 
-def best_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
-    """VI-B1: PEM best at every (data set, ε), and its lead larger at each data set's
-    largest ε than at its smallest (the paper's versions only)."""
+def best_claims(f1: pd.DataFrame, runs: str) -> list[ClaimCheck]:
+    """VI-B1's three sentences on Fig. 5: PEM best at every (data set, ε); the heavy hitters
+    found (16 × F1) rising with ε for every protocol; and "the improvement is more
+    significant when ε is larger", read as PEM's lead over the best baseline larger at
+    each data set's largest ε than at its smallest (the paper's versions only)."""
     name, baselines = sec6.proposed(), sec6.comparison().reference
     means, se = sec6.wide(f1, ["dataset.name", "epsilon"])
     if name not in means or not any(b in means for b in baselines):
-        return None
+        return []
     lead, lead_se, best = sec6.lead_over(means, se, name, baselines)
+    found = [
+        ClaimCheck(
+            source="PEM Sec. VI-B1 (Fig. 5)",
+            paper="it is clear that PEM performs best among all three protocols",
+            ours=f"{runs}; {name}'s mean F1 minus the best baseline's per (data set, ε): "
+            f"{sec6.listed(lead)}",
+            parts=sec6.tie_part(
+                f"{name}'s lead over the best baseline per (data set, ε)", lead, lead_se
+            ),
+            reason="a baseline is ahead of PEM beyond sampling error somewhere",
+        )
+    ]
+    series = [(p, d) for p in means.columns for d in means.index.get_level_values(0).unique()]
+    steps = sum(max(means.loc[d, p].notna().sum() - 1, 0) for p, d in series)
+    z = bonferroni_z(max(steps, 1), 0.01, one_sided=True)
+    parts, shown = [], []
+    for protocol, dataset in series:
+        mine = means.loc[dataset, protocol].dropna()
+        if len(mine) < 2:
+            continue
+        err = se.loc[dataset, protocol].loc[mine.index]
+        parts.append(
+            Part(
+                f"{protocol} on {dataset}: heavy hitters found (16 × mean F1) along ε",
+                16 * mine.to_numpy(),
+                Monotone("increasing", se=16 * err.to_numpy(), z=z, reading="'will increase'"),
+            )
+        )
+        shown.append(f"{protocol} {dataset} " + "/".join(f"{16 * v:.1f}" for v in mine))
+    if parts:
+        found.append(
+            ClaimCheck(
+                source="PEM Sec. VI-B1 (Fig. 5)",
+                paper="when ε increases, the number of heavy hitters that can be identified "
+                "will increase",
+                ours=f"{runs}; heavy hitters found of 16 along the ε grid: " + "; ".join(shown),
+                parts=tuple(parts),
+                note=f"A step back allowed within {z:.1f} SE (one-sided, family-wise 0.01 over "
+                f"the {steps} steps): F1 saturates near 1.",
+                reason="the count falls from one ε to the next beyond sampling error somewhere",
+            )
+        )
     ends, change, change_se, falls = [], {}, {}, []
     for dataset, mine in lead.groupby(level=0):
         if len(mine) < 2:
@@ -99,26 +143,26 @@ def best_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
                 f"while {name} goes from {means.loc[first, name]:.2f} to "
                 f"{means.loc[last, name]:.2f}"
             )
-    change = pd.Series(change, dtype=float)
-    change_se = pd.Series(change_se, dtype=float)
-    return ClaimCheck(
-        source="PEM Sec. VI-B1 (Fig. 5)",
-        paper="PEM performs best among the three protocols, more so as ε grows",
-        ours=(
-            f"{runs}; {name}'s mean F1 minus the best baseline's per (data set, ε): "
-            f"{sec6.listed(lead)}; its lead from the smallest to the largest ε: " + "; ".join(ends)
-        ),
-        parts=(
-            sec6.tie_part(f"{name}'s lead over the best baseline per (data set, ε)", lead, lead_se),
-            sec6.tie_part(
-                f"change of {name}'s lead from each data set's smallest to its largest ε",
-                change,
-                change_se,
-                otherwise="partly",
-            ),
-        ),
-        reason="; ".join(falls),
-    )
+    if change:
+        found.append(
+            ClaimCheck(
+                source="PEM Sec. VI-B1 (Fig. 5)",
+                paper="the improvement is more significant when ε is larger",
+                ours=f"{runs}; {name}'s lead over the best baseline from each data set's "
+                "smallest to its largest ε: " + "; ".join(ends),
+                parts=sec6.tie_part(
+                    f"change of {name}'s lead from each data set's smallest to its largest ε",
+                    pd.Series(change, dtype=float),
+                    pd.Series(change_se, dtype=float),
+                    otherwise="partly",
+                ),
+                note="'The improvement' read as PEM's lead over the best baseline (the "
+                "sentence may also mean the count's rise); a reading, so a data set where "
+                "it fails makes the row 'partly'.",
+                reason="; ".join(falls),
+            )
+        )
+    return found
 
 
 def channel_claims(table: pd.DataFrame, by: str, runs: str) -> list[ClaimCheck]:
@@ -180,13 +224,14 @@ FIGURE_NAME = {"epsilon": "Fig. 5", "k": "Fig. 6"}
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
-    """VI-B1: ε = 4 on URL; PEM best at every (data set, ε), more so as ε grows (the
-    paper's versions); and the MCM channel rows of Secs. VI-A and VII (the √n line)."""
+    """VI-B1: ε = 4 on URL; PEM best at every (data set, ε), the count found rising with ε,
+    the improvement larger at large ε (the paper's versions); and the MCM channel rows of
+    Secs. VI-A and VII (the √n line)."""
     table = table[np.isclose(table["k"], 16)]
     main = sec6.main_rows(table)
     f1 = summary(main, "f1", ["dataset.name", "protocol.name", "epsilon", "k"])
     runs = sec6.runs_note(main)
-    found = [url_claim(f1, runs), best_claim(f1, runs)]
+    found = [url_claim(f1, runs), *best_claims(f1, runs)]
     return [c for c in found if c is not None] + channel_claims(table, "epsilon", runs)
 
 
