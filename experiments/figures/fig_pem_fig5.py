@@ -58,7 +58,14 @@ def url_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
             Part(
                 "heavy hitters each baseline finds (16 × mean F1)",
                 found.to_numpy(),
-                WithinSE(2.0, found_se.to_numpy(), alpha=0.01, what="'only two'", side="below"),
+                WithinSE(
+                    2.0,
+                    found_se.to_numpy(),
+                    alpha=0.01,
+                    what="'only two'",
+                    side="below",
+                    df=sec6.dof(f1),
+                ),
             ),
         ),
         reason=(
@@ -90,14 +97,17 @@ def best_claims(f1: pd.DataFrame, runs: str) -> list[ClaimCheck]:
             ours=f"{runs}; {name}'s mean F1 minus the best baseline's per (data set, ε): "
             f"{sec6.listed(lead)}",
             parts=sec6.tie_part(
-                f"{name}'s lead over the best baseline per (data set, ε)", lead, lead_se
+                f"{name}'s lead over the best baseline per (data set, ε)",
+                lead,
+                lead_se,
+                df=sec6.dof(f1),
             ),
             reason="a baseline is ahead of PEM beyond sampling error somewhere",
         )
     ]
     series = [(p, d) for p in means.columns for d in means.index.get_level_values(0).unique()]
     steps = sum(max(means.loc[d, p].notna().sum() - 1, 0) for p, d in series)
-    z = bonferroni_z(max(steps, 1), 0.01, one_sided=True)
+    z = bonferroni_z(max(steps, 1), 0.01, one_sided=True, df=sec6.dof(f1))
     parts, shown = [], []
     for protocol, dataset in series:
         mine = means.loc[dataset, protocol].dropna()
@@ -155,6 +165,7 @@ def best_claims(f1: pd.DataFrame, runs: str) -> list[ClaimCheck]:
                     pd.Series(change, dtype=float),
                     pd.Series(change_se, dtype=float),
                     otherwise="partly",
+                    df=sec6.dof(f1),
                 ),
                 note="'The improvement' read as PEM's lead over the best baseline (the "
                 "sentence may also mean the count's rise); a reading, so a data set where "
@@ -194,7 +205,7 @@ def channel_claims(table: pd.DataFrame, by: str, runs: str) -> list[ClaimCheck]:
             parts=Part(
                 f"F1 of {mcm} with k^1.5 channels minus with √n channels",
                 gap.to_numpy(),
-                WithinSE(0.0, gap_se.to_numpy(), alpha=0.01, what="no difference"),
+                WithinSE(0.0, gap_se.to_numpy(), what="no difference", df=sec6.dof(f1)),
                 otherwise="partly",
             ),
             note="√n (~700-1100 here) is many times k^1.5 at the grid's k, so the √n line "
@@ -206,12 +217,13 @@ def channel_claims(table: pd.DataFrame, by: str, runs: str) -> list[ClaimCheck]:
             ours=f"{runs}; {name}'s mean F1 minus {root}'s per (data set, {symbol}): "
             f"{sec6.listed(lead)}",
             parts=(
-                sec6.tie_part(f"{name}'s lead over {root}", lead, lead_se),
+                sec6.tie_part(f"{name}'s lead over {root}", lead, lead_se, df=sec6.dof(f1)),
                 sec6.beyond_part(
                     f"{name}'s lead over {root} in SE",
                     lead,
                     lead_se,
                     "'significantly' read as beyond sampling error at every point",
+                    df=sec6.dof(f1),
                 ),
             ),
             reason="where F1 saturates (both near 1) the lead is within sampling error",

@@ -133,6 +133,7 @@ def decrease_claims(table: pd.DataFrame, runs: str) -> list[ClaimCheck]:
                         alpha=0.01,
                         what="no rise",
                         side="below",
+                        df=sec6.dof(table),
                     ),
                 ),
                 reason="every series still finds more heavy hitters at the largest k",
@@ -161,7 +162,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 ours=f"{runs}; {name}'s mean F1 minus the best baseline's per (data set, k): "
                 f"{sec6.listed(lead)}",
                 parts=sec6.tie_part(
-                    f"{name}'s lead over the best baseline per (data set, k)", lead, lead_se
+                    f"{name}'s lead over the best baseline per (data set, k)",
+                    lead,
+                    lead_se,
+                    df=sec6.dof(f1),
                 ),
                 reason="a baseline is ahead of PEM beyond sampling error somewhere",
             )
@@ -209,7 +213,7 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
             parts=Part(
                 "NCR difference of each pair that F1 orders, signed by F1's order",
                 np.array(signed),
-                WithinSE(0.0, np.array(signed_se), alpha=0.01, what="a tie", side="above"),
+                WithinSE(0.0, np.array(signed_se), what="a tie", side="above", df=sec6.dof(table)),
             ),
             reason="NCR weights the top ranks, F1 does not: a protocol that finds many lower "
             "values but misses the top one can lead on F1 and trail on NCR",

@@ -110,11 +110,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 f"{lead[widest]:+.2f}"
             ),
             parts=(
-                sec6.tie_part(f"{name}'s lead over the best baseline per ε", lead, lead_se),
+                sec6.tie_part(
+                    f"{name}'s lead over the best baseline per ε", lead, lead_se, df=sec6.dof(panel)
+                ),
                 Part(
                     f"{name}'s lead at ε = 2 minus its widest lead at another ε",
                     margin,
-                    WithinSE(0.0, margin_se, alpha=0.01, what="a tie", side="above"),
+                    WithinSE(0.0, margin_se, what="a tie", side="above", df=sec6.dof(panel)),
                     otherwise="partly",
                 ),
             ),
@@ -178,7 +180,9 @@ def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     "section's 'PEM performs better than SPM and MCM'"
                 ),
                 ours=f"mean F1 ({sec6.runs_note(table)}): {shown}",
-                parts=sec6.tie_part(f"{name}'s lead over the best baseline per θ", lead, lead_se),
+                parts=sec6.tie_part(
+                    f"{name}'s lead over the best baseline per θ", lead, lead_se, df=sec6.dof(rows)
+                ),
                 reason="a baseline leads PEM beyond sampling error at some θ",
             )
         )

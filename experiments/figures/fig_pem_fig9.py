@@ -178,8 +178,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     WithinSE(
                         mcm_spm_model.to_numpy(),
                         mcm_spm_se.to_numpy(),
-                        alpha=0.01,
                         what="Eq. (3)'s ratio for the final tests' users and budgets",
+                        df=sec6.dof(stats),
                     ),
                     otherwise="partly",
                 ),
@@ -204,8 +204,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     WithinSE(
                         pem_mcm_model.to_numpy(),
                         pem_mcm_se.to_numpy(),
-                        alpha=0.01,
                         what="Eq. (3)'s ratio for the final tests' users and budgets",
+                        df=sec6.dof(stats),
                     ),
                     otherwise="partly",
                 ),
@@ -239,9 +239,9 @@ def model_claim(stats: pd.DataFrame, runs: str) -> ClaimCheck:
             WithinSE(
                 stats["model"].to_numpy(),
                 stats["se"].to_numpy(),
-                alpha=0.01,
                 what="Eq. (3) for the final test's users and budget (with its n_v and "
                 "sampling terms)",
+                df=sec6.dof(stats),
             ),
             otherwise="partly",
         ),

@@ -68,7 +68,7 @@ def claims_for(by: str, best: str, fixed: str):
             ]
         )
         mean, err = means.loc[points, name], se.loc[points, name]
-        z = bonferroni_z(len(points), 0.01, one_sided=True)
+        z = bonferroni_z(len(points), 0.01, one_sided=True, df=sec6.dof(f1))
         symbol = "ε" if by == "epsilon" else "k"
         return [
             ClaimCheck(

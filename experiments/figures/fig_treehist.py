@@ -164,7 +164,8 @@ def claims_for(by: str, fixed: str):
         lead, lead_se, _ = sec6.lead_over(means, se, pem_name, forms)
         if lead.empty:
             return []
-        z = sec6.tie_part("", lead, lead_se).tolerance.z()
+        df = sec6.dof(_with_series(table))
+        z = sec6.tie_part("", lead, lead_se, df=df).tolerance.z()
         ahead = int((lead > z * lead_se).sum())
         return [
             ClaimCheck(
@@ -179,7 +180,7 @@ def claims_for(by: str, fixed: str):
                     f"{sec6.listed(lead)}; ahead beyond {z:.1f} SE at {ahead}"
                 ),
                 parts=sec6.tie_part(
-                    f"{pem_name}'s lead over the better {NAME} form", lead, lead_se
+                    f"{pem_name}'s lead over the better {NAME} form", lead, lead_se, df=df
                 ),
                 reason=f"{NAME} is ahead of PEM beyond sampling error somewhere",
             )

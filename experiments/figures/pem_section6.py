@@ -293,21 +293,37 @@ def lead_over(means: pd.DataFrame, se: pd.DataFrame, name: str, others: Sequence
     return lead, pd.Series(np.hypot(se.loc[rows, name], best_se), index=rows), best
 
 
-def tie_part(quantity: str, lead: pd.Series, se: pd.Series, otherwise: str = "differs") -> Part:
-    """'Ahead' read as: every lead at least a tie within sampling error (one-sided, z from
-    a family-wise 0.01 over the points)."""
+def dof(frame: pd.DataFrame) -> float:
+    """Degrees of freedom of a standard error from the fewest runs behind it (runs - 1):
+    a summary's ``trials``, or a table's distinct ``trial`` per setting.  Ten runs give
+    Student's t with 9, not the normal z (conservative for a difference of two means)."""
+    if "trials" in frame:
+        runs = int(frame["trials"].min()) if len(frame) else 2
+    else:
+        runs = int(frame.groupby("config_hash")["trial"].nunique().min()) if len(frame) else 2
+    return float(max(runs - 1, 1))
+
+
+def tie_part(
+    quantity: str, lead: pd.Series, se: pd.Series, otherwise: str = "differs", df: float = np.inf
+) -> Part:
+    """'Ahead' read as: every lead at least a tie within sampling error (one-sided, z or
+    Student's t with ``df`` from a family-wise 0.01 over the points)."""
     return Part(
         quantity,
         lead.to_numpy(dtype=float),
-        WithinSE(0.0, se.to_numpy(dtype=float), alpha=0.01, what="a tie", side="above"),
+        WithinSE(0.0, se.to_numpy(dtype=float), alpha=0.01, what="a tie", side="above", df=df),
         otherwise=otherwise,
     )
 
 
-def beyond_part(quantity: str, lead: pd.Series, se: pd.Series, reading: str) -> Part:
-    """'Significantly ahead' read as: every lead above z standard errors (one-sided, z from
-    a family-wise 0.01 over the points); the values are the leads in standard errors."""
-    z = bonferroni_z(len(lead), 0.01, one_sided=True)
+def beyond_part(
+    quantity: str, lead: pd.Series, se: pd.Series, reading: str, df: float = np.inf
+) -> Part:
+    """'Significantly ahead' read as: every lead above z standard errors (one-sided, z or
+    Student's t with ``df`` from a family-wise 0.01 over the points); the values are the
+    leads in standard errors."""
+    z = bonferroni_z(len(lead), 0.01, one_sided=True, df=df)
     score = (lead / se).to_numpy(dtype=float)
     return Part(quantity, score, Band(z, reading=f"{reading} ({z:.1f} SE: one-sided, 0.01)"))
 

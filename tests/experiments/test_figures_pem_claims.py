@@ -218,8 +218,8 @@ def test_fig8_assumed_row_reads_sampling_error(monkeypatch):
     (claim,) = fig_pem_fig8.assumed_claims(rows(0.8), "10 runs")
     assert claim.verdict == "reproduced"
     _flips(claim)
-    (planted,) = fig_pem_fig8.assumed_claims(rows(0.7), "10 runs")  # 0.1 off: ~5 SE
-    assert planted.verdict == "differs"
+    (planted,) = fig_pem_fig8.assumed_claims(rows(0.6), "10 runs")  # 0.2 off: ~10 SE
+    assert planted.verdict == "partly" and "at ε = 1 F1 exponential 0.60" in planted.reason
 
 
 @pytest.mark.parametrize("claim", [fig_pem_fig9.joint_estimator_claim()])
