@@ -119,8 +119,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                     Identity(0.0),
                 ),
             ),
-            reason=f"{sec5.optimism(unique, beyond)}: the model takes the other candidates of "
-            "a step to have frequency 0",
+            reason=f"{sec5.optimism(unique, beyond)}; why is not shown",
         )
     ]
     worst_gap, worst_se, best_gap, best_se, shown = [], [], [], [], []
