@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.spec import ClaimCheck, both, verdict_of
+from experiments.figures.tolerance import Band, Part, WithinSE, bonferroni_z
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
 from ldp import theory
@@ -270,51 +270,73 @@ def mean_of(stats: pd.DataFrame, **where: Any) -> float:
     return float(rows["mean"].iloc[0]) if len(rows) else float("nan")
 
 
-def end_to_end(series: pd.Series) -> dict[str, float]:
-    """Per data set (the first index level), the value at its last x minus at its first
-    (NaN points dropped; data sets with one point left out): a trend's direction."""
-    return {
-        d: float(g.iloc[-1] - g.iloc[0]) for d, g in series.dropna().groupby(level=0) if len(g) > 1
-    }
+def wide(stats: pd.DataFrame, index: Sequence[str], column: str = "protocol.name"):
+    """(means, standard errors) of a summary, one row per ``index``, a column per ``column``
+    value.  An SE of 0 (every run alike: F1 all 0 or all 1) is raised to one heavy hitter
+    in one run, 1/(k runs), the resolution of a mean F1 at k (16 where k is not a column)."""
+    k = stats["k"].astype(float) if "k" in stats else pd.Series(16.0, index=stats.index)
+    floor = 1.0 / (k * stats["trials"].clip(lower=1))
+    stats = stats.assign(se=np.maximum(stats["se"].fillna(0.0), floor))
+    means = stats.pivot_table(index=list(index), columns=column, values="mean")
+    return means, stats.pivot_table(index=list(index), columns=column, values="se")
 
 
-def ahead_claim(
-    wide: pd.DataFrame,
-    others: pd.Series,
-    axis: str,
-    trend: dict[str, float],
-    holds: bool | None,
-    *,
-    source: str,
-    paper: str,
-    trend_text: str,
-    tolerance: str,
-    reasons: tuple[str, str],
-) -> ClaimCheck:
-    """Figs. 5 and 6: the proposed protocol best at every (data set, ``axis``) point of
-    ``wide`` (mean F1 per protocol), within 0.02 of the best baseline's (``others``) or
-    above it, and a ``trend`` along the axis per data set that ``holds`` (None: not
-    measurable); ``reasons``: why the trend fails, why a baseline matches."""
-    name = proposed()
-    best = wide[name] >= others - 0.02
-    losses = [
-        f"{d} {axis} = {x:g} ({name} {wide.loc[(d, x), name]:.2f} vs {others[(d, x)]:.2f})"
-        for d, x in wide.index[~best.to_numpy()]
-    ]
-    return ClaimCheck(
-        source=source,
-        paper=paper,
-        ours=(
-            f"{name}'s mean F1 is the highest (within 0.02) at {int(best.sum())} of "
-            f"{len(best)} (data set, {axis}) points"
-            + (f"; not at {', '.join(losses)}" if losses else "")
-            + f"; {trend_text}: "
-            + ", ".join(f"{d} {change:+.2f}" for d, change in trend.items())
-        ),
-        tolerance=tolerance,
-        verdict=both(verdict_of(not losses, "partly"), verdict_of(holds)),
-        reason="" if not losses and holds else reasons[0] if not losses else reasons[1],
+def lead_over(means: pd.DataFrame, se: pd.DataFrame, name: str, others: Sequence[str]):
+    """The lead of ``name`` over the best of ``others`` at each row where both have a
+    mean: (lead, its SE, the best other's name per row)."""
+    rivals = means[[c for c in others if c in means]].dropna(how="all")
+    rows = rivals.index.intersection(means[name].dropna().index)
+    rivals = rivals.loc[rows]
+    best = rivals.idxmax(axis=1)
+    best_se = pd.Series([se.loc[i, b] for i, b in best.items()], index=rows, dtype=float)
+    lead = means.loc[rows, name] - rivals.max(axis=1)
+    return lead, pd.Series(np.hypot(se.loc[rows, name], best_se), index=rows), best
+
+
+def dof(frame: pd.DataFrame) -> float:
+    """Degrees of freedom of a standard error from the fewest runs behind it (runs - 1):
+    a summary's ``trials``, or a table's distinct ``trial`` per setting.  Ten runs give
+    Student's t with 9, not the normal z (conservative for a difference of two means)."""
+    if "trials" in frame:
+        runs = int(frame["trials"].min()) if len(frame) else 2
+    else:
+        runs = int(frame.groupby("config_hash")["trial"].nunique().min()) if len(frame) else 2
+    return float(max(runs - 1, 1))
+
+
+def tie_part(
+    quantity: str, lead: pd.Series, se: pd.Series, otherwise: str = "differs", df: float = np.inf
+) -> Part:
+    """'Ahead' read as: every lead at least a tie within sampling error (one-sided, z or
+    Student's t with ``df`` from a family-wise 0.01 over the points)."""
+    return Part(
+        quantity,
+        lead.to_numpy(dtype=float),
+        WithinSE(0.0, se.to_numpy(dtype=float), alpha=0.01, what="a tie", side="above", df=df),
+        otherwise=otherwise,
     )
+
+
+def beyond_part(
+    quantity: str, lead: pd.Series, se: pd.Series, reading: str, df: float = np.inf
+) -> Part:
+    """'Significantly ahead' read as: every lead above z standard errors (one-sided, z or
+    Student's t with ``df`` from a family-wise 0.01 over the points); the values are the
+    leads in standard errors."""
+    z = bonferroni_z(len(lead), 0.01, one_sided=True, df=df)
+    score = (lead / se).to_numpy(dtype=float)
+    return Part(quantity, score, Band(z, reading=f"{reading} ({z:.1f} SE: one-sided, 0.01)"))
+
+
+def where(index: Any) -> str:
+    """A row of :func:`wide` as text, e.g. "url 4"."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return " ".join(f"{v:g}" if isinstance(v, (float, np.floating)) else str(v) for v in parts)
+
+
+def listed(values: pd.Series, digits: int = 2) -> str:
+    """Values per index as "url 1: +0.52, url 2: +0.61"."""
+    return ", ".join(f"{where(i)}: {v:+.{digits}f}" for i, v in values.items())
 
 
 def runs_note(table: pd.DataFrame) -> str:

@@ -35,7 +35,9 @@ def test_a_point_treehist_did_not_run_is_neither_a_win_nor_a_loss() -> None:
     )
     (claim,) = fig_treehist.claims_for("epsilon", "k = 16")(table)
     assert claim.verdict == "reproduced"
-    assert "at 3 of 3" in claim.ours
+    assert "at the 3 points both ran" in claim.ours and claim.ours.endswith(" SE at 3")
+    # the row's own detected deviation, planted, changes the verdict
+    assert claim.detection.found and claim.mutated().verdict != "reproduced"
 
 
 def test_a_point_where_treehist_is_ahead_still_counts_against_pem() -> None:
@@ -43,5 +45,5 @@ def test_a_point_where_treehist_is_ahead_still_counts_against_pem() -> None:
         _rows("PEM", None, [1, 2, 3], 0.5) + _rows("TreeHist", "top-k", [1, 2], 0.9)
     )
     (claim,) = fig_treehist.claims_for("epsilon", "k = 16")(table)
-    assert claim.verdict == "partly"
-    assert "at 0 of 2" in claim.ours
+    assert claim.verdict == "differs"
+    assert "at the 2 points both ran" in claim.ours and "1: -0.40" in claim.ours
