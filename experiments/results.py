@@ -30,7 +30,6 @@ __all__ = [
     "build_protocol",
     "figure_config",
     "frequency_mse",
-    "held",
     "label_of",
     "per_trial",
     "protocol_from_row",
@@ -87,12 +86,6 @@ def frequency_mse(row: pd.Series, epsilon: float, n: int, d: int) -> float:
     mean count n/d, Var being affine in the count ([FO] Eq. (3))."""
     oracle = build_protocol(protocol_from_row(row), float(epsilon), domain_size=d)
     return oracle.variance(n, n / d) / n**2
-
-
-def held(holds: bool) -> str:
-    """The verdict of one part of a claim: "reproduced" if it holds, else "differs" (parts
-    combine with :func:`experiments.figures.spec.both`)."""
-    return "reproduced" if holds else "differs"
 
 
 def label_of(rows: pd.DataFrame, name: str) -> str:

@@ -75,6 +75,20 @@ def verdict_text(judged: Judged) -> str:
     return f"{mark} (≥ {judged.needed} trials)"
 
 
+#: The power a "reproduced" row is expected to have: a deviation of at most this share of
+#: its quantity, or this many standard errors, changes its verdict.
+BAR_RELATIVE, BAR_SE = 0.10, 6.0
+
+
+def detects_text(claim: ClaimCheck) -> str:
+    """The detects cell; a reproduced row weaker than the bar says so."""
+    found = claim.detection
+    text = found.text()
+    if claim.verdict == "reproduced" and not found.within(BAR_RELATIVE, BAR_SE):
+        text += f"; below the bar of {100 * BAR_RELATIVE:g}% or {BAR_SE:g} SE"
+    return text
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -100,7 +114,7 @@ def _row(spec: FigureSpec, judged: Judged | ClaimCheck) -> str:
         claim.paper,
         claim.ours,
         claim.tolerance,
-        claim.detection.text(),
+        detects_text(claim),
         verdict_text(judged),
         claim.cause or "-",
         f"[{spec.name}](figures/{spec.name}.png)",
@@ -153,7 +167,10 @@ def write_report(
         "for it (from the figure's results table), and a verdict. Figures: "
         "[figures/index.md](figures/index.md).",
         "",
-        f"**Summary:** {len(rows)} claims: {summary}.",
+        f"**Summary:** {len(rows)} claims: {summary}. Of the reproduced rows, "
+        f"{sum('below the bar' in row for row in rows)} detect less than the bar of "
+        f"{100 * BAR_RELATIVE:g}% of their quantity or {BAR_SE:g} SE (their detects cell says "
+        "so).",
         "",
         "A claim is *reproduced* when every part of the paper's sentence holds within the "
         "tolerance its row states (and why: our standard error, the digits the paper "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,7 +12,6 @@ import pandas as pd
 from experiments.figures.tolerance import (
     Detection,
     Part,
-    Tolerance,
     Verdict,
     combine,
     detect,
@@ -30,55 +28,6 @@ VERDICTS: tuple[str, ...] = (
 )
 #: Verdicts of statements true by construction: counted apart from "reproduced".
 BY_CONSTRUCTION: tuple[str, ...] = ("calibrated", "identity")
-
-
-# ---------------------------------------------------------------- LEGACY helpers
-def both(*verdicts: str) -> str:
-    """LEGACY: :func:`~.tolerance.combine` of hand-typed verdicts."""
-    return combine(list(verdicts))
-
-
-def verdict_of(holds: bool | None, otherwise: str = "differs") -> str:
-    """LEGACY: a hand-typed verdict from one condition."""
-    if holds is None:
-        return "not measurable"
-    return "reproduced" if holds else otherwise
-
-
-def cause(verdict: str, reason: str) -> str:
-    """LEGACY: the reason column of a hand-typed verdict."""
-    return "" if verdict == "reproduced" else reason
-
-
-Z_LIMIT = 4.5
-
-
-def largest_z(mean: pd.Series, exact: pd.Series, se: pd.Series) -> float:
-    """LEGACY: the largest |mean - exact| / SE over the points with SE > 0."""
-    z = (mean - exact) / se.where(se > 0)
-    return float(z.abs().max()) if z.notna().any() else math.nan
-
-
-def chance_beyond(points: int, z: float = Z_LIMIT) -> float:
-    """LEGACY: union bound on any of ``points`` normal points straying beyond z SE."""
-    from scipy.stats import norm
-
-    return min(1.0, points * 2 * float(norm.sf(z)))
-
-
-@dataclass(frozen=True)
-class _Stated(Tolerance):
-    """LEGACY: a verdict and tolerance typed by hand, kept only while figure modules move to
-    declared parts (nothing to detect: it cannot fail)."""
-
-    verdict: str
-    text: str
-
-    def holds(self, values) -> bool:
-        return True
-
-    def describe(self) -> str:
-        return self.text
 
 
 @dataclass(frozen=True)
@@ -108,24 +57,10 @@ class ClaimCheck:
         source: str,
         paper: str,
         ours: str,
-        parts: Part | Sequence[Part] | str = (),
+        parts: Part | Sequence[Part] = (),
         reason: str = "",
         note: str = "",
-        *,
-        verdict: str | None = None,
-        tolerance: str | None = None,
-        measured: float = math.nan,
-        se: float = math.nan,
     ) -> None:
-        if isinstance(parts, str) or verdict is not None:  # LEGACY: a verdict typed by hand
-            stated = parts if isinstance(parts, str) else verdict
-            if stated not in VERDICTS:
-                raise ValueError(f"verdict must be one of {VERDICTS}, got {stated!r}")
-            if not str(tolerance or "").strip():
-                raise ValueError(f"a claim needs a non-empty tolerance: {paper or source}")
-            if se < 0:
-                raise ValueError(f"a standard error is >= 0, got {se}: {source}")
-            parts = (Part("legacy", [measured], _Stated(stated, str(tolerance))),)
         parts = (parts,) if isinstance(parts, Part) else tuple(parts)
         for name, value in (("source", source), ("paper", paper), ("ours", ours)):
             object.__setattr__(self, name, value)
@@ -138,20 +73,11 @@ class ClaimCheck:
         object.__setattr__(self, "note", note)
 
     @property
-    def legacy(self) -> bool:
-        """Whether the verdict was typed by hand (the form being retired)."""
-        return any(isinstance(p.tolerance, _Stated) for p in self.parts)
-
-    @property
     def verdict(self) -> Verdict:
-        if self.legacy:
-            return self.parts[0].tolerance.verdict  # type: ignore[attr-defined]
         return combine([part.verdict for part in self.parts])
 
     @property
     def tolerance(self) -> str:
-        if self.legacy:
-            return self.parts[0].tolerance.describe()
         text = "; ".join(part.describe() for part in self.parts)
         return f"{text}. {self.note}" if self.note else text
 
@@ -165,8 +91,6 @@ class ClaimCheck:
     @cached_property
     def detection(self) -> Detection:
         """The smallest deviation of a measured quantity that changes the verdict."""
-        if self.legacy:
-            return Detection(0, "a verdict typed by hand", "none", math.nan)
         return detect(self.parts, lambda parts: combine([p.verdict for p in parts]))
 
     def mutated(self, factor: float = 1.0) -> ClaimCheck:

@@ -541,7 +541,7 @@ def _in_se(values: np.ndarray, se, delta: float) -> float:
     se = np.broadcast_to(np.asarray(se, dtype=float), values.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(se > 0, delta * np.abs(values) / se, np.nan)
-    finite = ratio[np.isfinite(ratio)]
+    finite = ratio[np.isfinite(ratio) & (ratio > 0)]  # a value of 0 has no SE scale
     return float(finite.max()) if finite.size else math.nan
 
 
