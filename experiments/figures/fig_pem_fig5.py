@@ -73,7 +73,7 @@ def url_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
             "are depends on the URL data's head, an assumption of the surrogate (its visitor "
             "counts are not published): MCM finds the sites above ≈ 4% of visits and the "
             "surrogate's head (rank^-1.338: 28.6, 11.3, 6.5, 4.5%) has four; measured in "
-            "docs/notes/fig5a-cause.md (a flatter head with the same 27,000 sites gives "
+            "docs/fig5a.md (a flatter head with the same 27,000 sites gives "
             "MCM 2.4-2.6 of 16; SPM with Fanti et al.'s threshold stages finds exactly the "
             "two top sites in 10 of 10 runs)"
         ),
