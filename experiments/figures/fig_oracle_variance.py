@@ -34,11 +34,6 @@ from experiments.results import (
 from ldp import privacy
 from ldp.theory import (
     TABLE1_PROTOCOLS,
-    blh_pq,
-    grr_pq,
-    olh_pq,
-    oue_pq,
-    sue_pq,
     table1_variance,
 )
 from ldp.theory.frequency import (
@@ -47,6 +42,7 @@ from ldp.theory.frequency import (
     table1_report_bits,
     warner_pq,
 )
+from ldp.theory.printed import PRINTED_PQ_PROTOCOLS, printed_pq
 
 #: Table 1's comparisons (``oracle_variance``'s ``figure:`` block): ``reference`` the
 #: hashing oracle both claims divide by; ``subjects`` the one with the same variance, then
@@ -414,15 +410,6 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 
 
 # ------------------------------------------------- exact arithmetic of the oracle objects
-#: The mechanisms of the slides whose perturbation is written with p/q = e^ε (DE, the two
-#: unary encodings, BLH, OLH), and the closed forms of their declared p*, q*.
-PURE_PQ = {
-    "GRR": lambda epsilon, d, oracle: grr_pq(epsilon, d),
-    "SUE": lambda epsilon, d, oracle: sue_pq(epsilon),
-    "OUE": lambda epsilon, d, oracle: oue_pq(epsilon),
-    "BLH": lambda epsilon, d, oracle: blh_pq(epsilon),
-    "OLH": lambda epsilon, d, oracle: olh_pq(epsilon, oracle.g),
-}
 #: The domain size at which the privacy loss is enumerated from the declared likelihoods
 #: (every pair of inputs: small, the loss does not depend on d).
 AUDIT_DOMAIN = 8
@@ -532,11 +519,12 @@ def _ratio_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
     _, epsilons = _grid(stats)
     chosen = sorted({epsilons[0], epsilons[len(epsilons) // 2], epsilons[-1]})
     pq, pq_exact, loss = [], [], []
-    for name, formula in PURE_PQ.items():
+    for name in PRINTED_PQ_PROTOCOLS:
         for epsilon in chosen:
             oracle = oracle_of(table, name, epsilon, AUDIT_DOMAIN)
             pq += [oracle.p_star, oracle.q_star]
-            pq_exact += list(formula(epsilon, AUDIT_DOMAIN, oracle))
+            g = getattr(oracle, "g", None)
+            pq_exact += list(printed_pq(name, epsilon, AUDIT_DOMAIN, g))
             loss.append(math.exp(privacy.max_privacy_loss(oracle) - epsilon))
     loss = np.array(loss)
     return ClaimCheck(
@@ -544,7 +532,7 @@ def _ratio_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
         "'Optimized UE', 'Optimized Local Hash'",
         paper="p/q = e^ε for DE, BLH and OLH (p(1-q)/(q(1-p)) = e^ε per pair of bits for SUE "
         "and OUE), with each mechanism's printed p and q",
-        ours=f"{', '.join(PURE_PQ)} at d = {AUDIT_DOMAIN}, ε = "
+        ours=f"{', '.join(PRINTED_PQ_PROTOCOLS)} at d = {AUDIT_DOMAIN}, ε = "
         f"{', '.join(f'{e:g}' for e in chosen)}: declared p*, q* equal the printed formulas "
         f"(largest relative gap {np.max(np.abs(np.array(pq) / np.array(pq_exact) - 1)):.1g}); "
         "the largest privacy loss of each object's declared likelihood over every pair of "

@@ -34,10 +34,9 @@ from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Calibrated, Identity, Part, Truncated, WithinSE
-from experiments.results import summary
+from experiments.results import figure_config, summary
 from ldp import hashing
 from ldp.datasets import surrogates
-from ldp.oracles.direct import GRR
 from ldp.theory import textbook as theory
 
 #: [Notes] Sec. 3's central (ε, δ) the shuffled binary sum is calibrated to.
@@ -56,6 +55,11 @@ SLIDE_TABLE = {
 AOL_USERS = 650_000
 #: [Tutorial] slide 13: true yes/no counts, the observed ones, the estimates.
 EXAMPLE_TRUTH, EXAMPLE_OBSERVED = (80, 20), (65, 35)
+#: The oracles of the rate rows (``textbook``'s ``figure:`` block): randomized response on
+#: one bit (the local mean) and the one-hot histogram (the per-bin count).
+LOCAL, HISTOGRAM = figure_config("textbook").subjects
+#: The shuffled binary sum is no registered protocol: a neutral grey of its own.
+SHUFFLED = "0.55"
 #: [Notes] Sec. 5.2: cells and rows of the hash-collision check, and the pairs it hashes.
 COLLISION_CELLS, COLLISION_ROWS, COLLISION_PAIRS = 16, (1, 2, 3), 1 << 20
 
@@ -139,9 +143,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
     stats, binary = rates(table), shuffled(table)
-    grr = stats[stats["protocol.name"] == "GRR"]
+    grr = stats[stats["protocol.name"] == LOCAL]
     if not grr.empty:
-        colour, epsilon = style.color("GRR"), float(grr["eps"].iloc[0])
+        colour, epsilon = style.color(LOCAL), float(grr["eps"].iloc[0])
         scale = 2.0  # the mean of ±1 values is 2 f - 1: its error is twice the frequency's
         left.errorbar(
             grr["n"],
@@ -162,17 +166,17 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             scale * np.sqrt(binary["frequency"]),
             yerr=scale * binary["frequency_se"] / np.sqrt(binary["frequency"]),
             fmt="s",
-            color=style.color("OLH"),
+            color=SHUFFLED,
             ms=5,
             capsize=2,
             label=f"shuffled binary sum, central ({CENTRAL:g}, {DELTA:g})",
         )
-        left.plot(binary["n"], scale * np.sqrt(binary["exact"]), color=style.color("OLH"), lw=1)
+        left.plot(binary["n"], scale * np.sqrt(binary["exact"]), color=SHUFFLED, lw=1)
     left.set(xscale="log", yscale="log", xlabel="users n", ylabel="RMSE of the mean of ±1 values")
     left.set_title("(a) local, central and shuffled error against n")
-    sue = stats[stats["protocol.name"] == "SUE"]
+    sue = stats[stats["protocol.name"] == HISTOGRAM]
     if not sue.empty:
-        colour = style.color("SUE")
+        colour = style.color(HISTOGRAM)
         middle.errorbar(
             sue["n"],
             np.sqrt(sue["count"]),
@@ -188,7 +192,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     middle.set_title("(b) one-hot histogram (SUE): per-bin error")
     top = largest_errors(table)
     if not top.empty:
-        colour = style.color("SUE")
+        colour = style.color(HISTOGRAM)
         right.errorbar(
             top.index,
             top["mean"],
@@ -224,7 +228,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
 
 def _grr_p(epsilon: float, d: int) -> float:
     """p of the GRR object the harness runs (its p*)."""
-    return float(GRR(epsilon=epsilon, domain_size=d).p_star)
+    return float(build_protocol({"name": LOCAL}, epsilon, domain_size=d).p_star)
 
 
 def _slide_table_claims() -> list[ClaimCheck]:
@@ -294,7 +298,9 @@ def _aol_claim() -> ClaimCheck:
 
 def _example_claim() -> ClaimCheck:
     """[Tutorial] slides 12-13: Warner's randomized response (yes w.p. 75%) on 80/20."""
-    oracle = GRR(epsilon=math.log(3), domain_size=2)  # truth kept w.p. 3/4: e^ε = 3
+    oracle = build_protocol(
+        {"name": LOCAL}, math.log(3), domain_size=2
+    )  # truth kept w.p. 3/4: e^ε = 3
     yes, no = EXAMPLE_TRUTH
     n = yes + no
     expected = [yes * oracle.p_star + no * oracle.q_star, yes * oracle.q_star + no * oracle.p_star]
@@ -320,7 +326,7 @@ def _example_claim() -> ClaimCheck:
 
 def _book_claim() -> ClaimCheck:
     """[Book]: the two-coin randomized response is log(3)-DP."""
-    oracle = GRR(epsilon=math.log(3), domain_size=2)
+    oracle = build_protocol({"name": LOCAL}, math.log(3), domain_size=2)
     loss = math.log(oracle.p_star / oracle.q_star)
     return ClaimCheck(
         source="[Book] LDP chapter, 'Randomized Response'",
@@ -340,7 +346,7 @@ def _book_claim() -> ClaimCheck:
 
 def _local_central_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 2: local error O(1/(ε√n)) against central O(1/(εn))."""
-    grr = stats[stats["protocol.name"] == "GRR"]
+    grr = stats[stats["protocol.name"] == LOCAL]
     if len(grr) < 2:
         return []
     slope, se = exponent(grr["n"], grr["frequency"], grr["frequency_se"])
@@ -383,7 +389,7 @@ def _local_central_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
 
 def _shuffle_claim(stats: pd.DataFrame, binary: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 3: the shuffled binary sum's error O(√log(1/δ)/(εn))."""
-    grr = stats[stats["protocol.name"] == "GRR"]
+    grr = stats[stats["protocol.name"] == LOCAL]
     if len(binary) < 2 or len(grr) < 2:
         return []
     slope, se = exponent(binary["n"], binary["frequency"], binary["frequency_se"])
@@ -434,7 +440,7 @@ def _shuffle_claim(stats: pd.DataFrame, binary: pd.DataFrame) -> list[ClaimCheck
 
 def _per_bin_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 4: the one-hot histogram's per-bin error O(√n/ε)."""
-    sue = stats[stats["protocol.name"] == "SUE"]
+    sue = stats[stats["protocol.name"] == HISTOGRAM]
     if len(sue) < 2:
         return []
     slope, se = exponent(sue["n"], sue["count"], sue["count_se"])

@@ -37,7 +37,7 @@ def test_the_tolerance_is_the_bonferroni_bound_of_the_largest_gap(table):
     bound = stats.t.isf(fig_cms.FAMILY_ALPHA / (2 * 2), df=12 - 1)
     assert "over 2 settings" in claim.ours and f"within {bound:.1f} SE" in claim.tolerance
     assert "Student's t with 11 degrees of freedom" in claim.tolerance
-    assert claim.verdict == "reproduced" and not claim.legacy
+    assert claim.verdict == "reproduced"
 
 
 def test_a_gap_beyond_the_tolerance_differs(table):

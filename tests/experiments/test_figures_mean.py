@@ -41,7 +41,6 @@ def test_claims_reproduced_on_the_closed_forms() -> None:
     claims = fig_mean.claims(_table())
     assert [c.verdict for c in claims] == ["reproduced"] * 3 + ["identity"]
     assert str(round(theory.PM_BEATS_DUCHI, 2)) in claims[0].paper
-    assert not any(c.legacy for c in claims)
     for claim in claims[:3]:
         assert claim.detection.within(), claim.detection.text()
 

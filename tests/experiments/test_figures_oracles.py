@@ -70,7 +70,6 @@ def _check_claims(claims: list[ClaimCheck], expected: int) -> None:
     assert len(claims) == expected
     for claim in claims:
         assert isinstance(claim, ClaimCheck)
-        assert not claim.legacy  # declared parts, never a verdict typed by hand
         assert claim.verdict in ("reproduced", "partly", "differs", "identity")
         assert claim.source and claim.paper and claim.ours
         assert "nan" not in claim.ours.lower()
@@ -490,7 +489,7 @@ def flh_table(settings_of):
 
 def test_the_flh_row_judges_time_against_its_noise(flh_table):
     (claim,) = flh.claims(flh_table)
-    assert not claim.legacy and "±2 SE from their spread" in claim.ours
+    assert "±2 SE from their spread" in claim.ours
     assert "Student's t with 3 degrees of freedom" in claim.tolerance
     # FLH's aggregation 100 times slower: beyond any timing noise
     slow = flh_table.copy()

@@ -45,7 +45,7 @@ def test_truncated_reads_cut_digits() -> None:
 # ------------------------------------------------------------------------------ the rows
 def test_every_row_is_declared_and_detects_within_the_bar(table) -> None:
     claims = fig_textbook.claims(table)
-    assert len(claims) == 12 and not any(c.legacy for c in claims)
+    assert len(claims) == 12
     verdicts = {c.source: c.verdict for c in claims}
     assert verdicts["[Tutorial] slide 15 (GRR), column d = 128"] == "differs"
     assert verdicts["[Tutorial] slide 4 (AOL data release, 2006)"] == "calibrated"

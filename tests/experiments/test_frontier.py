@@ -133,6 +133,6 @@ def _exact_panel(pgr: float, ss: float = 1.0) -> pd.DataFrame:
 
 def test_pgr_beyond_its_one_percent_is_not_reproduced() -> None:
     claim = _least_variance_claim(_exact_panel(1.005), "SS", "PGR")
-    assert claim.verdict == "identity" and not claim.legacy  # exact closed forms
+    assert claim.verdict == "identity"  # exact closed forms
     beyond = _least_variance_claim(_exact_panel(1.0378), "SS", "PGR")
     assert beyond.verdict == "partly" and "PGR/SS = 1.0378" in beyond.ours

@@ -76,7 +76,6 @@ def test_the_figure_draws_and_checks_its_claims_from_trial_rows(compose_config):
     table = pd.DataFrame(rows)
     claims = FIGURE.claims(table)
     assert len(claims) == 3 and all(c.verdict in VERDICTS for c in claims)
-    assert not any(c.legacy for c in claims)
     # the exact loss stays below ε_∞ and starts at ε₁ whatever the data (3 rounds here)
     assert [part.verdict for part in claims[2].parts[:2]] == ["identity", "reproduced"]
     # a loss planted 1% above ε_∞ in one setting is caught
@@ -158,7 +157,6 @@ def test_the_loloha_figure_draws_and_checks_its_claims(compose_config):
     table = pd.DataFrame(rows)
     claims = FIGURE.claims(table)
     assert len(claims) == 4 and all(c.verdict in VERDICTS for c in claims)
-    assert not any(c.legacy for c in claims)
     # the claimed accounting is exact whatever the data: LOLOHA-type users within g ε_∞
     assert claims[2].parts[0].verdict == "reproduced"
     # the adversary's exact rates planted above their bound are caught

@@ -151,7 +151,7 @@ def _decode_table(within: float, false: float, trials: int = 20) -> pd.DataFrame
 
 def test_the_decode_claim_holds_at_the_nominal_rates_and_fails_below():
     (claim,) = FIGURES[1].claims(_decode_table(within=0.955, false=0.0))
-    assert claim.verdict == "reproduced" and not claim.legacy
+    assert claim.verdict == "reproduced"
     assert claim.detection.within(), claim.detection.text()
     assert claim.mutated(2.0).verdict != "reproduced"
     (short,) = FIGURES[1].claims(_decode_table(within=0.90, false=0.0))
