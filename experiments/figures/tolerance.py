@@ -381,6 +381,23 @@ class Part:
         return Part(self.quantity, values, self.tolerance, self.otherwise)
 
 
+def not_slower(quantity: str, log_speedup: object, se: object, trials: int) -> Part:
+    """A timing reading: log(slower/faster median time) not below 0 beyond the trials'
+    timing noise (one-sided, Student's t with trials - 1 degrees of freedom)."""
+    return Part(
+        quantity,
+        log_speedup,
+        WithinSE(
+            0.0,
+            se,
+            alpha=0.01,
+            side="above",
+            df=max(trials - 1, 1),
+            what="0 (equal times): not slower beyond the trials' timing noise",
+        ),
+    )
+
+
 def combine(verdicts: Sequence[str]) -> Verdict:
     """The verdict of a sentence with several parts: every part must hold.
 
@@ -591,4 +608,5 @@ __all__ = [
     "combine",
     "detect",
     "mutated",
+    "not_slower",
 ]
