@@ -75,27 +75,27 @@ class _Shrunk:
 
 # Module-level classes, so that the pickling round trip finds them by name.
 class GRRVarianceHigh(_VarianceHigh, GRR):
-    pass
+    """GRR declaring a variance 2% too high."""
 
 
 class OUEVarianceHigh(_VarianceHigh, OUE):
-    pass
+    """OUE declaring a variance 2% too high."""
 
 
 class OLHVarianceHigh(_VarianceHigh, OLH):
-    pass
+    """OLH declaring a variance 2% too high."""
 
 
 class GRRShrunk(_Shrunk, GRR):
-    pass
+    """GRR whose estimates, in both engines, are 1% low."""
 
 
 class OUEShrunk(_Shrunk, OUE):
-    pass
+    """OUE whose estimates, in both engines, are 1% low."""
 
 
 class OLHShrunk(_Shrunk, OLH):
-    pass
+    """OLH whose estimates, in both engines, are 1% low."""
 
 
 #: oracle -> {variant: class}
@@ -206,7 +206,7 @@ def suite_time(names: list[str]) -> float:
             try:
                 check.run()
             except CheckSkipped:
-                pass
+                continue  # a check the protocol declares inapplicable: nothing to count
         took = time.process_time() - start
         total += took
         print(f"{name:10s} {took:7.2f} s", flush=True)
