@@ -411,18 +411,21 @@ def joblib_backend(backend: str, dask_scheduler: str | None = None) -> Iterator[
             yield
 
 
-def parallel_map(function: Callable[..., Any], arguments: Sequence[tuple]) -> list[Any]:
+def parallel_map(
+    function: Callable[..., Any], arguments: Sequence[tuple], n_jobs: int = -1
+) -> list[Any]:
     """``[function(*a) for a in arguments]``, in order, on the local loky pool (the one the
-    trials use, whose workers die with this process); serially for fewer than two calls.
+    trials use, whose workers die with this process); serially for fewer than two calls or
+    ``n_jobs=1`` (a protocol registered in this process only is then found).
 
     For the figures' model curves: seconds per point, the same numbers in any process.
     Inside a worker of that pool (a figure drawn in parallel with others) it runs serially:
     parallelism is at one level.
     """
-    if len(arguments) < 2 or multiprocessing.parent_process() is not None:
+    if len(arguments) < 2 or n_jobs == 1 or multiprocessing.parent_process() is not None:
         return [function(*a) for a in arguments]
     with joblib_backend("loky"):
-        return joblib.Parallel(n_jobs=-1)(joblib.delayed(function)(*a) for a in arguments)
+        return joblib.Parallel(n_jobs=n_jobs)(joblib.delayed(function)(*a) for a in arguments)
 
 
 @dataclass(frozen=True)

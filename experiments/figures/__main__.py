@@ -185,7 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     profile = Profile()
     try:
         composed = parallel_map(
-            _composed, [(e, o, tuple(args.add)) for e, o in overrides_of.items()]
+            _composed,
+            [(e, o, tuple(args.add)) for e, o in overrides_of.items()],
+            n_jobs=args.n_jobs or -1,
         )
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -238,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (spec, results_dir, {n: settings_of[n] for n in spec.experiments}, figures_dir, args.quick)
         for spec in longest_first
     ]
-    drawn = dict(zip([s.name for s in longest_first], parallel_map(_drawn, calls), strict=True))
+    drawn = parallel_map(_drawn, calls, n_jobs=args.n_jobs or -1)
+    drawn = dict(zip([s.name for s in longest_first], drawn, strict=True))
     for spec in chosen:
         settings = [s for name in spec.experiments for s in settings_of[name]]
         table, files, seconds = drawn[spec.name]

@@ -17,6 +17,7 @@ from experiments.figures import fig_oracle_variance
 from experiments.figures import reproduction as report
 from experiments.figures.__main__ import main as figures
 from experiments.figures.spec import ClaimCheck, FigureSpec
+from experiments.figures.tolerance import Part, WithinSE
 from experiments.run import run_settings
 from experiments.schema import register_configs
 from experiments.store import ResultsStore
@@ -76,7 +77,7 @@ def test_a_plugin_joins_a_paper_figure_in_its_own_directory(register_protocol, t
     table, _ = ResultsStore(results, "oracle_variance").load()
     assert set(table["protocol.name"]) == {"GRR", "OLH", "Toy"}
     text = (custom / "REPRODUCTION.md").read_text()
-    assert "provisional: 2 of the ≥ 50 trials it needs" in text
+    assert "provisional: 2 of the ≥ 200 trials it needs" in text  # the crossing panel: 200
 
 
 def test_the_figure_draws_a_protocol_missing_from_a_panel_and_splits_its_parameters(
@@ -119,7 +120,7 @@ def test_a_missing_results_dir_is_one_line(tmp_path, capsys):
 
 
 def test_a_verdict_states_the_trials_it_needs(tmp_path):
-    claim = ClaimCheck("src", "paper", "ours", "reproduced", tolerance="2 SE")
+    claim = ClaimCheck("src", "paper", "ours", Part("x", 1.0, WithinSE(1.0, 0.1)))
     spec = FigureSpec(
         "oracle_variance", "oracle_variance", lambda t: None, "t", "c", "claim", claims=None
     )

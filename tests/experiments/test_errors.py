@@ -101,7 +101,7 @@ class Unpicklable(Exception):
 class Broken(GRR):
     name = "Broken"
 
-    def simulate(self, counts, rng, candidates=None):
+    def simulate(self, true_counts, rng, candidates=None):
         raise Unpicklable("/data/file.dat", "line 7 is not a number")
 """
 
