@@ -211,7 +211,9 @@ def test_figures_quick_runs_each_config_with_its_own_overrides(monkeypatch, tmp_
 
     monkeypatch.setattr(figures_main, "experiment_settings", record)
     # the settings are composed on the pool's workers; here in this process, patched
-    monkeypatch.setattr(figures_main, "parallel_map", lambda f, calls: [f(*c) for c in calls])
+    monkeypatch.setattr(
+        figures_main, "parallel_map", lambda f, calls, n_jobs=-1: [f(*c) for c in calls]
+    )
     argv = ["--quick", "--no-run", "--only", "pem_fig5", "--results-dir", str(tmp_path)]
     assert figures_main.main(argv) == 0
     spec = SPECS["pem_fig5"]
