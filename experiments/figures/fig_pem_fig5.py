@@ -90,19 +90,21 @@ def best_claims(f1: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     if name not in means or not any(b in means for b in baselines):
         return []
     lead, lead_se, best = sec6.lead_over(means, se, name, baselines)
+    parts, reason = sec6.lead_parts(
+        f"{name}'s lead over the best baseline per (data set, ε)",
+        lead,
+        lead_se,
+        "a baseline",
+        df=sec6.dof(f1),
+    )
     found = [
         ClaimCheck(
             source="PEM Sec. VI-B1 (Fig. 5)",
             paper="it is clear that PEM performs best among all three protocols",
             ours=f"{runs}; {name}'s mean F1 minus the best baseline's per (data set, ε): "
             f"{sec6.listed(lead)}",
-            parts=sec6.tie_part(
-                f"{name}'s lead over the best baseline per (data set, ε)",
-                lead,
-                lead_se,
-                df=sec6.dof(f1),
-            ),
-            reason="a baseline is ahead of PEM beyond sampling error somewhere",
+            parts=parts,
+            reason=reason,
         )
     ]
     series = [(p, d) for p in means.columns for d in means.index.get_level_values(0).unique()]

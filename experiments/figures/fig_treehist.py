@@ -167,6 +167,9 @@ def claims_for(by: str, fixed: str):
         df = sec6.dof(_with_series(table))
         z = sec6.tie_part("", lead, lead_se, df=df).tolerance.z()
         ahead = int((lead > z * lead_se).sum())
+        parts, reason = sec6.lead_parts(
+            f"{pem_name}'s lead over the better {NAME} form", lead, lead_se, NAME, df=df
+        )
         return [
             ClaimCheck(
                 source=SOURCE,
@@ -179,10 +182,8 @@ def claims_for(by: str, fixed: str):
                     f"per (data set, {by}) at the {len(lead)} points both ran: "
                     f"{sec6.listed(lead)}; ahead beyond {z:.1f} SE at {ahead}"
                 ),
-                parts=sec6.tie_part(
-                    f"{pem_name}'s lead over the better {NAME} form", lead, lead_se, df=df
-                ),
-                reason=f"{NAME} is ahead of PEM beyond sampling error somewhere",
+                parts=parts,
+                reason=reason,
             )
         ]
 

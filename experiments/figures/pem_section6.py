@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from experiments.figures import style
-from experiments.figures.tolerance import Band, Part, WithinSE, bonferroni_z
+from experiments.figures.tolerance import Band, Beyond, Part, WithinSE, bonferroni_z
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
 from ldp import theory
@@ -315,6 +315,35 @@ def tie_part(
         WithinSE(0.0, se.to_numpy(dtype=float), alpha=0.01, what="a tie", side="above", df=df),
         otherwise=otherwise,
     )
+
+
+def lead_parts(
+    quantity: str, lead: pd.Series, se: pd.Series, rival: str, df: float = np.inf
+) -> tuple[list[Part], str]:
+    """'Performs best' read twice: no rival ahead beyond sampling error (:func:`tie_part`,
+    "differs" if not), and the means in the order the paper reads on its plot, the leader's
+    mean at or above every rival's ("partly" if not, since a reversal within sampling error
+    is what a rerun of the paper's plot could show).  With the cause the figures measure."""
+    tie = tie_part(quantity, lead, se, df=df)
+    plotted = Part(
+        f"{quantity}, as plotted",
+        lead.to_numpy(dtype=float),
+        Beyond(0.0, se.to_numpy(dtype=float), z=0.0, reading="'best' read on the means"),
+        otherwise="partly",
+    )
+    limit = tie.tolerance.z(len(lead))
+    beyond = [where(i) for i, v in lead.items() if v < -limit * se[i]]
+    behind = [where(i) for i, v in lead.items() if v < 0]
+    if beyond:
+        reason = f"{rival} ahead beyond sampling error at {', '.join(beyond)}"
+    elif behind:
+        reason = (
+            f"{rival}'s mean above the leader's at {', '.join(behind)}, within sampling "
+            f"error (at most {limit:.1f} SE)"
+        )
+    else:
+        reason = ""
+    return [tie, plotted], reason
 
 
 def beyond_part(

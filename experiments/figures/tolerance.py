@@ -12,7 +12,9 @@ from the same data:
   values scaled by 1 ± δ, one value scaled, or every value shifted by k standard errors)
   that changes the verdict, found by re-running the same check on mutated measurements.
 
-The kinds: :class:`WithinSE` (sampling error, z from a family-wise α), :class:`Digits`
+The kinds: :class:`WithinSE` (sampling error, z from a family-wise α), :class:`Beyond`
+(an ordering beyond sampling error, one-sided; or the means' order as plotted),
+:class:`Digits`
 (the paper's printed digits; :class:`Truncated` where the source cuts them),
 :class:`Band` (a relative band that reads a quoted word, or an ordering read as "above
 1"), :class:`Monotone` (an ordering along a grid, step by step), :class:`Identity` and
@@ -147,6 +149,66 @@ class WithinSE(Tolerance):
             f"{bound} {self.z():.1f} SE of {self.what}{where} "
             f"(family-wise false alarm {self.alpha:g}{dist})"
         )
+
+    def standard_errors(self) -> np.ndarray:
+        return _array(self.se)
+
+
+@dataclass(frozen=True)
+class Beyond(Tolerance):
+    """Every value beyond ``threshold`` by more than z standard errors on one side: a
+    one-sided significance reading of an ordering word ("ahead", "more than half"), z from a
+    family-wise false-alarm rate ``alpha`` over the points (Bonferroni, normal or Student's
+    t).  With ``z=0`` it reads the point estimates' order as a paper reads its plot: at or
+    beyond the threshold as the means stand (an exact tie, e.g. two protocols both at F1 =
+    1, is not a reversal), with no allowance for sampling error, so a true tie fails half
+    the time: use it beside a :class:`WithinSE` part that says "differs", as the part that
+    says "partly"."""
+
+    threshold: Sequence[float] | np.ndarray | float
+    se: Sequence[float] | np.ndarray | float
+    alpha: float = 0.01
+    side: Literal["above", "below"] = "above"
+    df: float = math.inf
+    reading: str = ""
+    z: float | None = None  #: a fixed z (0: the point estimates' order) instead of alpha's
+
+    kind: ClassVar[str] = "sampling"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
+        if np.any(_array(self.se) < 0):
+            raise ValueError("standard errors are >= 0")
+
+    def limit(self, points: int | None = None) -> float:
+        if self.z is not None:
+            return self.z
+        size = points or max(_array(self.threshold).size, _array(self.se).size)
+        return bonferroni_z(size, self.alpha, one_sided=True, df=self.df)
+
+    def holds(self, values: np.ndarray) -> bool:
+        gap = (values - _array(self.threshold)) * (1.0 if self.side == "above" else -1.0)
+        se = np.broadcast_to(_array(self.se), values.shape)
+        limit = self.limit(values.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(se > 0, gap / se, np.where(gap == 0, 0.0, np.sign(gap) * np.inf))
+        return bool(np.all(score >= limit))
+
+    def describe(self) -> str:
+        n = max(_array(self.threshold).size, _array(self.se).size)
+        edge = ", ".join(f"{t:g}" for t in np.unique(_array(self.threshold)))
+        word = "above" if self.side == "above" else "below"
+        head = f"{self.reading}: " if self.reading else ""
+        if self.z == 0:
+            return (
+                f"{head}at or {word} {edge} as the means stand (the order a paper reads on "
+                "its plot: no allowance for sampling error)"
+            )
+        where = f" at each of {n} points" if n > 1 else ""
+        dist = "" if math.isinf(self.df) else f", Student's t with {self.df:g} degrees of freedom"
+        fixed = "" if self.z is not None else f" (family-wise false alarm {self.alpha:g}{dist})"
+        return f"{head}{word} {edge} beyond {self.limit():.1f} SE{where}{fixed}"
 
     def standard_errors(self) -> np.ndarray:
         return _array(self.se)
@@ -423,8 +485,8 @@ def combine(verdicts: Sequence[str]) -> Verdict:
 
     Identity and calibrated parts count as holding; a claim made only of them keeps that
     kind. A part not measurable makes the claim not measurable; any part that fails while
-    another holds gives "partly" (and a soft part that fails alone, "partly" too); all
-    failing "differs".
+    another holds gives "partly" (and soft parts that fail alone, "partly" too); none
+    holding, with a part the sentence stands on among them, "differs".
     """
     if not verdicts:
         return "not measurable"
@@ -436,8 +498,8 @@ def combine(verdicts: Sequence[str]) -> Verdict:
         if real:
             return "reproduced"
         return "calibrated" if "calibrated" in verdicts else "identity"
-    if all(v == "differs" for v in verdicts):
-        return "differs"
+    if not any(v in holding for v in verdicts) and "differs" in verdicts:
+        return "differs"  # nothing holds and a part the sentence stands on fails
     return "partly"
 
 
@@ -460,6 +522,8 @@ class Detection:
     def text(self) -> str:
         if not self.found:
             return f"none up to {100 * LARGEST:g}% or {LARGEST_SE:g} SE ({self.quantity})"
+        if self.how == "shift" and self.delta < 1e-6:  # a value on its boundary (a tie)
+            return f"any shift of {self.quantity} (a value on its boundary)"
         if self.how == "shift":
             return f"{self.delta:.2g} SE shift of {self.quantity}"
         where = " of one point" if self.how == "point" else ""
@@ -503,7 +567,7 @@ def _smallest(flips, largest: float) -> float:
     for delta in grid:
         if flips(delta):
             low, high = below, float(delta)
-            for _ in range(24):
+            for _ in range(18):  # 2^-18 of a grid step: beyond the printed digits
                 mid = (low + high) / 2
                 if flips(mid):
                     high = mid
@@ -613,6 +677,7 @@ def mutated(parts: Sequence[Part], found: Detection, factor: float = 1.0) -> lis
 __all__ = [
     "LARGEST",
     "Band",
+    "Beyond",
     "Calibrated",
     "Detection",
     "Digits",

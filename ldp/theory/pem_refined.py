@@ -84,8 +84,10 @@ def _poisson_pmf(counts: np.ndarray, rate: np.ndarray) -> np.ndarray:
 
 def _truncated_add(pmf: np.ndarray, p: np.ndarray) -> np.ndarray:
     """The pmf of count + Bernoulli(p), truncated to the same K states (last axis)."""
-    out = pmf * (1 - p)[..., None]
-    out[..., 1:] += pmf[..., :-1] * p[..., None]
+    p = p[..., None]
+    out = pmf * (1 - p)
+    moved = pmf[..., :-1] * p
+    out[..., 1:] += moved
     return out
 
 
@@ -272,14 +274,16 @@ class _Step:
                 above[child] = 0.0
                 with_children = _truncated_add(with_children, above[..., None])
             sure = certain[item] | (parent == item)  # (row,): present without a slot
-            shifted = np.zeros_like(joint)
-            shifted[..., 1:, :] = with_children[..., :-1, :]
-            mixed = joint * (1 - chance[item]) + shifted * chance[item]
-            joint = np.where(sure[:, None, None, None], with_children, mixed)
-            moved = np.zeros_like(present)
-            moved[:, 1:] = present[:, :-1]
-            mixed = present * (1 - chance[item]) + moved * chance[item]
-            present = np.where(sure[:, None], present, mixed)
+            if certain[item]:  # every row: present without a slot
+                joint = with_children
+                continue
+            mixed = joint * (1 - chance[item])  # absent, or present in one more slot
+            mixed[..., 1:, :] += with_children[..., :-1, :] * chance[item]
+            mixed[sure] = with_children[sure]  # its own children's parent: present
+            joint = mixed
+            moved = present * (1 - chance[item])
+            moved[:, 1:] += present[:, :-1] * chance[item]
+            present = np.where(sure[:, None], present, moved)
         rest = design.rest_law(items, slots)  # the other items' presence count
         free = slots - np.where(certain[parent], 0, 1)  # slots left beside c's parent
         weights = np.zeros((len(heavy), slots + 1))

@@ -389,3 +389,22 @@ def test_fig7_draws_the_partitioned_threshold_versions_dashed(tiny_table):
     assert styles.get("SPM (threshold)") == "-"
     partitioned = [c for ax in figure.axes for c in ax.containers if "partitioned" in c.get_label()]
     assert partitioned and all(c.lines[0].get_linestyle() != "-" for c in partitioned)
+
+
+def test_best_reads_twice_and_names_where_a_rival_leads() -> None:
+    """'Performs best': a rival ahead beyond sampling error differs; ahead within it, as
+    the means stand, is partly, with the place named; an exact tie is neither."""
+    index = pd.Index(["aol 1", "url 2", "url 4"])
+    se = pd.Series([0.01, 0.0, 0.01], index=index)
+
+    def verdict(lead):
+        parts, reason = sec6.lead_parts("lead", pd.Series(lead, index=index), se, "MCM", df=9)
+        return ClaimCheck("s", "p", "o", parts, reason=reason)
+
+    held = verdict([0.05, 0.0, 0.2])  # url 2: both at F1 = 1
+    assert held.verdict == "reproduced" and held.cause == ""
+    assert held.detection.how == "shift" and held.detection.delta == pytest.approx(5.0, rel=1e-4)
+    close = verdict([-0.01, 0.0, 0.2])
+    assert close.verdict == "partly" and "MCM's mean above the leader's at aol 1" in close.cause
+    far = verdict([-0.5, 0.0, 0.2])
+    assert far.verdict == "differs" and "MCM ahead beyond sampling error at aol 1" in far.cause

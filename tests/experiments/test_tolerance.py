@@ -15,6 +15,7 @@ from scipy.stats import norm
 from experiments.figures.spec import ClaimCheck
 from experiments.figures.tolerance import (
     Band,
+    Beyond,
     Calibrated,
     Digits,
     Identity,
@@ -56,6 +57,32 @@ def test_within_se_one_sided_ignores_the_favourable_side() -> None:
     part = Part("ε", [0.5, 0.9], WithinSE([1.0, 1.0], [0.01, 0.01], side="below"))
     assert part.verdict == "reproduced"  # far below a bound read as 'at most'
     assert Part("ε", [1.2], WithinSE(1.0, 0.01, side="below")).verdict == "differs"
+
+
+def test_beyond_is_a_one_sided_significance_reading_and_its_shift_is_the_margin() -> None:
+    # 'ahead' at 3 points, family-wise 0.01 one-sided: z = isf(0.01/3); the weakest point
+    # leads by 4 SE, so a shift of 4 - z SE down makes it fail (and nothing smaller does)
+    z = norm.isf(0.01 / 3)
+    tolerance = Beyond(0.0, [0.5, 1.0, 1.0], reading="'ahead'")
+    values = np.array([2.0, 10.0, 12.0])
+    assert tolerance.holds(values) and not tolerance.holds(values - 2.0 + 0.5 * z - 0.01)
+    found = claim(Part("lead", values, tolerance)).detection
+    assert found.how == "shift" and found.delta == pytest.approx(4.0 - z, rel=1e-5)
+    assert "beyond" in tolerance.describe() and "'ahead'" in tolerance.describe()
+    # below, and a tie is not beyond: a value at the threshold fails
+    assert Beyond(0.5, 0.1, side="below").holds(np.array([0.1]))
+    assert not Beyond(0.5, 0.1, side="below").holds(np.array([0.5]))
+
+
+def test_beyond_at_z_zero_reads_the_plotted_order_and_flips_at_the_smallest_lead() -> None:
+    plotted = Beyond(0.0, [0.01, 0.02], z=0.0)
+    assert plotted.holds(np.array([0.001, 0.5])) and not plotted.holds(np.array([-1e-4, 0.5]))
+    assert Beyond(0.0, [0.0, 0.02], z=0.0).holds(np.array([0.0, 0.5]))  # a tie at F1 = 1
+    assert "as the means stand" in plotted.describe()
+    found = claim(Part("lead, as plotted", [0.03, 0.5], plotted, otherwise="partly")).detection
+    assert found.how == "shift" and found.delta == pytest.approx(3.0, rel=1e-5)  # 0.03/0.01
+    tie = claim(Part("lead, as plotted", [0.0, 0.5], plotted, otherwise="partly")).detection
+    assert tie.delta < 1e-6 and tie.text().startswith("any shift of lead, as plotted")
 
 
 def test_digits_flip_where_the_rounding_changes() -> None:
@@ -106,6 +133,9 @@ def test_parts_combine_and_a_cause_is_never_invented() -> None:
     assert claim(holds, fails).verdict == "partly"
     assert claim(fails, fails).verdict == "differs"
     assert claim(soft).verdict == "partly"
+    assert claim(soft, soft).verdict == "partly"  # only soft readings fail
+    assert claim(fails, soft).verdict == "differs"  # nothing holds, a hard part among them
+    assert claim(holds, soft).verdict == "partly"
     assert claim(holds, fails).cause == "not shown"
     assert claim(holds, fails, reason="measured: X").cause == "measured: X"
     missing = claim(Part("d", math.nan, WithinSE(1.0, 0.1)))
