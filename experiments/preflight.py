@@ -1,5 +1,7 @@
 """Preflight: every setting's protocol built once on its real data before any trial runs,
-so that a bad config stops the run with one line naming its field."""
+so that a bad config stops the run with one line naming its field; and the run's size
+estimated first (:func:`check_cost`), so that a setting too large for the memory budget
+(:mod:`ldp.budget`) is refused before anything is allocated."""
 
 from __future__ import annotations
 
@@ -9,8 +11,57 @@ from typing import Any
 from experiments.build import build_heavy_hitter, build_protocol, protocol_arguments
 from experiments.population import data_shape
 from experiments.schema import ORACLE_KINDS, ConfigError
-from ldp import registry
+from ldp import budget, registry
 from ldp.validation import ParameterError
+
+#: Bytes per unit of what a run holds, measured as a peak beside the unit's own 8 bytes
+#: (the values, their sort and histogram; a frequency vector, its counts and variances; a
+#: trial's row in the parent's table and its bookkeeping).  Estimates for refusing a
+#: setting before it starts, not accounting.
+USER_BYTES, SUPPORT_BYTES, DOMAIN_BYTES, TRIAL_BYTES = 32, 32, 32, 1024
+
+
+def _largest(unit_bytes: int) -> str:
+    return f"<= {budget.current().memory_bytes // unit_bytes:,} at the current memory budget"
+
+
+def check_cost(configs: list[dict[str, Any]]) -> None:
+    """Refuse, naming the field, a run whose trials, users, support or domain would not fit
+    the memory budget (``ldp.budget``), before any data is built or trial run."""
+    try:
+        trials = sum(int(c["n_trials"]) for c in configs)
+        budget.check_memory(
+            "n_trials",
+            configs[0]["n_trials"] if configs else 0,
+            _largest(TRIAL_BYTES),
+            trials * TRIAL_BYTES,
+            f"the table of {trials:,} trials (about 1 KiB a trial)",
+        )
+        for config in configs:
+            dataset, domain = config["dataset"], config["options"].get("domain_size")
+            for field, unit, what in (
+                ("n", USER_BYTES, "the data set's users"),
+                ("support", SUPPORT_BYTES, "the data set's support (its probabilities)"),
+            ):
+                value = dataset.get(field)
+                if value is not None:
+                    budget.check_memory(
+                        f"dataset.{field}",
+                        value,
+                        _largest(unit),
+                        int(value) * unit,
+                        f"{what} (about {unit} B each)",
+                    )
+            if domain is not None:
+                budget.check_memory(
+                    "options.domain_size",
+                    domain,
+                    _largest(DOMAIN_BYTES),
+                    int(domain) * DOMAIN_BYTES,
+                    f"a trial's estimate over the domain (about {DOMAIN_BYTES} B a value)",
+                )
+    except ParameterError as error:
+        raise ConfigError(f"{error.name}: {str(error).removeprefix(error.name + ' ')}") from None
 
 
 def _field_message(protocol: dict[str, Any], error: Exception, context: str) -> str:
@@ -40,6 +91,7 @@ def preflight(configs: list[dict[str, Any]]) -> None:
     overflows) and the data loaders' (a malformed ``dataset.path`` file) thus stop the run
     with one line naming the field (:class:`~experiments.schema.ConfigError`).
     """
+    check_cost(configs)
     seen: set[str] = set()
     for config in configs:
         protocol = config["protocol"]

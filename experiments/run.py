@@ -53,7 +53,7 @@ from experiments.execute import (
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
-from experiments.store import ResultsDirError, ResultsStore, unwritable
+from experiments.store import ResultsDirError, ResultsStore, plain_name, unwritable
 
 log = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -172,6 +172,10 @@ def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
                 if type(error).__module__.split(".")[0] not in ("hydra", "omegaconf"):
                     raise
                 raise ConfigError(_explain(error, attempt)) from None
+            try:
+                plain_name(composed.name)  # Hydra's run folder is <results_dir>/<name>/...
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
             try:
                 why = unwritable(Path(str(composed.results_dir)))
             except OmegaConfBaseException:  # e.g. ${hydra:...}: resolved only under the app

@@ -326,6 +326,13 @@ def register_configs() -> None:
     ``conf/protocol/`` are presets that extend them (``defaults: [spm]``).  The data-set
     schemas live apart, in ``schema/dataset``, so that ``dataset=`` lists data sets only.
     """
+    from omegaconf import OmegaConf
+
+    from experiments.store import plain_name
+
+    # Hydra's run and sweep directories name the experiment: a name such as ../../etc is
+    # refused while they are resolved, before Hydra creates them (conf/config.yaml)
+    OmegaConf.register_new_resolver("plain_name", plain_name, replace=True)
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
     for entry in registry.protocols().values():  # protocol=<name>: every registered one

@@ -301,6 +301,23 @@ def read_part(path: Path) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- store
+#: An experiment's name: a plain directory name under the results directory.
+PLAIN_NAME = re.compile(r"(?!\.)[A-Za-z0-9_.\-]{1,200}")
+
+
+def plain_name(name: object) -> str:
+    """``name`` if it is a plain directory name (letters, digits, ``_ . -``, not starting
+    with a dot, at most 200 characters), else a ``ValueError`` naming the field: a name
+    such as ``../../etc`` would put the results, and Hydra's files, outside
+    ``results_dir``."""
+    if not isinstance(name, str) or not PLAIN_NAME.fullmatch(name):
+        raise ValueError(
+            f"name: must be a plain directory name (letters, digits, '_', '.', '-', not "
+            f"starting with '.', at most 200 characters), got {str(name)[:80]!r}"
+        )
+    return name
+
+
 class ResultsStore:
     """The parts of one experiment under ``<root>/<experiment>``.
 
@@ -315,8 +332,7 @@ class ResultsStore:
     """
 
     def __init__(self, root: str | os.PathLike[str], experiment: str, fmt: str = "csv.gz"):
-        if not re.fullmatch(r"[A-Za-z0-9_.\-]+", experiment):
-            raise ValueError(f"experiment name must be a plain file name, got {experiment!r}")
+        plain_name(experiment)
         self.root = Path(root)
         self.experiment = experiment
         self.fmt = fmt

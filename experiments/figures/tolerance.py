@@ -567,7 +567,7 @@ def _smallest(flips, largest: float) -> float:
     for delta in grid:
         if flips(delta):
             low, high = below, float(delta)
-            for _ in range(18):  # 2^-18 of a grid step: beyond the printed digits
+            for _ in range(24):
                 mid = (low + high) / 2
                 if flips(mid):
                     high = mid

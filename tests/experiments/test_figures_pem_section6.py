@@ -257,12 +257,27 @@ def test_fig9_series_cover_the_same_epsilons():
     assert len({frozenset(v) for v in series.values()}) == 1
 
 
+@pytest.fixture(scope="module")
+def drawn(tiny_table) -> dict[str, plt.Figure]:
+    """Each figure drawn once from the tiny table (the refined model lines of Figs. 3 and
+    8b take seconds a point), for the tests that read the drawing."""
+    figures = {}
+    for name, spec in SPECS.items():
+        table = tiny_table[tiny_table["experiment"].isin(spec.experiments)]
+        assert not table.empty, name
+        figures[name] = spec.draw(table)
+    yield figures
+    for figure in figures.values():
+        plt.close(figure)
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(tiny_table, name, tmp_path):
+def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(
+    tiny_table, drawn, name, tmp_path
+):
     spec = SPECS[name]
     table = tiny_table[tiny_table["experiment"].isin(spec.experiments)]
-    assert not table.empty
-    png, pdf = style.save(spec.draw(table), tmp_path, spec.name)
+    png, pdf = style.save(drawn[name], tmp_path, spec.name)
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     image = mpimg.imread(png)
     assert image.ndim == 3 and image.shape[0] > 300 and image.shape[1] > 600
@@ -276,17 +291,11 @@ def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(tiny_table, 
         assert "nan" not in claim.ours.lower()
 
 
-def test_one_colour_per_series_across_the_five_figures(tiny_table):
-    figures = {
-        name: spec.draw(tiny_table[tiny_table["experiment"].isin(spec.experiments)])
-        for name, spec in SPECS.items()
-    }
-    check_series_colours(figures)  # each label in its series' colour, in every figure
-    labels = {label for figure in figures.values() for label in legend_colours(figure)}
+def test_one_colour_per_series_across_the_five_figures(drawn):
+    check_series_colours(drawn)  # each label in its series' colour, in every figure
+    labels = {label for figure in drawn.values() for label in legend_colours(figure)}
     assert {"MCM (improved)", "MCM (√n channels)", "MCM (8-bit OLH blocks)"} <= labels
     assert "MCM, users partitioned (10%)" in labels  # Fig. 9 draws the partitioned versions
-    for figure in figures.values():
-        plt.close(figure)
 
 
 def test_the_final_tests_behind_fig9s_variance_lines(tiny_table):
