@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
-from ldp.algebra import PRIME_TEST_LIMIT, is_prime, walsh_hadamard
+from ldp.algebra import INVERSE_MOD_LIMIT, PRIME_TEST_LIMIT, inverse_mod, is_prime, walsh_hadamard
 from ldp.validation import ParameterError
 
 
@@ -46,3 +46,17 @@ def test_walsh_hadamard_is_sylvesters_matrix() -> None:
     for bad in (np.zeros(6), np.zeros((2, 6)), np.float64(1.0)):
         with pytest.raises(ValueError, match="power-of-two length"):
             walsh_hadamard(bad)
+
+
+def test_inverse_mod_inverts_every_residue_up_to_the_largest_prime() -> None:
+    for q in (2, 3, 7, 101, 65_537):
+        c = np.arange(q, dtype=np.int64)
+        inverse = inverse_mod(c, q)
+        assert inverse[0] == 0 and np.all(c[1:] * inverse[1:] % q == 1)
+    q = 2**31 - 1  # PI-RAPPOR's largest field, where a table over F_q never finished
+    c = np.random.default_rng(3).integers(1, q, size=100_000)
+    inverse = inverse_mod(c, q)
+    assert np.all(c * inverse % q == 1) and np.all((inverse >= 1) & (inverse < q))
+    assert inverse[:1000].tolist() == [pow(int(x), -1, q) for x in c[:1000]]
+    with pytest.raises(ParameterError, match="^q "):
+        inverse_mod([1], INVERSE_MOD_LIMIT + 1)

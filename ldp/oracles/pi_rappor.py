@@ -65,7 +65,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp import budget, theory
-from ldp.algebra import is_prime
+from ldp.algebra import inverse_mod, is_prime
 from ldp.contract import Capabilities
 from ldp.hashing import HAVE_NUMBA, numba
 from ldp.oracles import exact
@@ -135,8 +135,7 @@ def hyperplane_counts(
         counts += np.tile(below, tops)
     lead = ~flat
     if lead.any():
-        inverse = np.array([0] + [pow(c, q - 2, q) for c in range(1, q)], dtype=np.int64)
-        scale = q - inverse[a[lead, t - 1]]  # -1/a_j mod q (in [1, q])
+        scale = q - inverse_mod(a[lead, t - 1], q)  # -1/a_j mod q (in [1, q - 1])
         coefficients = a[lead, : t - 1] * scale[:, None] % q  # v_j = Σ c_i v_i + c_b
         offsets = b[lead] * scale % q
         counts += _pivot_counts(coefficients, offsets, q, low, tops * low, use_numba)
