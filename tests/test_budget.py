@@ -106,6 +106,18 @@ def test_sketches_blame_k_or_m_and_cap_the_cell_table() -> None:
     assert error.value.name == "candidates"
 
 
+def test_hcms_sampled_engine_is_refused_over_the_budget_before_drawing() -> None:
+    # it draws each user's (row, coefficient, sign): 10^9 users would take 67 GiB
+    oracle, rng = HCMS(epsilon=2.0, domain_size=100), np.random.default_rng(0)
+    with pytest.raises(ParameterError) as error:
+        oracle.simulate(np.r_[10**9, np.zeros(99, dtype=np.int64)], rng)
+    assert error.value.name == "true_counts" and "67.1 GiB" in str(error.value)
+    with budget.limits(memory_bytes=72 * 10**5):
+        oracle.simulate(np.r_[10**5, np.zeros(99, dtype=np.int64)], rng)  # at the edge
+        with pytest.raises(ParameterError):
+            oracle.simulate(np.r_[10**5 + 1, np.zeros(99, dtype=np.int64)], rng)
+
+
 def test_hadamard_order_and_full_domain_follow_the_budget() -> None:
     with budget.limits(memory_bytes=2**20):
         for cls in (HR, HM):

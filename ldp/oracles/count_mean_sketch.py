@@ -82,6 +82,9 @@ MAX_ROWS = 1 << 20
 #: Bytes per cell of the k x m sketch at its peak (counts, the debiased sketch, a block).
 SKETCH_CELL_BYTES = 24
 #: Bytes per (row, candidate) pair of the k x |C| cell table (keys, rows, hashes, reads).
+#: Peak bytes a user of HCMS's sampled engine holds (owner, row, cell, coefficient, sign,
+#: seed: 66 B measured at n = 5e7, rounded up).
+SAMPLED_USER_BYTES = 72
 TABLE_PAIR_BYTES = 40
 
 
@@ -792,8 +795,18 @@ class HCMS(_CountMeanSketch):
         One HCMS report is O(1) (three small integers), so drawing the per-user triples
         *is* the cheapest exact way to sample the k x m signed sums: their law given the
         histogram mixes, per (row, cell) group, a multinomial over the m coefficients,
-        which costs more than the O(n) draws here.
+        which costs more than the O(n) draws here, and so is refused over the memory
+        budget (about :data:`SAMPLED_USER_BYTES` a user, naming ``true_counts``).
         """
+        n = int(counts.sum())
+        budget.check_memory(
+            "true_counts",
+            f"{n} users",
+            f"at most {budget.current().memory_bytes // SAMPLED_USER_BYTES} users per simulate",
+            SAMPLED_USER_BYTES * n,
+            f"HCMS's sampled engine (each user's row, coefficient and sign, about "
+            f"{SAMPLED_USER_BYTES} B a user)",
+        )
         seeds = draw_family(self.k, rng)
         owners = np.repeat(np.arange(values.shape[0]), counts)
         rows = rng.integers(0, self.k, size=owners.shape[0])
