@@ -118,6 +118,28 @@ def test_hcms_sampled_engine_is_refused_over_the_budget_before_drawing() -> None
             oracle.simulate(np.r_[10**5 + 1, np.zeros(99, dtype=np.int64)], rng)
 
 
+@pytest.mark.parametrize(
+    ("name", "domain_size"),
+    [
+        ("SUE", 2**30),
+        ("OUE", 2**30),
+        ("LOUE", 2**30),
+        ("dBitFlip", 2**30),
+        ("SS", 2**30),
+        ("SHE", 2**20),
+    ],
+)
+def test_privacy_loss_of_a_huge_domain_is_refused_before_allocating(name, domain_size) -> None:
+    # two inputs only, but each one's report probabilities would take 8-17.5 GiB (SS: the
+    # exact C(d, ω) of 2^30 values alone never finished)
+    from ldp.privacy import max_privacy_loss
+
+    oracle = registry.get(name).cls(epsilon=1.0, domain_size=domain_size)
+    with pytest.raises(ParameterError) as error:
+        max_privacy_loss(oracle, values=np.array([0, 1]))
+    assert error.value.name == "domain_size"
+
+
 def test_hadamard_order_and_full_domain_follow_the_budget() -> None:
     with budget.limits(memory_bytes=2**20):
         for cls in (HR, HM):

@@ -34,6 +34,9 @@ from ldp.validation import (
 #: Bytes a full-domain estimate holds per domain value (the candidates, their support
 #: counts, the estimates and a temporary, 8 bytes each).
 FULL_DOMAIN_BYTES = 32
+#: Bytes per number of one input's ``report_probabilities`` (the float64 itself, and the
+#: logs and pairwise copies the privacy checks of :mod:`ldp.privacy` hold beside it).
+PROBABILITY_BYTES = 32
 
 
 def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
@@ -313,6 +316,19 @@ class FrequencyOracle(ABC):
             check_values(np.asarray([value]), self.domain_size, name=name)
             return value
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+
+    def check_probability_table(self, numbers: float) -> None:
+        """Refuse, naming ``domain_size``, a ``report_probabilities`` of ``numbers`` values
+        per input over the memory budget (:data:`PROBABILITY_BYTES` each), before
+        allocating it: the privacy checks call it for every input they compare."""
+        budget.check_memory(
+            "domain_size",
+            self.domain_size,
+            f"smaller: at most {budget.current().memory_bytes // PROBABILITY_BYTES:,} "
+            "report probabilities per input",
+            PROBABILITY_BYTES * float(numbers),
+            f"{self.name}'s report probabilities of one input ({float(numbers):.3g} numbers)",
+        )
 
     def candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         """The values to estimate: all of the domain, or the given ones after checking them."""

@@ -267,6 +267,7 @@ class DBitFlip(FrequencyOracle):
         Every pair of buckets within distance d-1 (mod k) is sampled together by one of
         them, which is where the loss is largest (ε); for d = 1 every bucket alone (ε/2)."""
         k = self.domain_size
+        self.check_probability_table(k * self.d)  # k rotations of d buckets, int64 each
         return (np.arange(k)[:, None] + np.arange(self.d)[None, :]) % k
 
     def audit_events(self, v: int, v_prime: int) -> list:
@@ -297,8 +298,10 @@ class DBitFlip(FrequencyOracle):
         ``buckets`` one sample (d,) or several (m, d); default the first rotation."""
         value = self.check_value(value)
         if buckets is None:
+            self.check_probability_table(self.d)
             buckets = np.arange(self.d)
         buckets = np.asarray(buckets, dtype=np.int64)
+        self.check_probability_table(buckets.size)
         return np.where(buckets == value, self.p, self.q)
 
     # --- aggregator --------------------------------------------------------------------

@@ -91,6 +91,7 @@ class SHE(FrequencyOracle):
         Coordinates are independent (for privacy checks: the "product" report model).
         """
         value = self.check_value(value)
+        self.check_probability_table(self.domain_size * len(self.noise.other.masses))
         other = np.array(self.noise.other.masses, dtype=float) / 2.0**128
         out = np.repeat(other[None, :], self.domain_size, axis=0)
         out[value] = np.array(self.noise.own.masses, dtype=float) / 2.0**128

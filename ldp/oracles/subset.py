@@ -43,7 +43,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
 from ldp.oracles.unary import CHUNK, UnaryReports, column_sums
 from ldp.registry import register
-from ldp.validation import check_generator, check_int, check_values
+from ldp.validation import ParameterError, check_generator, check_int, check_values
 
 #: The sampled engine draws the users' own subsets when n d is at most this.
 REPORTS_SHORTCUT = 1 << 22
@@ -213,9 +213,14 @@ class SS(PureOracle):
         """Pr[S | value] for every ω-subset S (for privacy checks; small domains only)."""
         value = self.check_value(value)
         d, w = self.domain_size, self.omega
-        if math.comb(d, w) > MAX_ENUMERATED:
-            raise ValueError(
-                f"domain_size {d} has C({d}, {w}) subsets of size omega, too many to enumerate"
+        # in logs first: the exact C(d, ω) of a large domain has millions of digits
+        log_subsets = math.lgamma(d + 1) - math.lgamma(w + 1) - math.lgamma(d - w + 1)
+        if log_subsets > math.log(MAX_ENUMERATED) + 1 or math.comb(d, w) > MAX_ENUMERATED:
+            raise ParameterError(
+                "domain_size",
+                d,
+                f"small enough to enumerate (at most {MAX_ENUMERATED} subsets of size omega = {w})",
+                detail=f"C({d}, {w}) is too many",
             )
         holds = np.array([value in s for s in self.subsets()])
         inside = self.p_star / math.comb(d - 1, w - 1)

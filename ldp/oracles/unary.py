@@ -140,6 +140,7 @@ class UnaryEncoding(PureOracle):
     def report_probabilities(self, value: int) -> np.ndarray:
         """Pr[bit i of the report = 1 | value] for each i (bits are independent)."""
         value = self.check_value(value)
+        self.check_probability_table(self.domain_size)
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
