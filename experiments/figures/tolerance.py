@@ -51,6 +51,14 @@ def _array(values: object) -> np.ndarray:
     return np.atleast_1d(np.asarray(values, dtype=float))
 
 
+def _check_sampling(alpha: float, se: object) -> None:
+    """A family-wise false-alarm rate in (0, 1) and standard errors >= 0."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if np.any(_array(se) < 0):
+        raise ValueError("standard errors are >= 0")
+
+
 @functools.lru_cache(maxsize=4096)
 def bonferroni_z(
     points: int, alpha: float, *, one_sided: bool = False, df: float = math.inf
@@ -108,10 +116,7 @@ class WithinSE(Tolerance):
     kind: ClassVar[str] = "sampling"
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
-        if np.any(_array(self.se) < 0):
-            raise ValueError("standard errors are >= 0")
+        _check_sampling(self.alpha, self.se)
 
     def points(self, values: np.ndarray | None = None) -> int:
         sizes = [_array(self.expected).size, _array(self.se).size]
@@ -176,10 +181,7 @@ class Beyond(Tolerance):
     kind: ClassVar[str] = "sampling"
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}")
-        if np.any(_array(self.se) < 0):
-            raise ValueError("standard errors are >= 0")
+        _check_sampling(self.alpha, self.se)
 
     def limit(self, points: int | None = None) -> float:
         if self.z is not None:
