@@ -14,10 +14,11 @@ from experiments.schema import ORACLE_KINDS, ConfigError
 from ldp import budget, registry
 from ldp.validation import ParameterError
 
-#: Bytes per unit of what a run holds, measured as a peak beside the unit's own 8 bytes
-#: (the values, their sort and histogram; a frequency vector, its counts and variances; a
-#: trial's row in the parent's table and its bookkeeping).  Estimates for refusing a
-#: setting before it starts, not accounting.
+#: Bytes per unit of what a run holds, estimated from the arrays each unit brings beside
+#: its own 8 bytes (a user's value, its sorted copy and histogram share; a domain value's
+#: estimate, count and variance; a trial's row in the parent's table and its bookkeeping).
+#: For refusing a setting before it starts, not accounting: the protocols' own checks
+#: (docs/limits.md) bound what each trial allocates.
 USER_BYTES, SUPPORT_BYTES, DOMAIN_BYTES, TRIAL_BYTES = 32, 32, 32, 1024
 
 
