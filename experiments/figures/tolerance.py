@@ -528,6 +528,8 @@ class Detection:
             return f"any shift of {self.quantity} (a value on its boundary)"
         if self.how == "shift":
             return f"{self.delta:.2g} SE shift of {self.quantity}"
+        if self.delta < 1e-14:  # a value on its boundary: any deviation one way flips it
+            return f"any deviation of {self.quantity} (a value on its boundary)"
         where = " of one point" if self.how == "point" else ""
         se = f" ({self.in_se:.2g} SE)" if math.isfinite(self.in_se) else ""
         return f"{_percent(self.delta)}{where} of {self.quantity}{se}"
@@ -633,7 +635,9 @@ def detect(parts: Sequence[Part], verdict_of) -> Detection:
     if not candidates:
         quantity = parts[0].quantity if parts else "the claim"
         return Detection(0, quantity, "none", math.nan)
-    return min(candidates, key=_size)
+    # sizes equal to 6 digits are a tie (two exact parts, a shift and the same shift as a
+    # percentage): the first part and mutation tried wins, whatever the bisection's last bits
+    return min(candidates, key=lambda found: float(f"{_size(found):.6g}"))
 
 
 def _in_se(values: np.ndarray, se, delta: float) -> float:

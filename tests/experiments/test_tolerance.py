@@ -150,6 +150,16 @@ def test_the_detection_is_the_smallest_over_parts_and_mutations() -> None:
     # a planted half-size deviation leaves the verdict; the full one flips it
     both = claim(wide, narrow)
     assert both.mutated(0.5).verdict == "reproduced" and both.mutated().verdict == "partly"
+    # two parts that flip at the same deviation: the first one named, in either order
+    a, b = Part("a", 28, Identity(28)), Part("b", 45, Identity(45))
+    assert claim(a, b).detection.quantity == "a" and claim(b, a).detection.quantity == "b"
+
+
+def test_a_relative_flip_at_the_boundary_reads_any_deviation() -> None:
+    # HM equal to PM: "at most" holds with no room, so any increase flips it
+    edge = claim(Part("HM over PM", [1.0, 0.9], Band(high=1.0, reading="'at most'")))
+    assert edge.detection.delta < 1e-14
+    assert edge.detection.text().startswith("any deviation of HM over PM")
 
 
 def test_a_claim_refuses_what_the_report_could_not_state() -> None:
