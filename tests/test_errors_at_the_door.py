@@ -24,6 +24,7 @@ from ldp.oracles import GRR, HR, OLH, OUE, PGR
 from ldp.oracles.dbitflip import MAX_BUCKETS, DBitFlip
 from ldp.oracles.loloha import LOLOHA, MAX_DEFAULT_EPSILON
 from ldp.oracles.rappor import RAPPOR, RapporReports
+from ldp.reports import bare
 from ldp.theory import pem as pem_theory
 from ldp.validation import ParameterError, check_int_sequence
 
@@ -217,9 +218,14 @@ def test_pem_accepts_step_sequences_as_lists():
 @pytest.mark.parametrize("oracle", [GRR, HR, PGR])
 @pytest.mark.parametrize("other", [OUE, OLH])
 def test_another_protocol_s_reports_are_refused_naming_reports(oracle, other):
+    """Stamped, the reports are refused by their maker; bare (read back from a file), by
+    their type."""
     reports = other(epsilon=1.0, domain_size=8).perturb(np.arange(8), np.random.default_rng(0))
-    with pytest.raises(ParameterError, match="numpy array of integers") as caught:
+    with pytest.raises(ParameterError, match=f"made by {other.__name__}") as caught:
         oracle(epsilon=1.0, domain_size=8).estimate(reports)
+    assert caught.value.name == "reports"
+    with pytest.raises(ParameterError, match="numpy array of integers") as caught:
+        oracle(epsilon=1.0, domain_size=8).estimate(bare(reports))
     assert caught.value.name == "reports"
     assert caught.value.value == type(reports).__name__
 

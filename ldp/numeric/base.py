@@ -40,7 +40,8 @@ import numpy as np
 from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
-from ldp.validation import check_bounded, check_epsilon, check_generator
+from ldp.reports import check_origin, stamping, wrap_methods
+from ldp.validation import ParameterError, check_bounded, check_epsilon, check_generator
 
 #: (1 + t)/2 is seen by the coins as a multiple of 2^-53.
 _HALF_GRID = float(exact.GRID)
@@ -129,11 +130,18 @@ class MeanProtocol(ABC):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Every protocol's reports carry its stamp; ``estimate`` refuses another's
+        (:mod:`ldp.reports`)."""
+        super().__init_subclass__(**kwargs)
+        wrap_methods(cls)
+
     # ------------------------------------------------------------------ client and server
     @abstractmethod
     def _perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The reports of checked float64 values."""
 
+    @stamping
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Each user's ε-LDP report t* (float64, one per value), E[t*|t] = κ t."""
         values = check_bounded(values)
@@ -141,12 +149,24 @@ class MeanProtocol(ABC):
         return self._perturb(values, rng)
 
     def estimate(self, reports: np.ndarray) -> float:
-        """The unbiased mean Σ t*_i / (n κ); NaN for no reports."""
+        """The unbiased mean Σ t*_i / (n κ); NaN for no reports.
+
+        Reports stamped by another protocol or ε are refused (:mod:`ldp.reports`); bare
+        ones must be finite floats and, for a bounded protocol, within ``report_range()``.
+        """
+        check_origin(self, reports)
         reports = np.asarray(reports, dtype=np.float64)
         if reports.ndim != 1:
             raise ValueError(f"reports must be one-dimensional, got shape {reports.shape}")
         if reports.size == 0:
             return math.nan
+        low, high = self.report_range() if self.bounded else (-math.inf, math.inf)
+        outside = ~((reports >= low) & (reports <= high) & np.isfinite(reports))
+        if outside.any():
+            allowed = f"in [{low:.6g}, {high:.6g}]" if self.bounded else "finite"
+            raise ParameterError(
+                "reports", float(reports[np.argmax(outside)]), f"{allowed} for {self.name}"
+            )
         return float(reports.mean() / self.kappa)
 
     def n_reports(self, reports: np.ndarray) -> int:

@@ -21,6 +21,7 @@ import numpy as np
 from ldp import budget, theory
 from ldp.bits import row_keys
 from ldp.contract import capabilities_of
+from ldp.reports import wrap_methods
 from ldp.validation import (
     ParameterError,
     check_counts,
@@ -97,6 +98,12 @@ class FrequencyOracle(ABC):
         object.__setattr__(
             self, "domain_size", check_int(self.domain_size, "domain_size", minimum=2)
         )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every oracle's ``perturb`` stamps its reports and its ``estimate`` / ``aggregate``
+        refuse another's (:mod:`ldp.reports`), a plug-in's included."""
+        super().__init_subclass__(**kwargs)
+        wrap_methods(cls)
 
     @classmethod
     def has_independent_support(cls) -> bool:

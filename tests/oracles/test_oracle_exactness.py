@@ -26,6 +26,7 @@ from ldp.oracles import GRR, OLH, ORACLES, OUE, SHE, SUE, THE, UnaryReports
 from ldp.oracles import exact as exact_coins
 from ldp.oracles.discrete_laplace import TOTAL, Table, histogram_noise
 from ldp.privacy import max_privacy_loss
+from ldp.reports import bare
 
 
 # --- 1. the floating-point attack of the issue -------------------------------------------------
@@ -233,14 +234,17 @@ def test_simulate_refuses_counts_that_overflow_int64(name: str) -> None:
 
 @pytest.mark.parametrize("cls", [SUE, OUE, THE])
 def test_unary_reports_of_another_domain_are_refused(cls) -> None:
-    """d = 9 and d = 10 both pack into 2 bytes: the reports carry their d."""
+    """d = 9 and d = 10 both pack into 2 bytes: the reports carry their d (in their
+    stamp, and in the field ``d`` that a bare copy keeps too)."""
     rng = np.random.default_rng(1)
     nine, ten = cls(epsilon=1.0, domain_size=9), cls(epsilon=1.0, domain_size=10)
     with pytest.raises(ValueError, match="encode a domain of 9 values, not domain_size = 10"):
-        ten.estimate(nine.perturb(np.arange(9), rng))
+        ten.estimate(bare(nine.perturb(np.arange(9), rng)))
     with pytest.raises(ValueError, match="encode a domain of 10 values"):
-        nine.estimate(ten.perturb(np.arange(10), rng))
-    forged = UnaryReports(ten.perturb(np.full(50, 9), rng).bits, 9)
+        nine.estimate(bare(ten.perturb(np.arange(10), rng)))
+    with pytest.raises(ValueError, match="domain_size=9"):
+        ten.estimate(nine.perturb(np.arange(9), rng))
+    forged = UnaryReports(bare(ten.perturb(np.full(50, 9), rng).bits), 9)
     with pytest.raises(ValueError, match="bits set beyond domain_size = 9"):
         nine.estimate(forged)
 
