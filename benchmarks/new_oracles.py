@@ -10,9 +10,9 @@ that is counted as aggregation time (it is what the aggregator must do for these
 
 Variance check: at d = 64, n = 5000 the peer runs ``reps`` times with different seeds; the
 mean over values of its empirical mean squared error (its unbiased estimates against the
-true counts) divided by the mean of our exact variance (``variance(n, n_v)``; FLH:
-``variance_given_counts``, the pool's draw included, while pure-ldp's pool is fixed, so
-that is a comparison of the average over values) should be 1 within sampling error:
+true counts) divided by the mean of our exact variance given the histogram
+(``variances``; FLH's includes the pool's draw, while pure-ldp's pool is fixed, so that is
+a comparison of the average over values) should be 1 within sampling error:
 ±2 sqrt(2/(reps d)) for independent normal estimates (HR's and SS's values are
 correlated and FLH's pool is one draw, so the band is indicative).  SS uses
 multi-freq-ldpy's ω = rint(d/(e^ε+1)) on both sides; FLH pure-ldp's g = round(e^ε) + 1 and
@@ -172,12 +172,7 @@ def _time_ours(oracle, values, repeats: int = 3) -> tuple[float, float]:
 
 
 def _exact_variances(oracle, counts):
-    import numpy as np
-
-    if hasattr(oracle, "variance_given_counts"):
-        return np.array([oracle.variance_given_counts(counts, v) for v in range(len(counts))])
-    n = int(counts.sum())
-    return np.array([oracle.variance(n, int(c)) for c in counts])
+    return oracle.variances(counts)
 
 
 def run(quick: bool = False, install: bool = True) -> str:

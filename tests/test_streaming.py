@@ -127,7 +127,7 @@ def test_chunked_hadamard_engines_keep_their_law(name: str, monkeypatch) -> None
 
 def test_chunked_flh_engine_keeps_its_law(monkeypatch) -> None:
     """FLH's sampled engine with light users 5 at a time and heavy values 2 at a time
-    (k' = 4): standardised errors against ``variance_given_counts`` (its exact variance
+    (k' = 4): standardised errors against ``variances`` (its exact variance
     with the pool's shared collisions) have mean 0 and variance 1."""
     from ldp.oracles import flh
 
@@ -140,7 +140,7 @@ def test_chunked_flh_engine_keeps_its_law(monkeypatch) -> None:
     rng = np.random.default_rng(12)
     runs = 300
     errors = np.array([oracle.simulate(counts, rng) - counts for _ in range(runs)])
-    sd = np.sqrt([oracle.variance_given_counts(counts, v) for v in range(counts.shape[0])])
+    sd = np.sqrt(oracle.variances(counts))
     z = errors / sd
     level = ALPHA / (2 * counts.shape[0])
     assert np.all(np.abs(z.mean(axis=0)) * np.sqrt(runs) < stats.norm.isf(level))

@@ -2,7 +2,7 @@
 
 For each oracle at ε = 1 (top) and ε = 4 (bottom), d = 2^4 .. 2^20: Var[ĉ(v)]/n of a value
 nobody holds (points: the trials' mean squared error over those values; lines: the
-oracle's exact ``variance``, or for FLH ``variance_given_counts`` of the population, all
+oracle's exact ``variance``, or for FLH ``variances`` given the population, all
 users on one value), the bits of one report (closed forms: ⌈log2 d⌉ for GRR, d for OUE
 and SS as sent here, 64 + ⌈log2 g⌉ for OLH's seed and cell, ⌈log2 k'⌉ + ⌈log2 g⌉ for FLH,
 log2 K for HR, log2 D + 1 for HM), and the aggregator's seconds for a full-domain estimate
@@ -30,11 +30,10 @@ def oracle_at(rows: pd.DataFrame, epsilon: float, d: int):
 def variance_line(rows: pd.DataFrame, epsilon: float, d: int, n: int) -> float:
     """Var[ĉ(v)]/n of a value nobody holds when all n users hold value 0."""
     oracle = oracle_at(rows, epsilon, d)
-    if hasattr(oracle, "variance_given_counts"):  # FLH: the shared collisions of the pool
-        counts = np.zeros(int(d), dtype=np.int64)
-        counts[0] = n
-        return oracle.variance_given_counts(counts, 1) / n
-    return oracle.variance(n) / n
+    counts = np.zeros(int(d), dtype=np.int64)
+    counts[0] = n
+    # the exact form given the population (FLH's shared pool collisions included)
+    return float(oracle.variances(counts, np.array([1]))[0]) / n
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:

@@ -1,7 +1,7 @@
 """Cormode, Maddock, Maple (VLDB 2021) Sec. 4.2: FLH's error and server time against k'.
 
 Left: Var[ĉ(v)]/n of the values nobody holds against the pool size k', beside
-``FLH.variance_given_counts`` of that population (the shared-collision term (b² s²/k') n²
+``FLH.variances`` of that population (the shared-collision term (b² s²/k') n²
 on top of OLH's variance) and OLH's exact variance.  Right: the aggregator's seconds.
 """
 
@@ -48,7 +48,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             exact = []  # Var/n given the population, at each pool size
             for k in pools:
                 pool = build_protocol({**node, "k_prime": int(k)}, float(epsilon), domain_size=d)
-                exact.append(pool.variance_given_counts(_point_counts(d, n), 1) / n)
+                exact.append(float(pool.variances(_point_counts(d, n), np.array([1]))[0]) / n)
             left.plot(pools, exact, color=style.color(POOL), lw=1)
             left.plot(means.index, means.to_numpy(), marker, color=style.color(POOL), ms=5)
             mine = timed[timed["protocol.name"] == POOL]
@@ -64,7 +64,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
         ax.set(xscale="log", yscale="log", xlabel="pool size k'", ylabel=label)
     handles = [
-        style.key(f"{POOL} (exact: variance_given_counts)", style.color(POOL)),
+        style.key(f"{POOL} (exact: variances)", style.color(POOL)),
         style.key(REFERENCE, style.color(REFERENCE), ls="--"),
         style.key("ε = 1", marker="o", ls=""),
         style.key("ε = 4", marker="s", ls=""),
@@ -93,9 +93,7 @@ def _exact_mse(errors: pd.DataFrame, name: str, epsilon: float, pool: float | No
     if pool is not None:
         node = {**node, "k_prime": int(pool)}
     oracle = build_protocol(node, float(epsilon), domain_size=d)
-    if hasattr(oracle, "variance_given_counts"):
-        return oracle.variance_given_counts(_point_counts(d, n), 1) / n
-    return oracle.variance(n) / n
+    return float(oracle.variances(_point_counts(d, n), np.array([1]))[0]) / n
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:

@@ -6,7 +6,7 @@ Thin lines: Table 1 (:func:`ldp.theory.table1_variance`; THE at θ = 1, OLH at t
 continuous optimum g = e^ε + 1) for its seven oracles; for the others, which Table 1 does
 not contain, their own exact ``variance`` ("exact (ours)" in the legend).  FLH is not drawn
 here: with every user on one value its variance is dominated by the shared collisions
-(``FLH.variance_given_counts``), see its own figure.
+(``FLH.variances``), see its own figure.
 
 The claims also read Table 1's communication row, the slides' p/q = e^ε, Warner's 75/25
 example and OLH's optimal g from the oracle objects the runs use (exact arithmetic).

@@ -26,7 +26,7 @@ collision.  Given the counts n_u, with q = 1/g, s² = q(1-q), b = p* - (1-p*)/(g
 the pool under which u and v collide, mean 1/g and variance s²/k'; users are independent
 given the pool).  When the others hold distinct values (Σ n_u² = n - n_v) this is OLH's
 variance; concentrated data pay the last term, which vanishes as k' grows.
-:meth:`FLH.variance_given_counts` is this exact value, :meth:`FLH.variance` its
+:meth:`FLH.variances` gives this exact value, :meth:`FLH.variance` its
 distinct-values case (what a single count can say), :meth:`FLH.conditional_moments` the
 exact mean and variance given one pool.
 """
@@ -385,23 +385,12 @@ class FLH(PureOracle):
         b = self.p_star - (1.0 - self.p_star) / (self.g - 1)
         return s2, b * b * s2 / self.k_prime
 
-    def variance_given_counts(self, counts: np.ndarray, value: int) -> float:
-        """The exact Var[ĉ(value)] over the pool and the users, for a whole population."""
-        counts = check_counts(counts, self.domain_size, name="counts")
-        value = int(check_values(np.array([value]), self.domain_size, name="value")[0])
-        n, n_v = int(counts.sum()), int(counts[value])
-        s2, shared = self._collision_terms()
-        squares = float(np.sum(counts.astype(float) ** 2)) - float(n_v) ** 2
-        p = self.p_star
-        support = n_v * p * (1 - p) + (n - n_v) * (s2 - shared) + shared * squares
-        return support / (p - 1.0 / self.g) ** 2
-
     def variances(
         self, true_counts: np.ndarray, candidates: np.ndarray | None = None
     ) -> np.ndarray:
-        """:meth:`variance_given_counts` of every candidate at once: the exact Var[ĉ(v)]
-        over the pool and the users for the whole histogram ``true_counts`` (the collision
-        term needs Σ_{u≠v} n_u², which :meth:`variance` takes as n - n_v)."""
+        """The exact Var[ĉ(v)] of every candidate over the pool and the users, for the whole
+        histogram ``true_counts`` (the collision term needs Σ_{u≠v} n_u², which
+        :meth:`variance` takes as n - n_v)."""
         counts = check_counts(true_counts, self.domain_size)
         n = check_total(counts)
         chosen = self.candidates(candidates)
@@ -416,7 +405,7 @@ class FLH(PureOracle):
         """Var[ĉ(v)] when the other users hold distinct values: OLH's variance exactly.
 
         The collision term (b² s²/k') Σ_{u≠v} n_u² needs the other counts: see
-        :meth:`variance_given_counts`; with distinct values Σ n_u² = n - n_v cancels the
+        :meth:`variances`; with distinct values Σ n_u² = n - n_v cancels the
         -(n - n_v) b² s²/k' term.
         """
         n_users, true_count = check_variance_input(n_users, true_count)

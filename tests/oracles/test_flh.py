@@ -63,7 +63,7 @@ def squared_error_z(sample: np.ndarray, truth: np.ndarray, variance: np.ndarray)
 def test_unbiased_over_the_pool_with_the_exact_variance(epsilon: float, engine: str) -> None:
     oracle = make(epsilon)
     sample = estimates(epsilon, engine)
-    variance = np.array([oracle.variance_given_counts(COUNTS, v) for v in range(D)])
+    variance = oracle.variances(COUNTS)
     z = (sample.mean(axis=0) - COUNTS) / np.sqrt(variance / REPS)
     assert np.abs(z).max() <= z_critical(ALPHA, m=D), z
     z2 = squared_error_z(sample, COUNTS, variance)
@@ -75,7 +75,7 @@ def test_collision_term_is_what_the_test_sees() -> None:
     variance test above has the power to tell it apart from OLH's (distinct-values) variance."""
     for epsilon in (0.5,):
         oracle = make(epsilon)
-        full = oracle.variance_given_counts(COUNTS, 0)
+        full = oracle.variances(COUNTS, np.array([0]))[0]
         assert oracle.variance(N, int(COUNTS[0])) < 0.4 * full
         olh = np.full(D, oracle.variance(N, 0))
         assert np.abs(squared_error_z(estimates(epsilon, "reports"), COUNTS, olh)[[0]]).max() > 10
@@ -84,7 +84,7 @@ def test_collision_term_is_what_the_test_sees() -> None:
 def test_variance_tends_to_olh_as_the_pool_grows() -> None:
     big, olh = make(2.0, k_prime=10**6 - 1), OLH(epsilon=2.0, domain_size=D)
     assert big.g == olh.g
-    exact = big.variance_given_counts(COUNTS, 0)
+    exact = big.variances(COUNTS, np.array([0]))[0]
     assert exact == pytest.approx(olh.variance(N, int(COUNTS[0])), rel=1e-3)
     assert big.variance(N, 3) == olh.variance(N, 3)
 
@@ -121,7 +121,7 @@ def test_heavy_values_are_spread_by_a_multinomial() -> None:
     """k' = 5 < n_v: the sampled engine's multinomial path, unbiased with the exact variance."""
     oracle, rng, counts = make(2.0, k_prime=5), seed_for("FLH", "heavy"), COUNTS
     sample = np.array([oracle.simulate(counts, rng) for _ in range(REPS)])
-    variance = np.array([oracle.variance_given_counts(counts, v) for v in range(D)])
+    variance = oracle.variances(counts)
     assert np.abs((sample.mean(0) - counts) / np.sqrt(variance / REPS)).max() <= z_critical(
         ALPHA, m=D
     )
@@ -148,12 +148,12 @@ SKEWED = np.array([0, 100, 50, 30, 20, 1500, 100, 80, 60, 40, 20, 0, 0, 0, 0, 0]
 def test_simulate_candidates_is_exact_for_a_skewed_population() -> None:
     """Both engines agree on the mean, variance and covariance of two candidates' estimates
     (two-sample z-tests at ALPHA, Bonferroni over the 5 statistics), the sampled one also
-    with the exact variance given the counts (:meth:`FLH.variance_given_counts`); the
+    with the exact variance given the counts (:meth:`FLH.variances`); the
     former engine (the others spread evenly over the rest of the domain) fails."""
     oracle, candidates = make(2.0, k_prime=4), np.array([1, 2])
     samples = engine_samples(oracle, SKEWED, candidates, REPS, "skewed")
     assert_same_moments(samples["reports"], samples["sampled"])
-    variance = np.array([oracle.variance_given_counts(SKEWED, v) for v in candidates])
+    variance = oracle.variances(SKEWED, np.asarray(candidates))
     z = squared_error_z(samples["sampled"], SKEWED[candidates], variance)
     assert np.abs(z).max() <= z_critical(ALPHA, m=2)
     spread = moment_z_scores(samples["reports"], samples["spread"])
@@ -190,12 +190,18 @@ def test_bad_parameters_and_reports_are_refused() -> None:
         oracle.estimate(reports._replace(values=np.array([0, 4])))
 
 
-def test_variances_are_variance_given_counts_for_every_candidate() -> None:
-    """The histogram form (what the conformance suite and the frontier read) is the exact
-    pool-and-users variance of each value, collisions between other users included."""
+def test_variances_of_candidates_and_of_distinct_values() -> None:
+    """The histogram form (what the conformance suite and the frontier read) gives each
+    candidate its own entry, and when the other users hold distinct values (Σ_{u≠v} n_u² =
+    n - n_v) the collision terms cancel into OLH's closed form, :meth:`FLH.variance`."""
     oracle = FLH(epsilon=1.0, domain_size=12, k_prime=5)
     counts = np.array([40, 0, 7, 7, 100, 1, 0, 0, 3, 25, 2, 5], dtype=np.int64)
-    expected = [oracle.variance_given_counts(counts, v) for v in range(12)]
-    np.testing.assert_allclose(oracle.variances(counts), expected, rtol=1e-12)
+    every = oracle.variances(counts)
     chosen = np.array([4, 1, 9])
-    np.testing.assert_allclose(oracle.variances(counts, chosen), np.take(expected, chosen))
+    np.testing.assert_allclose(oracle.variances(counts, chosen), every[chosen], rtol=1e-12)
+    distinct = np.ones(12, dtype=np.int64)
+    distinct[3] = 30  # value 3 held by 30 users, each other value by one
+    three = oracle.variances(distinct, np.array([3]))[0]
+    np.testing.assert_allclose(three, oracle.variance(41, 30), rtol=1e-12)
+    # for value 0 the others are not distinct (30 hold value 3): the collisions add
+    assert oracle.variances(distinct, np.array([0]))[0] > oracle.variance(41, 1) * 1.01
