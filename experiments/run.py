@@ -53,7 +53,7 @@ from experiments.execute import (
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
-from experiments.store import ResultsDirError, ResultsStore, plain_name, unwritable
+from experiments.store import ResultsDirError, ResultsStore, plain_name, unusable
 
 log = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -177,7 +177,7 @@ def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             except ValueError as error:
                 raise ConfigError(str(error)) from None
             try:
-                why = unwritable(Path(str(composed.results_dir)))
+                why = unusable(Path(str(composed.results_dir)))
             except OmegaConfBaseException:  # e.g. ${hydra:...}: resolved only under the app
                 why = None
             if why:  # Hydra would fail creating its run folder there, with a traceback hint

@@ -328,11 +328,13 @@ def register_configs() -> None:
     """
     from omegaconf import OmegaConf
 
-    from experiments.store import plain_name
+    from experiments.store import log_root, plain_name
 
     # Hydra's run and sweep directories name the experiment: a name such as ../../etc is
-    # refused while they are resolved, before Hydra creates them (conf/config.yaml)
+    # refused while they are resolved, before Hydra creates them (conf/config.yaml); a
+    # results directory that cannot be written sends Hydra's logs to the temp directory
     OmegaConf.register_new_resolver("plain_name", plain_name, replace=True)
+    OmegaConf.register_new_resolver("log_root", log_root, replace=True)
     store = ConfigStore.instance()
     store.store(name="base_config", node=Config)
     for entry in registry.protocols().values():  # protocol=<name>: every registered one

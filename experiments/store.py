@@ -49,6 +49,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -99,14 +100,21 @@ class ResultsDirError(ValueError):
         )
 
 
-def unwritable(directory: Path) -> str | None:
-    """Why ``directory`` (existing or to be created) cannot take results, or None."""
-    existing = Path(directory).absolute()
+def unusable(directory: Path) -> str | None:
+    """Why ``directory`` (existing or to be created) cannot hold results at all, or None.
+
+    A read-only directory is usable: a rerun with every trial recorded reads it and writes
+    nothing (Hydra's logs then go to :func:`log_root`'s temp directory); with trials to run
+    the store refuses it before the first (``ResultsStore.check_writable``).  A missing
+    directory under a read-only one cannot be created, and is unusable.
+    """
+    wanted = Path(directory).absolute()
+    existing = wanted
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         return f"{existing} is not a directory"
-    if not os.access(existing, os.W_OK):
+    if existing != wanted and not os.access(existing, os.W_OK):
         return f"{existing} is read-only"
     return None
 
@@ -316,6 +324,21 @@ def plain_name(name: object) -> str:
             f"starting with '.', at most 200 characters), got {str(name)[:80]!r}"
         )
     return name
+
+
+def log_root(results_dir: object, name: object) -> str:
+    """Where Hydra writes a run's logs and resolved configs: ``<results_dir>/<name>/hydra``,
+    or, when that cannot be created or written (a read-only copy of finished results),
+    ``<temp>/ldp-hydra/<name>``, so that a rerun with nothing to run still reads the
+    recorded rows instead of failing on Hydra's log directory."""
+    name = plain_name(name)
+    target = Path(str(results_dir)).absolute() / name / "hydra"
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and os.access(existing, os.W_OK):
+        return str(target)  # Hydra creates what is missing
+    return str(Path(tempfile.gettempdir()) / "ldp-hydra" / name)
 
 
 class ResultsStore:

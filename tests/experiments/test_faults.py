@@ -73,3 +73,47 @@ def test_a_missing_results_dir_is_created(settings_of, tmp_path):
     prepare([*RUN, f"results_dir={deep}"])  # no error
     report, store = run_settings(settings_of(*RUN, f"results_dir={deep}"))
     assert report.ran == 10 and store.directory.is_dir()
+
+
+def _read_only(monkeypatch):
+    """What a read-only file system does to the store, as root (who passes any permission
+    check): no lock file, no probe file, and os.access says no."""
+
+    def refuse_open(path, flags, mode=0o777):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(path))
+
+    def refuse_write(path, data):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(store_module.os, "open", refuse_open)
+    monkeypatch.setattr(store_module, "atomic_write_bytes", refuse_write)
+    monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)
+
+
+def test_a_read_only_results_dir_fully_recorded_is_read_and_left_as_it_is(
+    settings_of, tmp_path, monkeypatch
+):
+    """The rerun of a finished sweep on a read-only copy runs nothing and writes nothing
+    (it used to be refused before Hydra started); Hydra's logs go to the temp directory."""
+    results_dir = tmp_path / "results"
+    settings = settings_of(*RUN)
+    run_settings(settings)
+    before = sorted((p, p.stat().st_mtime_ns) for p in results_dir.rglob("*"))
+    _read_only(monkeypatch)
+    prepare([*RUN, f"results_dir={results_dir}"])  # no ConfigError
+    assert store_module.log_root(results_dir, "exp").startswith(
+        str(store_module.Path(store_module.tempfile.gettempdir()))
+    )
+    report, store = run_settings(settings)
+    assert (report.done_before, report.ran) == (10, 0)
+    after = sorted((p, p.stat().st_mtime_ns) for p in results_dir.rglob("*"))
+    assert set(after) - set(before) == set() and set(before) - set(after) == set()
+    assert store.load()[0]["trial"].nunique() == 10
+
+
+def test_a_read_only_results_dir_with_trials_to_run_is_one_line(settings_of, tmp_path, monkeypatch):
+    run_settings(settings_of(*RUN))
+    _read_only(monkeypatch)
+    more = settings_of(*(o if o != "n_trials=10" else "n_trials=12" for o in RUN))
+    with pytest.raises(ResultsDirError, match=r"cannot write to .* 2 trials would be lost"):
+        run_settings(more)
