@@ -11,6 +11,7 @@ import pytest
 
 from ldp import budget, registry
 from ldp.oracles import CMS, FLH, HCMS, HM, HR, OLH, SHE, SS, SUE
+from ldp.oracles.dbitflip import DBitFlip
 from ldp.oracles.hadamard import direct_support, support_from_histogram
 from ldp.theory import shuffle
 from ldp.validation import ParameterError
@@ -172,6 +173,8 @@ CLIENTS = [
     (HM(epsilon=1.0, domain_size=1000), 100_000),
     (OLH(epsilon=1.0, domain_size=1000), 100_000),
     (FLH(epsilon=1.0, domain_size=1000), 100_000),
+    (DBitFlip(epsilon=1.0, domain_size=2**20, d=3), 50_000),
+    (DBitFlip(epsilon=1.0, domain_size=64, d=16), 50_000),
 ]
 
 
@@ -264,3 +267,101 @@ def test_docs_and_module_examples_run() -> None:
     root = Path(__file__).resolve().parents[1]
     assert doctest.testfile(str(root / "docs" / "limits.md"), module_relative=False).failed == 0
     assert doctest.testmod(budget).failed == 0
+
+
+MEANS = ["Duchi", "PM", "Hybrid", "Laplace"]
+
+
+@pytest.mark.parametrize("name", MEANS)
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_mean_protocols_stay_within_their_declared_bytes_a_user(name: str, epsilon: float) -> None:
+    """The peak traced allocation of simulate, perturb and variance over n values is at
+    most ``bytes_per_user[method]`` x n, the figure the budget check uses."""
+    import tracemalloc
+
+    protocol = registry.get(name).cls(epsilon=epsilon)
+    n = 200_000
+    values = np.random.default_rng(0).uniform(-1.0, 1.0, n)
+    calls = {
+        "simulate": lambda: protocol.simulate(values, np.random.default_rng(1)),
+        "perturb": lambda: protocol.perturb(values, np.random.default_rng(1)),
+        "variance": lambda: protocol.variance(values),
+    }
+    for method, call in calls.items():
+        tracemalloc.start()
+        try:
+            call()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak <= protocol.bytes_per_user[method] * n, (method, peak / n)
+
+
+@pytest.mark.parametrize("name", MEANS)
+@pytest.mark.parametrize("method", ["simulate", "perturb", "variance"])
+def test_mean_protocols_refuse_users_over_the_budget_before_drawing(name, method) -> None:
+    protocol = registry.get(name).cls(epsilon=1.0)
+    values = np.zeros(10_000)
+    with budget.limits(memory_bytes=protocol.bytes_per_user[method] * 9_999):
+        with pytest.raises(ParameterError) as refused:
+            if method == "variance":
+                protocol.variance(values)
+            else:
+                getattr(protocol, method)(values, np.random.default_rng(0))
+    assert refused.value.name == "values" and method in str(refused.value)
+
+
+@pytest.mark.parametrize("name", ["LGRR", "LOUE", "LOSUE", "LOLOHA", "dBitFlip"])
+def test_perturb_rounds_refuses_rounds_over_the_operation_budget(name: str) -> None:
+    """τ rounds cost ``ROUND_OPERATIONS`` each in call overhead (22-46 µs measured): 10
+    users over 10^6 rounds took over 20 s and are now refused at once under a budget that
+    allows 1,000 rounds, while 1,000 rounds run."""
+    oracle = registry.get(name).cls(epsilon=1.0, domain_size=8)
+    with budget.limits(operations=1000 * budget.ROUND_OPERATIONS):
+        assert (
+            len(oracle.perturb_rounds(np.zeros((10, 1000), np.int64), np.random.default_rng(0)))
+            == 1000
+        )
+        with pytest.raises(ParameterError) as refused:
+            oracle.perturb_rounds(np.zeros((10, 1001), np.int64), np.random.default_rng(0))
+    assert refused.value.name == "values" and "1001 rounds" in str(refused.value)
+
+
+def test_dbitflip_samples_few_buckets_without_touching_the_domain() -> None:
+    """d = 1 bucket of k = 2^22 for 1,000 users drew 4·10^9 uniform keys (79 s); Floyd's
+    draws d per user.  Here within the operation-free memory of the reports alone."""
+    oracle = DBitFlip(epsilon=1.0, domain_size=2**22, d=2)
+    import time
+
+    started = time.perf_counter()
+    reports = oracle.perturb(np.arange(1000), np.random.default_rng(0))
+    assert time.perf_counter() - started < 5.0
+    buckets = np.asarray(reports.buckets)
+    assert buckets.shape == (1000, 2) and np.all(buckets[:, 0] != buckets[:, 1])
+    assert buckets.min() >= 0 and buckets.max() < 2**22
+
+
+def test_floyd_sampling_gives_every_set_of_buckets_alike() -> None:
+    """All C(6, 3) = 20 sets equally likely: a chi-square test at a 1e-3 false-alarm rate.
+    Planted: the last round's fallback j (= k - 1) replaced by a fresh draw from [0, k - d),
+    which makes sets holding k - 1 rarer; the test catches it."""
+    from itertools import combinations
+
+    from scipy import stats
+
+    from ldp.oracles.dbitflip import floyd_sample
+
+    n, k, d = 100_000, 6, 3
+    sets = {c: i for i, c in enumerate(combinations(range(k), d))}
+
+    def pvalue(rows: np.ndarray) -> float:
+        index = np.array([sets[tuple(sorted(row))] for row in rows.tolist()])
+        counts = np.bincount(index, minlength=len(sets))
+        return stats.chisquare(counts).pvalue
+
+    assert pvalue(floyd_sample(n, k, d, np.random.default_rng(3))) > 1e-3
+    rng = np.random.default_rng(3)  # planted: a repeat redrawn from [0, k - d] loses sets
+    wrong = floyd_sample(n, k, d, rng)
+    wrong[:, 2] = np.where(wrong[:, 2] == k - 1, rng.integers(0, k - d, n), wrong[:, 2])
+    wrong = wrong[[len(set(r)) == d for r in wrong.tolist()]]
+    assert pvalue(wrong) < 1e-3

@@ -77,7 +77,7 @@ class Duchi(MeanProtocol):
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law (see the module docstring)."""
-        values, rng, n = sampled_input(self.name, values, rng)
+        values, rng, n = sampled_input(self, values, rng)
         if n == 0:
             return math.nan
         plus = self.plus_count(*distinct(value_coins(values)), rng)

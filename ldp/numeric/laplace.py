@@ -45,6 +45,7 @@ by s n, correctly rounded.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -69,6 +70,8 @@ class Laplace(MeanProtocol):
     8/ε² within 0.04%, ε-LDP as float64 bytes (see the module docstring)."""
 
     name = "Laplace"
+    #: measured with tracemalloc at n = 10^6 (base.BYTES_PER_USER), with a margin
+    bytes_per_user: ClassVar[Mapping[str, int]] = {"simulate": 56, "perturb": 64, "variance": 40}
     #: this mechanism's own closed form; [W19]'s 8/ε² is
     #: :func:`ldp.theory.numeric.laplace_variance`, within 0.04% of it
     paper_form = staticmethod(theory.laplace_grid_variance)
@@ -140,7 +143,7 @@ class Laplace(MeanProtocol):
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """(Σ ⌊t_i s⌋ + Bin sums + NB(n, 1-α) - NB(n, 1-α)) / (s n); see the module docstring."""
-        values, rng, n = sampled_input(self.name, values, rng)
+        values, rng, n = sampled_input(self, values, rng)
         if n == 0:
             return math.nan
         floor, threshold = self._coins(values)

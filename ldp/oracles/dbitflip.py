@@ -68,6 +68,18 @@ class DBitFlipReports(NamedTuple):
     bits: np.ndarray  #: bool (n, d): the bit of each sampled bucket
 
 
+def floyd_sample(n_users: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """d distinct values of [0, k) per user, each d-set equally likely (Floyd's algorithm,
+    all users at once: at round j = k - d + i a uniform t in [0, j], or j itself if t was
+    already taken; Bentley and Floyd, CACM 1987)."""
+    out = np.empty((n_users, d), dtype=np.int64)
+    for i, j in enumerate(range(k - d, k)):
+        t = rng.integers(0, j + 1, size=n_users)
+        taken = (out[:, :i] == t[:, None]).any(axis=1)
+        out[:, i] = np.where(taken, j, t)
+    return out
+
+
 @register(name="dBitFlip", color="#01665e", order=140)
 @dataclass(frozen=True, kw_only=True)
 class DBitFlip(FrequencyOracle):
@@ -127,8 +139,11 @@ class DBitFlip(FrequencyOracle):
 
     # --- client ------------------------------------------------------------------------
     def sample_buckets(self, n_users: int, rng: np.random.Generator) -> np.ndarray:
-        """d distinct buckets per user, uniformly (the d smallest of k uniform keys)."""
+        """d distinct buckets per user, uniformly: Floyd's algorithm (d rounds, O(n d²))
+        when d² <= k, else the d smallest of k uniform keys (O(n k))."""
         k, d = self.domain_size, self.d
+        if d * d <= k:
+            return floyd_sample(n_users, k, d, rng)
         out = np.empty((n_users, d), dtype=np.int64)
         rows = max(1, CHUNK // k)
         for start in range(0, n_users, rows):
@@ -161,6 +176,7 @@ class DBitFlip(FrequencyOracle):
         if array.ndim != 2:
             raise ValueError(f"values must be 2-D (users, rounds), got shape {array.shape}")
         n, tau = array.shape
+        budget.check_rounds(tau, f"{self.name}'s reports")
         flat = check_values(array.reshape(-1), self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
         self.check_report_size(n * max(tau, 1))
@@ -257,6 +273,10 @@ class DBitFlip(FrequencyOracle):
         return 9 * self.d * n_users
 
     def working_bytes(self, n_users: int) -> int:
+        """The reports and the bits' coins, plus a chunk of k keys a user when the buckets
+        are not drawn by :func:`floyd_sample` (d² > k)."""
+        if self.d * self.d <= self.domain_size:
+            return 4 * self.report_bytes(n_users)
         rows = max(1, min(n_users, CHUNK // self.domain_size))
         return 4 * self.report_bytes(n_users) + 16 * rows * self.domain_size
 

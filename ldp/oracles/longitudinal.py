@@ -167,6 +167,7 @@ class Memoized(PureOracle):
         if array.ndim != 2:
             raise ValueError(f"values must be 2-D (users, rounds), got shape {array.shape}")
         n, tau = array.shape
+        budget.check_rounds(tau, f"{self.name}'s reports")
         flat = check_values(array.reshape(-1), self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
         self.check_report_size(n * max(tau, 1))
