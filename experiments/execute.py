@@ -289,6 +289,7 @@ def kind_note(settings: Sequence[Setting]) -> str:
     class has ``perturb_rounds``, but ``protocol.kind`` left at ``oracle`` draws one fresh
     report per user.  Empty otherwise."""
     from ldp import registry
+    from ldp.contract import HasRounds
 
     names = []
     for setting in settings:
@@ -300,7 +301,7 @@ def kind_note(settings: Sequence[Setting]) -> str:
         except registry.RegistryError:
             continue
         name = str(getattr(cls, "name", cls.__name__))
-        if callable(getattr(cls, "perturb_rounds", None)) and name not in names:
+        if issubclass(cls, HasRounds) and name not in names:
             names.append(name)
     if not names:
         return ""

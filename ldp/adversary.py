@@ -51,7 +51,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp.contract import capabilities_of
+from ldp.contract import (
+    HasExactAdversary,
+    HasLogLikelihoods,
+    HasReportCount,
+    HasReportGroups,
+    HasRoundsAdversary,
+    HasSequenceLikelihoods,
+    capabilities_of,
+)
 from ldp.validation import ParameterError, check_epsilon, check_generator, check_int
 
 Method = Literal["exact", "empirical"]
@@ -240,9 +248,8 @@ def enumerated_success(oracle: Any, prior: np.ndarray) -> float:
 
 def _report_count(oracle: Any) -> int | None:
     """How many reports a categorical protocol has (the length of its probability vector)."""
-    count = getattr(oracle, "report_count", None)
-    if callable(count):
-        return int(count())
+    if isinstance(oracle, HasReportCount):
+        return int(oracle.report_count())
     try:
         return int(np.shape(oracle.report_probabilities(0))[0])
     except (ValueError, TypeError, MemoryError):  # too large to enumerate
@@ -256,14 +263,14 @@ def adversary_method(oracle: Any, prior: np.ndarray | None = None) -> Method | N
     enough to enumerate (:func:`contenders` x reports <= :data:`MAX_ENUMERATION`),
     "empirical" with a per-report likelihood (``log_likelihoods``).
     """
-    if callable(getattr(oracle, "adversary_success", None)):
+    if isinstance(oracle, HasExactAdversary):
         return "exact"
     if capabilities_of(oracle).report_model == "categorical":
         rows = oracle.domain_size if prior is None else contenders(prior, oracle.epsilon).size
         reports = _report_count(oracle)
         if reports is not None and rows * reports <= MAX_ENUMERATION:
             return "exact"
-    if callable(getattr(oracle, "log_likelihoods", None)):
+    if isinstance(oracle, HasLogLikelihoods):
         return "empirical"
     return None
 
@@ -330,11 +337,11 @@ def adversary_success(
         return AdversarySuccess(1.0, 0.0, "exact")
     method = adversary_method(oracle, prior)
     if method == "exact":
-        own = getattr(oracle, "adversary_success", None)
-        value = own(prior) if callable(own) else enumerated_success(oracle, prior)
+        exact = isinstance(oracle, HasExactAdversary)
+        value = oracle.adversary_success(prior) if exact else enumerated_success(oracle, prior)
         if value is not None:  # a closed form may decline a too costly prior
             return AdversarySuccess(float(value), 0.0, "exact")
-        method = "empirical" if callable(getattr(oracle, "log_likelihoods", None)) else None
+        method = "empirical" if isinstance(oracle, HasLogLikelihoods) else None
     if method == "empirical":
         if rng is None:
             raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
@@ -370,12 +377,11 @@ def rounds_success(
     tau = check_int(tau, "tau", minimum=1, maximum=4096)
     if baseline(prior) == 1.0:
         return [AdversarySuccess(1.0, 0.0, "exact")] * tau
-    own = getattr(oracle, "rounds_adversary_success", None)
-    if callable(own):
-        exact = [own(prior, t) for t in range(1, tau + 1)]
+    if isinstance(oracle, HasRoundsAdversary):
+        exact = [oracle.rounds_adversary_success(prior, t) for t in range(1, tau + 1)]
         if all(value is not None for value in exact):
             return [AdversarySuccess(float(value), 0.0, "exact") for value in exact]
-    if not callable(getattr(oracle, "sequence_log_likelihoods", None)):
+    if not isinstance(oracle, HasSequenceLikelihoods):
         raise NoAdversary(f"{type(oracle).__name__} has no sequence_log_likelihoods")
     if rng is None:
         raise TypeError(f"an empirical estimate for {type(oracle).__name__} needs rng")
@@ -468,9 +474,7 @@ def mapped_success(
     """
     held, rho = pushed_prior(keys, weights)
     total = float(rho.sum())
-    if getattr(oracle, "adversary_support_only", False) and callable(
-        getattr(oracle, "adversary_success", None)
-    ):
+    if capabilities_of(oracle).adversary_support_only and isinstance(oracle, HasExactAdversary):
         if rho.shape[0] == 1:
             return AdversarySuccess(total, 0.0, "exact")
         return AdversarySuccess(total * float(oracle.adversary_success(rho / total)), 0.0, "exact")
@@ -585,14 +589,13 @@ def report_groups_of(
     TypeError
         If a public hash is to be drawn and ``rng`` is None.
     """
-    groups = getattr(protocol, "report_groups", None)
-    if not callable(groups):
+    if not isinstance(protocol, HasReportGroups):
         raise NoAdversary(f"{type(protocol).__name__} declares no report_groups()")
     if not capabilities_of(protocol).public_per_call:
-        return tuple(groups())
+        return tuple(protocol.report_groups())
     if rng is None:
         raise TypeError(f"{type(protocol).__name__}'s public hash is drawn from rng: pass one")
-    return tuple(groups(n_users=n_users, rng=rng))
+    return tuple(protocol.report_groups(n_users=n_users, rng=rng))
 
 
 # ------------------------------------------------------- several reports of one value
@@ -720,7 +723,7 @@ def _dense_likelihoods(oracle: Any, keys: np.ndarray) -> bool:
     (an oracle without independent support, on a small domain)."""
     return (
         not _independent(oracle)
-        and callable(getattr(oracle, "log_likelihoods", None))
+        and isinstance(oracle, HasLogLikelihoods)
         and np.ndim(keys) == 1
         and oracle.domain_size <= MAX_DENSE_PRIOR
     )

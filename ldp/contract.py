@@ -78,6 +78,11 @@ class Capabilities:
         ``estimate_aggregate(statistic, n_users)``), with no public randomness shared
         across ``perturb`` calls: reports can then be aggregated chunk by chunk and never
         all held (:mod:`ldp.streaming`).
+    adversary_support_only : bool
+        True when ``adversary_success(prior)`` depends on the prior's positive weights
+        only (values of weight 0 just extend a tail that sums to the same), so it may be
+        given the prior restricted to its support whatever the domain
+        (:func:`ldp.adversary.mapped_success`: the heavy hitters' 2^64-value prefixes).
     """
 
     engines: tuple[str, ...] = ENGINES
@@ -88,6 +93,7 @@ class Capabilities:
     closed_form_variance: bool = True
     randomized_response: bool = False
     additive: bool = False
+    adversary_support_only: bool = False
 
     def __post_init__(self) -> None:
         unknown = [e for e in self.engines if e not in ENGINES]
@@ -159,3 +165,80 @@ class HeavyHitterLike(Protocol):
 
     def run(self, dataset: Any, rng: np.random.Generator, engine: str = "sampled") -> Any:
         """Identify the top-k values of ``dataset`` with either engine."""
+
+
+# --- optional hooks ----------------------------------------------------------------------
+# A protocol offers these by defining the method; the code that reads one asks
+# ``isinstance(protocol, HasX)`` (``issubclass`` for a class), never a method name.
+
+
+@runtime_checkable
+class HasExactAdversary(Protocol):
+    """The Bayesian adversary's exact success from one report (:mod:`ldp.adversary`)."""
+
+    def adversary_success(self, prior: np.ndarray) -> float | None:
+        """S(π), or None to decline a prior too costly for the closed form."""
+
+
+@runtime_checkable
+class HasLogLikelihoods(Protocol):
+    """Per-report likelihoods, for the empirical adversary (:mod:`ldp.adversary`)."""
+
+    def log_likelihoods(self, reports: Any) -> np.ndarray:
+        """ln Pr[report_i | v] for every report and value, up to a constant per report."""
+
+
+@runtime_checkable
+class HasReportCount(Protocol):
+    """How many distinct reports a categorical protocol has, without listing them."""
+
+    def report_count(self) -> int:
+        """The length of ``report_probabilities(v)``."""
+
+
+@runtime_checkable
+class HasRounds(Protocol):
+    """Several collections of the same users, with memoization (longitudinal protocols)."""
+
+    def perturb_rounds(self, values: np.ndarray, rng: np.random.Generator) -> list:
+        """τ rounds of reports; ``values[i, t]`` is user i's value at round t."""
+
+
+@runtime_checkable
+class HasRoundsAdversary(Protocol):
+    """The adversary's exact success from the first t rounds of one user's reports."""
+
+    def rounds_adversary_success(self, prior: np.ndarray, t: int) -> float | None:
+        """S_t(π), or None to decline."""
+
+
+@runtime_checkable
+class HasSequenceLikelihoods(Protocol):
+    """Likelihoods of joined sequences of rounds, for the empirical rounds adversary."""
+
+    def sequence_log_likelihoods(self, sequences: np.ndarray) -> np.ndarray:
+        """ln Pr[sequence_i | v] for every joined sequence and value."""
+
+
+@runtime_checkable
+class HasReportGroups(Protocol):
+    """A heavy hitter's groups of users, each reporting through one oracle."""
+
+    def report_groups(self, *args: Any, **kwargs: Any) -> Any:
+        """The (oracle, key map, share of users) of each group."""
+
+
+@runtime_checkable
+class HasPublicDraws(Protocol):
+    """Representative public randomness for the exact privacy loss (:mod:`ldp.privacy`)."""
+
+    def public_draws(self) -> np.ndarray:
+        """The public draws whose worst case bounds the privacy loss."""
+
+
+@runtime_checkable
+class Decodes(Protocol):
+    """A decoder of candidate strings from reports (RAPPOR's regression)."""
+
+    def decode(self, *args: Any, **kwargs: Any) -> Any:
+        """The candidates' estimates and which are detected."""

@@ -61,7 +61,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ldp.contract import REPORT_MODELS, capabilities_of
+from ldp.contract import REPORT_MODELS, HasPublicDraws, capabilities_of
 from ldp.validation import check_values
 
 Model = Literal["categorical", "bits", "hashed", "product"]
@@ -227,9 +227,8 @@ def _public_draws(oracle: Any, seeds: np.ndarray | None) -> np.ndarray | None:
     """
     if not capabilities_of(oracle).public_randomness:
         return None
-    own = getattr(oracle, "public_draws", None)
-    if callable(own) and seeds is None:
-        return np.asarray(own())
+    if isinstance(oracle, HasPublicDraws) and seeds is None:
+        return np.asarray(oracle.public_draws())
     return DEFAULT_SEEDS if seeds is None else np.asarray(seeds, dtype=np.uint64).ravel()
 
 

@@ -46,7 +46,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp.contract import capabilities_of
+from ldp.contract import HasLogLikelihoods, HasReportGroups, capabilities_of
 from ldp.validation import ParameterError
 
 #: The false-alarm rate of every statistical assertion: a correct protocol fails one with
@@ -658,7 +658,7 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
                 f"ε-LDP bound {bound:.6f}] ({found.method})"
             )
             note = f"{label}: {found.value:.4f} ({found.method})"
-            if found.method == "exact" and callable(getattr(oracle, "log_likelihoods", None)):
+            if found.method == "exact" and isinstance(oracle, HasLogLikelihoods):
                 n = settings.n_users
                 estimate = bayes.empirical_success(oracle, prior, rng, n)
                 error = math.sqrt(max(found.value * (1 - found.value), 1e-12) / n)
@@ -1034,7 +1034,7 @@ def heavy_hitter_checks(
         from ldp import adversary as bayes
         from ldp import bits
 
-        if not callable(getattr(protocol, "report_groups", None)):
+        if not isinstance(protocol, HasReportGroups):
             raise CheckSkipped("declares no report_groups()")
         groups = bayes.report_groups_of(protocol, data.n, _rng(settings, "hh-groups"))
         total = sum(group.weight for group in groups)

@@ -22,6 +22,7 @@ from experiments.build import cached_heavy_hitter
 from experiments.kinds import NAN, Measurement, TrialResult
 from experiments.population import load_dataset
 from experiments.seeding import TrialStreams
+from ldp.contract import HasReportGroups
 
 
 def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
@@ -72,7 +73,7 @@ def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:
     (protocol, data set) and worker; an empirical estimate is seeded by both."""
     from ldp import adversary
 
-    if not callable(getattr(protocol, "report_groups", None)):
+    if not isinstance(protocol, HasReportGroups):
         return []
     values, counts = data.histogram()
     prior = zlib.crc32(np.ascontiguousarray(values).tobytes() + counts.tobytes())

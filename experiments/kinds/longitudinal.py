@@ -15,6 +15,7 @@ from experiments.kinds import NAN, Measurement, TrialResult
 from experiments.kinds.oracle import _variances
 from experiments.population import population_counts
 from experiments.seeding import TrialStreams
+from ldp.contract import HasRounds
 
 
 def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
@@ -47,7 +48,7 @@ def longitudinal_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
     counts, source = population_counts(config["dataset"], options["domain_size"])
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
-    if not callable(getattr(oracle, "perturb_rounds", None)):
+    if not isinstance(oracle, HasRounds):
         raise ValueError(f"protocol.kind: longitudinal needs a memoized oracle, not {oracle.name}")
     tau = options.get("rounds") or 1
     values = np.repeat(np.arange(d, dtype=np.int64), counts)

@@ -20,6 +20,7 @@ from experiments.kinds import NAN, Measurement, TrialResult
 from experiments.kinds.oracle import adversary_rows
 from experiments.population import population_counts, tracked_values
 from experiments.seeding import TrialStreams
+from ldp.contract import Decodes
 
 
 def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
@@ -30,7 +31,7 @@ def rappor_decode_trial(config: dict[str, Any], streams: TrialStreams) -> TrialR
     counts, source = population_counts(config["dataset"], options["domain_size"])
     n, d = int(counts.sum()), counts.shape[0]
     oracle = build_protocol(config["protocol"], config["epsilon"], domain_size=d)
-    if not hasattr(oracle, "decode"):
+    if not isinstance(oracle, Decodes):
         raise ValueError(f"protocol.kind: rappor_decode needs RAPPOR's decoder, not {oracle.name}")
     if config["engine"] == "sampled":
         collected = oracle.simulate_counts(counts, streams.mechanism)

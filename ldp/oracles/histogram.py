@@ -238,7 +238,9 @@ class THE(UnaryEncoding):
     Representable for ε <= 2 ln(2^52) / max(θ, 1-θ).
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits", additive=True, adversary_support_only=True
+    )
 
     theta: float | None = None
     name = "THE"

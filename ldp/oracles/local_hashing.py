@@ -53,7 +53,10 @@ class _LocalHashing(PureOracle):
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",), additive=True
+        report_model="hashed",
+        public_randomness=("seeds",),
+        additive=True,
+        adversary_support_only=True,
     )
     _keep: int = field(init=False, repr=False, compare=False)
 
@@ -91,11 +94,6 @@ class _LocalHashing(PureOracle):
         probabilities = np.full((seeds.shape[0], self.g), (1 - self.p_star) / (self.g - 1))
         probabilities[np.arange(seeds.shape[0]), hashed] = self.p_star
         return probabilities
-
-    #: adversary_success depends on the prior's positive weights only (values of weight 0
-    #: just extend a geometric tail that sums to the same): it may be given the prior
-    #: restricted to its support, whatever the domain (ldp.adversary.mapped_success).
-    adversary_support_only: ClassVar[bool] = True
 
     def adversary_success(self, prior: np.ndarray) -> float:
         """The Bayesian adversary's success over the draw of the hash (an ideal hash family).
@@ -192,7 +190,10 @@ class BLH(_LocalHashing):
     """Binary local hashing: g = 2, p* = e^ε/(e^ε+1), q* = 1/2."""
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",), additive=True
+        report_model="hashed",
+        public_randomness=("seeds",),
+        additive=True,
+        adversary_support_only=True,
     )
 
     name = "BLH"
@@ -211,7 +212,10 @@ class OLH(_LocalHashing):
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        report_model="hashed", public_randomness=("seeds",), additive=True
+        report_model="hashed",
+        public_randomness=("seeds",),
+        additive=True,
+        adversary_support_only=True,
     )
 
     g: int | None = None  # type: ignore[assignment]

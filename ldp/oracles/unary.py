@@ -98,7 +98,9 @@ class UnaryEncoding(PureOracle):
 
     #: p is an exact constant (OUE's 1/2), realised without widening.
     exact_p: ClassVar[bool] = False
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits", additive=True, adversary_support_only=True
+    )
 
     _keep: int = field(init=False, repr=False, compare=False)
     _flip: int = field(init=False, repr=False, compare=False)
@@ -144,11 +146,6 @@ class UnaryEncoding(PureOracle):
         probabilities = np.full(self.domain_size, self.q_star)
         probabilities[value] = self.p_star
         return probabilities
-
-    #: adversary_success depends on the prior's positive weights only (values of weight 0
-    #: just extend a geometric tail that sums to the same): it may be given the prior
-    #: restricted to its support, whatever the domain (ldp.adversary.mapped_success).
-    adversary_support_only: ClassVar[bool] = True
 
     def adversary_success(self, prior: np.ndarray) -> float:
         """The Bayesian adversary's success: bits set independently, p* own, q* others.
@@ -248,7 +245,9 @@ class SUE(UnaryEncoding):
     Representable for ε <= 2 ln(2^53) ≈ 73.5.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits", additive=True, adversary_support_only=True
+    )
 
     name = "SUE"
 
@@ -268,7 +267,9 @@ class OUE(UnaryEncoding):
     Representable for ε <= ln(2^53) ≈ 36.7.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(report_model="bits", additive=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        report_model="bits", additive=True, adversary_support_only=True
+    )
 
     name = "OUE"
     exact_p = True
