@@ -17,6 +17,7 @@ from dataclasses import replace
 from benchmarks import (
     billion_users,
     blas_threads,
+    clients,
     decode_reference,
     hadamard_anchor,
     harness,
@@ -59,6 +60,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "decode_reference": decode_reference.bench,  # decode at k = 3,307,948 vs the C++ reference
     "billion_users": billion_users.bench,  # every oracle's sampled engine at n = 10^9, d = 2^20
     "streaming": streaming.bench,  # chunked reports engine at n = 10^8: time and peak RSS
+    "clients": clients.bench,  # every oracle's perturb: seconds and ns per report bit
 }
 
 
