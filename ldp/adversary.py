@@ -460,7 +460,7 @@ def mapped_success(
     with ρ = :func:`pushed_prior` and S_oracle the oracle's own adversary
     (:func:`adversary_success`).  Values with π_x = 0 are never a guess, so only the prior's
     support is given (``keys``, ``weights``).  Keys with ρ_u = 0 are the rest of the
-    oracle's domain: an oracle that declares ``adversary_support_only = True`` (its
+    oracle's domain: an oracle that declares ``Capabilities(adversary_support_only=True)`` (its
     ``adversary_success`` does not depend on how many values have weight 0) is given ρ over
     the held keys only, whatever its domain (2^64 prefixes); any other gets the dense ρ
     over its domain, up to :data:`MAX_DENSE_PRIOR` values.  The standard error of an
