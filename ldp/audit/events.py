@@ -41,6 +41,8 @@ from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsil
 CHUNK = 256
 #: An integer column with more distinct values than this (on the training half) is binned.
 MAX_CATEGORIES = 1024
+#: A digest becomes its own category when seen this often in the training reports.
+MIN_REPEATS = 3
 #: Quantile bins of a binned column.
 BINS = 32
 #: Above this many codes, ordering codes by their training ratio overfits (a handful of
@@ -137,8 +139,10 @@ class Column:
     field), ``"bit"`` (bit ``index % width`` of each entry's binary representation, floats
     as their IEEE bits), ``"packed"`` (bit ``index`` of a packed-bit field: uint8 rows read
     big-endian), ``"nan"`` (the entry is NaN), ``"symbol"`` (a 64-bit digest of the
-    bytes of entry ``index``, or of the whole row at index -1: :func:`symbols`) or
-    ``"feature"``.  ``member`` reads a part of each entry first: a field of a structured
+    bytes of entry ``index``, or of the whole row at index -1: :func:`symbols`),
+    ``"report"`` (a digest of the whole report: every per-report field in ``fields``, seeds
+    and public randomness included, so that a leak spread over many fields or bits is one
+    symbol) or ``"feature"``.  ``member`` reads a part of each entry first: a field of a structured
     array, ``"real"`` or ``"imag"`` of a complex one, ``"int64"`` (a datetime's count).
     """
 
@@ -149,10 +153,15 @@ class Column:
     width: int = 1
     feature: Callable[[Any], np.ndarray] | None = field(default=None, compare=False)
     member: str | None = None
+    fields: tuple[int, ...] | None = None
 
     def __call__(self, reports: Any) -> np.ndarray:
         if self.kind == "feature":
             return np.asarray(self.feature(reports))
+        if self.kind == "report":
+            parts = [reports] if self.fields is None else [reports[i] for i in self.fields]
+            digests = [symbols(_rows(np.asarray(part))) for part in parts]
+            return digests[0] if len(digests) == 1 else symbols(np.stack(digests, axis=1))
         part = np.asarray(reports if self.part is None else reports[self.part])
         if self.member is not None:
             part = _member(part, self.member)
@@ -170,6 +179,11 @@ class Column:
             return np.isnan(part)
         words = _as_words(part)
         return ((words >> np.uint64(self.index % self.width)) & np.uint64(1)).astype(bool)
+
+
+def _rows(part: np.ndarray) -> np.ndarray:
+    """One row per report (a 1-D field: one entry each)."""
+    return part.reshape(part.shape[0], -1) if part.ndim >= 1 else part.reshape(1, 1)
 
 
 def _member(part: np.ndarray, member: str) -> np.ndarray:
@@ -253,8 +267,14 @@ def report_columns(
         for i, (name, part, own) in enumerate(zip(names, reports, layout, strict=True)):
             if own:
                 columns += _field_columns(name, np.asarray(part), i)
+        own_fields = tuple(i for i, own in enumerate(layout) if own)
+        if own_fields:
+            columns.append(Column("whole report", "report", fields=own_fields))
     else:
-        columns += _field_columns("report", np.asarray(reports), None)
+        array = np.asarray(reports)
+        columns += _field_columns("report", array, None)
+        if array.ndim >= 2 and array[:1].size > 1:  # a single entry is its values column
+            columns.append(Column("whole report", "report"))
     columns += [Column(f.name, "feature", feature=f.column) for f in features]
     return columns
 
@@ -562,7 +582,18 @@ def _quantile_edges(x: np.ndarray) -> np.ndarray:
 
 
 def _fit_codes(column: Column, pooled: np.ndarray) -> list[_Codes]:
-    """The code mappers of one value column, fitted on both inputs' training reports."""
+    """The code mappers of one value column, fitted on both inputs' training reports.
+
+    A digest (``"symbol"``, ``"report"``) is a category, not a number: its codes are the
+    digests seen at least :data:`MIN_REPEATS` times (the :data:`MAX_CATEGORIES` most
+    frequent), every other one shares the last code, so that a rare but fixed report
+    (a revealing pattern) is an event however many distinct reports there are.
+    """
+    if column.kind in ("symbol", "report"):
+        patterns, counts = np.unique(pooled, return_counts=True)
+        order = np.argsort(-counts, kind="stable")[:MAX_CATEGORIES]
+        kept = patterns[order][counts[order] >= MIN_REPEATS]
+        return [_Codes(column, "category", (np.sort(kept),))]
     if pooled.dtype == bool:
         return [_Codes(column, "bool")]
     if pooled.dtype.kind in "iu":

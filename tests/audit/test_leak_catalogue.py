@@ -175,6 +175,37 @@ class NegativeZero(RoundedLaplace):
         return self.noisy(values, rng)
 
 
+# Leaks that show only in the report taken as a whole: no column, bit or pair of them
+# moves beyond sampling error, one whole report does (the "whole report" digest).
+class AllOnesOUE(OUE):
+    """OUE (d = 64) that, once in 500 reports of the value 0, sends every bit set."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        rare = (np.asarray(values) == 0) & (rng.random(len(values)) < 2e-3)
+        bits = np.array(reports.bits)
+        bits[rare] = 0xFF
+        return UnaryReports(bits, self.domain_size)
+
+
+class FixedSeedOLH(OLH):
+    """OLH that, once in 500 reports of the value 0, sends one fixed (seed, cell) pair:
+    a random-looking 64-bit seed, so neither field's columns single it out."""
+
+    SEED = np.uint64(0x9E3779B97F4A7C15)
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        rare = (np.asarray(values) == 0) & (rng.random(len(values)) < 2e-3)
+        seeds = np.where(rare, self.SEED, np.asarray(reports.seeds))
+        return HashReports(seeds, np.where(rare, 1, np.asarray(reports.values)))
+
+
+WHOLE_REPORT = {
+    "OUE d=64, every bit set once in 500": lambda: AllOnesOUE(epsilon=1.0, domain_size=64),
+    "OLH, one fixed (seed, cell) once in 500": lambda: FixedSeedOLH(epsilon=1.0, domain_size=4),
+}
+
 LEAKS = {
     "OLH seed parity": lambda: SeedParityOLH(epsilon=1.0, domain_size=4),
     "OLH seed redrawn until H(v) even": lambda: EvenHashOLH(epsilon=1.0, domain_size=4),
@@ -188,6 +219,7 @@ LEAKS = {
     "float GRR, NaN for 0": lambda: NaNFloatGRR(epsilon=1.0, domain_size=4),
     "FLH index names v": lambda: IndexFLH(epsilon=1.0, domain_size=4, k_prime=16),
     "float histogram keeps -0.0": NegativeZero,
+    **WHOLE_REPORT,
 }
 SLOW = {"OUE d=1024, leak in bit 700", "GRR leaks v once in 1,000", "CMS never flips its own cell"}
 
@@ -212,3 +244,22 @@ def test_the_honest_float_and_pool_copies_hold() -> None:
     ):
         result = audit.lower_bound(honest, 0, 1, rng=np.random.default_rng(7), trials=40_000)
         assert result.epsilon <= honest.epsilon, str(result)
+
+
+@pytest.mark.parametrize("name", list(WHOLE_REPORT))
+def test_a_whole_report_leak_needs_the_whole_report(name: str, monkeypatch) -> None:
+    """The power of the "whole report" column: without it the same audit misses these
+    leaks (its bound stays at or below the claim), with it (the catalogue test above)
+    each is caught."""
+    from ldp.audit import events
+
+    every = events.report_columns
+    monkeypatch.setattr(
+        events,
+        "report_columns",
+        lambda *a, **k: [c for c in every(*a, **k) if c.kind != "report"],
+    )
+    leaky = WHOLE_REPORT[name]()
+    seed = np.random.SeedSequence([2024, *name.encode()])
+    result = audit.lower_bound(leaky, 0, 1, rng=np.random.default_rng(seed))
+    assert result.epsilon <= leaky.epsilon, str(result)
