@@ -318,6 +318,36 @@ def optimize(
     n = check_int(n, "n", minimum=1)
     epsilon = check_epsilon(epsilon)
     query_limit = check_int(query_limit, "query_limit", minimum=2)
+    if isinstance(assumed, str):  # a named shape: the same answer for the same arguments
+        factors = tuple(float(f) for f in candidate_factors)
+        return _optimize_named(
+            k, m, n, epsilon, query_limit, assumed, goal, slots, factors, min_eta
+        )
+    return _optimize(
+        k, m, n, epsilon, query_limit, assumed, goal, slots, candidate_factors, min_eta
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _optimize_named(*arguments) -> PEMConfig:
+    """:func:`optimize` for a named assumed shape, remembered (a PEM built for every
+    setting and every trial asks the same few questions; the configuration is frozen)."""
+    return _optimize(*arguments)
+
+
+def _optimize(
+    k: int,
+    m: int,
+    n: int,
+    epsilon: float,
+    query_limit: int,
+    assumed: str | Sequence[float],
+    goal: Goal,
+    slots: Slots,
+    candidate_factors: Sequence[float],
+    min_eta: int,
+) -> PEMConfig:
+    """:func:`optimize` on checked arguments."""
     frequencies = assumed_frequencies(assumed)
     best: tuple[float, int, PEMConfig] | None = None
     for factor in candidate_factors:
