@@ -27,7 +27,7 @@ import numpy as np
 from benchmarks.kernel import machine
 from benchmarks.oracles import RESULTS, markdown_table
 from ldp import registry
-from ldp.oracles.dbitflip import floyd_sample
+from ldp.oracles.dbitflip import CHUNK, floyd_sample
 from ldp.validation import ParameterError
 
 
@@ -49,8 +49,14 @@ class Workload:
 
 
 def keys_sample(n_users: int, k: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """d distinct buckets a user as the d smallest of k uniform keys (O(n k))."""
-    return np.argpartition(rng.random((n_users, k)), d - 1, axis=1)[:, :d]
+    """d distinct buckets a user as the d smallest of k uniform keys (O(n k)), in chunks
+    of users as the client drew them (``CHUNK`` keys at a time)."""
+    out = np.empty((n_users, d), dtype=np.int64)
+    rows = max(1, CHUNK // k)
+    for start in range(0, n_users, rows):
+        size = min(rows, n_users - start)
+        out[start : start + size] = np.argpartition(rng.random((size, k)), d - 1, axis=1)[:, :d]
+    return out
 
 
 def clients(work: Workload) -> list[list[str]]:
