@@ -26,9 +26,8 @@ from experiments.figures import style
 from experiments.figures.tolerance import Band, Beyond, Part, WithinSE, bonferroni_z
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
-from ldp import theory
 from ldp.theory import pem as pem_theory
-from ldp.theory import pem_refined
+from ldp.theory import pem_figures, pem_refined
 
 #: The data sets of Sec. VI, in the paper's column order.
 DATASETS = ("url", "aol", "exponential")
@@ -168,11 +167,11 @@ def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
 
 
 def exponential_frequencies(row: pd.Series, size: int = 1024) -> np.ndarray:
-    """f_j = scale (1 - scale)^(j-1) of the exponential data set ([PEM] Sec. VI-A)."""
+    """The exponential data set's frequencies for a row's parameters
+    (:func:`ldp.theory.pem_figures.exponential_frequencies`)."""
     scale = float(row["dataset.scale"]) if not pd.isna(row.get("dataset.scale")) else 0.05
     support = int(row["dataset.support"]) if not pd.isna(row.get("dataset.support")) else size
-    f = scale * (1 - scale) ** np.arange(support)
-    return f / f.sum()
+    return pem_figures.exponential_frequencies(scale, support)
 
 
 def pem_model(
@@ -227,20 +226,11 @@ def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
 
 
 def squared_error_model(row: pd.Series, epsilon: float) -> float:
-    """Expected (ñ_v - n_v)^2 of a released true heavy hitter, averaged over the true top k.
-
-    The estimate is ĉ n/n_ρ with ĉ an OLH estimate from the n_ρ ≈ ρ n users of the final
-    test: Var ≈ Var_OLH(ρn, ρ n_v)/ρ^2, Eq. (3) with its n_v term, plus the sampling term
-    n_v (1 - f_v)(1 - ρ)/ρ of who landed in that group.
-    """
+    """Expected (ñ_v - n_v)^2 of a released true heavy hitter, averaged over the true top k
+    (:func:`ldp.theory.pem_figures.released_squared_error` at the row's final test)."""
     rho, eps = final_test(row, epsilon)
-    p, q = theory.olh_pq(eps, theory.olh_default_g(eps))
-    n, k = int(row["n"]), int(row["k"])
-    f = exponential_frequencies(row)[:k]
-    counts = n * f
-    variance = theory.pure_variance(rho * n, p, q, rho * counts) / rho**2
-    variance = variance + counts * (1 - f) * (1 - rho) / rho
-    return float(np.mean(variance))
+    f = exponential_frequencies(row)[: int(row["k"])]
+    return pem_figures.released_squared_error(int(row["n"]), f, rho, eps)
 
 
 # ----------------------------------------------------------------------------- claims

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from ldp.theory.frequency import olh_default_g, olh_pq
+from ldp.theory.frequency import olh_default_g, olh_pq, pure_variance
 
 
 def pair_support_expectation(
@@ -37,3 +37,24 @@ def joint_grid() -> dict[str, np.ndarray]:
         rows.append((n, n_a, n_b, round(overlap * min(n_a, n_b)), p, q))
     table = np.array(rows, dtype=float)
     return dict(zip(("n", "n_a", "n_b", "n_ab", "p", "q"), table.T, strict=True))
+
+
+def exponential_frequencies(scale: float, support: int) -> np.ndarray:
+    """f_j ∝ scale (1 - scale)^(j-1) for j = 1..``support``, normalised: the exponential
+    data set of [PEM] Sec. VI-A (scale 0.05 there)."""
+    f = scale * (1 - scale) ** np.arange(support)
+    return f / f.sum()
+
+
+def released_squared_error(n: int, frequencies: np.ndarray, share: float, epsilon: float) -> float:
+    """Expected (ñ_v - n_v)² of a released value, averaged over ``frequencies`` (the true
+    top k): ñ_v = ĉ n/n_ρ with ĉ an OLH estimate (at ε, default g) from the n_ρ ≈ ρ n users
+    of the final test, ρ = ``share``.  Var ≈ Var_OLH(ρ n, ρ n_v)/ρ², Eq. (3) with its n_v
+    term ([FO] Sec. 4), plus the sampling term n_v (1 - f_v)(1 - ρ)/ρ of who landed in that
+    group ([PEM] Sec. VI-E, Fig. 9)."""
+    p, q = olh_pq(epsilon, olh_default_g(epsilon))
+    f = np.asarray(frequencies, dtype=float)
+    counts = n * f
+    variance = pure_variance(share * n, p, q, share * counts) / share**2
+    variance = variance + counts * (1 - f) * (1 - share) / share
+    return float(np.mean(variance))
