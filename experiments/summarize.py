@@ -312,6 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--format", choices=FORMATS, help="statistics table as text, csv, markdown or latex"
     )
     parser.add_argument("--out", help="write the statistics table to this file")
+    parser.add_argument(
+        "--caption",
+        default="",
+        help="LaTeX only: the table's caption (LaTeX text; default: what the cells are)",
+    )
+    parser.add_argument("--label", help="LaTeX only: the table's label (default: tab:<experiment>)")
     args = parser.parse_args(argv)
     if args.by:  # --by protocol,epsilon is --by protocol --by epsilon
         args.by = [column for item in args.by for column in item.split(",") if column]
@@ -331,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
         fmt = args.format or _format_of(args.out)
-        text = export(frame, fmt)
+        label = args.label if args.label is not None else f"tab:{store.experiment}"
+        text = export(frame, fmt, caption=args.caption, label=label)
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(text if text.endswith("\n") else text + "\n")

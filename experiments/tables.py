@@ -9,6 +9,7 @@ text, CSV, Markdown or LaTeX.  :mod:`experiments.summarize`, :mod:`experiments.s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -70,8 +71,10 @@ def number(value: object) -> str:
 FORMATS = ("text", "csv", "markdown", "latex")
 
 
-def export(frame: pd.DataFrame, fmt: str) -> str:
-    """A statistics table as text, CSV, Markdown (GitHub pipes) or LaTeX (booktabs)."""
+def export(frame: pd.DataFrame, fmt: str, *, caption: str = "", label: str = "") -> str:
+    """A statistics table as text, CSV, Markdown (GitHub pipes) or a LaTeX table for a
+    paper (:func:`latex_table`, with ``caption`` and ``label``); CSV and Markdown keep
+    every column as computed."""
     if fmt == "csv":
         return frame.to_csv(index=False, lineterminator="\n")
     header = list(frame.columns)
@@ -84,20 +87,117 @@ def export(frame: pd.DataFrame, fmt: str) -> str:
         lines = [header, rule, *cells]
         return "\n".join("| " + " | ".join(map(_markdown_cell, line)) + " |" for line in lines)
     if fmt == "latex":
-        align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in header)
-        body = [" & ".join(_latex_cell(c) for c in line) + r" \\" for line in cells]
-        return "\n".join(
-            [
-                rf"\begin{{tabular}}{{{align}}}",
-                r"\toprule",
-                " & ".join(_latex_cell(c) for c in header) + r" \\",
-                r"\midrule",
-                *body,
-                r"\bottomrule",
-                r"\end{tabular}",
-            ]
-        )
+        return latex_table(frame, caption=caption, label=label)
     raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+
+
+#: Display names of the metrics a paper table shows most (others: their name, escaped).
+METRIC_NAMES = {
+    "f1": "F1",
+    "ncr": "NCR",
+    "sq_error": "squared count error",
+    "sq_error_n": r"MSE$/n$",
+    "sq_error_f": "MSE of frequencies",
+    "error_n": r"bias$/n$",
+    "adversary_success": "adversary success",
+    "server_seconds": "server seconds",
+}
+#: Display names of parameter columns in a paper table.
+LATEX_COLUMNS = {
+    "protocol.name": "Protocol",
+    "dataset.name": "Data set",
+    "epsilon": r"$\varepsilon$",
+    "options.domain_size": "$d$",
+    "k": "$k$",
+    "dataset.n": "$n$",
+    "dataset.m": "$m$",
+    "metric": "Metric",
+    "item": "Rank",
+    "trials": "Trials",
+}
+#: Statistics columns the paper table folds into "mean ± SE" (or leaves out).
+_FOLDED = ("mean", "se", "std", "ci95_low", "ci95_high", "analytic")
+
+
+def _decimals(se: float, mean: float) -> int:
+    """Decimals that show the standard error to two significant digits (the mean's four
+    significant digits when there is none)."""
+    reference = se if np.isfinite(se) and se > 0 else abs(mean) / 100 if mean else 1.0
+    return int(min(12, max(0, 1 - math.floor(math.log10(reference)))))
+
+
+def _latex_number(value: float, decimals: int) -> str:
+    return "--" if not np.isfinite(value) else f"{value:.{decimals}f}"
+
+
+def _latex_value(column: str, value: object) -> str:
+    """A cell of a parameter column: protocols by their registered label, metrics by
+    :data:`METRIC_NAMES`, numbers as :func:`number` writes them; text escaped."""
+    if column == "metric" and str(value) in METRIC_NAMES:
+        return METRIC_NAMES[str(value)]
+    if column == "protocol.name":
+        from ldp import registry
+
+        try:
+            return _latex_cell(registry.get(str(value)).label)
+        except registry.RegistryError:
+            pass
+    return _latex_cell(number(value))
+
+
+def latex_table(frame: pd.DataFrame, *, caption: str = "", label: str = "") -> str:
+    """A statistics table (:func:`experiments.summarize.statistics`) as a LaTeX ``table``
+    for a paper: booktabs rules, the caption and label, display names of protocols,
+    metrics and parameters, each mean with its standard error (``$0.912 \\pm 0.003$``, to
+    the decimals of the SE's two significant digits) and the closed form beside it where
+    one exists; a column with one value throughout moves into the caption.  Needs
+    ``\\usepackage{booktabs}``."""
+    stats = [c for c in _FOLDED if c in frame.columns]
+    parameters = [c for c in frame.columns if c not in stats]
+    constant = [c for c in parameters if frame[c].nunique(dropna=False) <= 1 and len(frame) > 1]
+    shown = [c for c in parameters if c not in constant]
+    analytic = "analytic" in frame.columns and frame["analytic"].notna().any()
+    header = [LATEX_COLUMNS.get(c, _latex_cell(short_name(c, parameters))) for c in shown]
+    header += [r"mean $\pm$ SE"] + (["closed form"] if analytic else [])
+    rows = []
+    for record in frame.to_dict("records"):
+        mean, se = float(record.get("mean", math.nan)), float(record.get("se", math.nan))
+        places = _decimals(se, mean)
+        cells = [_latex_value(c, record[c]) for c in shown]
+        value = _latex_number(mean, places)
+        cells.append(f"${value} \\pm {_latex_number(se, places)}$" if np.isfinite(se) else value)
+        if analytic:
+            cells.append(_latex_number(float(record["analytic"]), places))
+        rows.append(" & ".join(cells) + r" \\")
+    fixed = [
+        f"{LATEX_COLUMNS.get(c, _latex_cell(short_name(c, parameters)))} = "
+        f"{_latex_value(c, frame[c].iloc[0])}"
+        for c in constant
+    ]
+    words = caption.strip() or "Mean over the trials with its standard error"
+    words = _latex_cell(words) if not caption else words
+    if fixed:
+        words = f"{words.rstrip('.')}; {', '.join(fixed)}."
+    elif not words.endswith("."):
+        words += "."
+    align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in shown) + (
+        "rr" if analytic else "r"
+    )
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{words}}}",
+        *([rf"\label{{{label}}}"] if label else []),
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        r"\midrule",
+        *rows,
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines)
 
 
 def _markdown_cell(text: str) -> str:

@@ -179,7 +179,8 @@ def test_summarize_exports_se_and_ci(sweep, tmp_path, capsys):
     assert len(lines) == 4 and lines[1].startswith("| ---: | --- |")
     assert summarize.main([*args, "--where", "protocol=Toy", "--format", "latex"]) == 0
     latex = capsys.readouterr().out
-    assert latex.startswith(r"\begin{tabular}{rlrrrrrrr}") and r"sq\_error\_n" in latex
+    assert latex.startswith(r"\begin{table}[t]") and r"\label{tab:custom}" in latex
+    assert r"MSE$/n$" in latex and r"\pm" in latex and r"\toprule" in latex
     assert summarize.main([*args, "--by", "eps", "--format", "csv"]) == 2
     assert "differ in protocol.name" in capsys.readouterr().err
 
