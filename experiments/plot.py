@@ -18,6 +18,10 @@ measured points.  A protocol declaring no closed-form variance
 (:func:`ldp.contract.capabilities_of`) gets no variance curve; one declaring nothing is
 tried, and drawn if its ``variance`` works.  Colours: a protocol's registered colour, a
 stable distinct one for a protocol without one (or not installed where the plot is drawn).
+Each series has its own marker and is shifted a little along x (:func:`dodged`), so that
+equal means never hide each other; the y axis names the metric (:func:`metric_label`); an
+``adversary_success`` panel draws the blind guess π_max (the ``adversary_baseline`` rows)
+as a dotted line.
 
 An axis is logarithmic (``logx``/``logy`` None: automatic) when its values are positive
 and span more than two decades.  Filters (``--where``, repeatable) are those of
@@ -51,7 +55,7 @@ from experiments.select import (
     resolve,
     resolve_metric,
 )
-from experiments.tables import number, short_name
+from experiments.tables import METRIC_NAMES, number, short_name
 
 ErrorBar = Literal["se", "ci95"]
 #: The panel column that holds the metric when several are drawn side by side.
@@ -307,7 +311,8 @@ def plot(
         ignore_index=True,
     )
     rows_of = table[table["metric"].astype(str).isin(metrics) & table["item"].isna()]
-    return _draw(rows_of, stats_table, x, y, hue, col, row, errorbar, logx, logy, out)
+    baseline = table[(table["metric"].astype(str) == "adversary_baseline") & table["item"].isna()]
+    return _draw(rows_of, stats_table, x, y, hue, col, row, errorbar, logx, logy, out, baseline)
 
 
 def _levels(frame: pd.DataFrame, column: str | None) -> list[Any]:
@@ -343,6 +348,7 @@ def _draw(
     logx: bool | None,
     logy: bool | None,
     out: str | Path | None,
+    baseline: pd.DataFrame | None = None,
 ) -> plt.Figure:
     from experiments.figures import style
 
@@ -365,14 +371,15 @@ def _draw(
         sharex=True,
         sharey=False if col == METRIC else "row",
     )
-    drawn_curve = False
+    drawn_curve = drawn_baseline = False
+    log_x = not categorical and (logx if logx is not None else auto_log(stats_table[x]))
     for i, row_value in enumerate(row_levels):
         for j, col_value in enumerate(col_levels):
             ax = axes[i][j]
             panel = _select(_select(stats_table, row, row_value), col, col_value)
             panel_rows = _select(_select(rows, row, row_value), col, col_value)
             metric = col_value if col == METRIC else y
-            for hue_value in hue_levels:
+            for h, hue_value in enumerate(hue_levels):
                 series = _select(panel, hue, hue_value).sort_values(x)
                 if series.empty:
                     continue
@@ -384,10 +391,10 @@ def _draw(
                 )
                 label = _label(hue, hue_value, rows)
                 ax.errorbar(
-                    xs,
+                    dodged(xs, h, len(hue_levels), log_x),
                     series["mean"],
                     yerr=series["half"].fillna(0.0),
-                    fmt="o",
+                    fmt=MARKERS[h % len(MARKERS)],
                     color=colour,
                     ms=4.5,
                     capsize=2,
@@ -400,6 +407,10 @@ def _draw(
                 if line is not None:
                     ax.plot(*line, color=colour, lw=1.0, alpha=0.85)
                     drawn_curve = True
+            if metric == "adversary_success" and baseline is not None:
+                blind = _select(baseline, row, row_value)
+                blind = blind if col == METRIC else _select(blind, col, col_value)
+                drawn_baseline |= baseline_line(ax, blind)
             title = [_label(r, v, rows) for r, v in ((row, row_value), (col, col_value)) if r]
             ax.set_title(
                 ", ".join(
@@ -412,13 +423,13 @@ def _draw(
             if i == len(row_levels) - 1:
                 ax.set_xlabel(style.EPSILON_LABEL if x == "epsilon" else x)
             if j == 0 or col == METRIC:
-                ax.set_ylabel(metric)
+                ax.set_ylabel(metric_label(metric))
     for j, col_value in enumerate(col_levels):  # one scale per metric, else one for all
         means = _select(stats_table, col, col_value) if col == METRIC else stats_table
         if logy if logy is not None else auto_log(means["mean"].to_numpy(dtype=float)):
             for ax in axes[:, j]:
                 ax.set_yscale("log")
-    if not categorical and (logx if logx is not None else auto_log(stats_table[x])):
+    if log_x:
         for ax in axes.ravel():
             ax.set_xscale("log")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -427,13 +438,17 @@ def _draw(
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
     bar = "± 1 SE" if errorbar == "se" else "95% CI"
-    extra = ["analytical (thin line)"] if drawn_curve else []
+    extra = {}
+    if drawn_curve:
+        extra["analytical (thin line)"] = {"color": "0.3", "lw": 1.0}
+    if drawn_baseline:
+        extra[BASELINE_LABEL] = {"color": "0.45", "lw": 1.0, "ls": ":"}
     if seen or extra:
         from matplotlib.lines import Line2D
 
-        labels = [label for label in seen if label] + extra
+        labels = [label for label in seen if label] + list(extra)
         handles = [seen[label] for label in labels[: len(labels) - len(extra)]]
-        handles += [Line2D([], [], color="0.3", lw=1.0)] * len(extra)
+        handles += [Line2D([], [], **style_of) for style_of in extra.values()]
         figure.legend(
             handles,
             labels,
@@ -447,6 +462,42 @@ def _draw(
         out.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(out, bbox_inches="tight", metadata=_metadata(out))
     return figure
+
+
+#: Marker shapes by series, so that no series hides another where their means coincide.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+#: Series at one x are spread over this share of the axis (a decade on a log axis).
+DODGE = 0.04
+BASELINE_LABEL = "π_max: the blind guess (dotted)"
+
+
+def dodged(xs: np.ndarray, index: int, count: int, log: bool) -> np.ndarray:
+    """Series ``index`` of ``count`` shifted a little along x (by a factor on a log axis),
+    centred on the true x, so that equal means stay visible side by side."""
+    if count <= 1 or xs.size == 0:
+        return xs
+    offset = (index - (count - 1) / 2) * DODGE / max(count - 1, 1)
+    if log and np.all(xs > 0):
+        return xs * 10.0**offset
+    spread = float(np.ptp(xs)) or 1.0
+    return xs + offset * spread
+
+
+def metric_label(metric: str) -> str:
+    """A metric's axis label: its display name (:data:`experiments.tables.METRIC_NAMES`)
+    and, beside it, the column name."""
+    shown = METRIC_NAMES.get(metric)
+    return f"{shown} ({metric})" if shown and shown != metric else metric
+
+
+def baseline_line(ax: plt.Axes, rows: pd.DataFrame) -> bool:
+    """The blind guess π_max (the ``adversary_baseline`` rows) as a dotted line on an
+    ``adversary_success`` panel; whether there was one to draw."""
+    baseline = rows.loc[rows["metric"] == "adversary_baseline", "value"]
+    if baseline.empty:
+        return False
+    ax.axhline(float(baseline.mean()), color="0.45", lw=1.0, ls=":", zorder=0)
+    return True
 
 
 def _metadata(path: Path) -> dict[str, Any] | None:

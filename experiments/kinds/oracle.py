@@ -113,6 +113,8 @@ def adversary_rows(oracle, counts: np.ndarray, suffix: str = "") -> list[Measure
     rows = [Measurement(f"adversary_success{suffix}", value, exact)]
     if np.isnan(exact):
         rows.append(Measurement(f"adversary_success_se{suffix}", error))
+    # π_max, the blind guess the success is read against (docs/adversary.md)
+    rows.append(Measurement(f"adversary_baseline{suffix}", float(counts.max() / counts.sum())))
     return rows
 
 

@@ -210,7 +210,10 @@ def test_several_metrics_side_by_side(sweep):
     """``--y mse,adversary_success``: one panel column per metric, each its own axis."""
     figure = plotting.plot(sweep, x="epsilon", y="mse,adversary_success", hue="protocol")
     left, right = figure.axes
-    assert (left.get_ylabel(), right.get_ylabel()) == ("sq_error_n", "adversary_success")
+    assert (left.get_ylabel(), right.get_ylabel()) == (
+        "MSE$/n$ (sq_error_n)",
+        "adversary success (adversary_success)",
+    )
     table = load_results(sweep)
     rows = table[(table["metric"] == "adversary_success") & (table["protocol.name"] == "GRR")]
     assert rows["value"].between(0, 1).all() and np.isfinite(rows["analytic"]).all()
@@ -222,3 +225,37 @@ def test_several_metrics_side_by_side(sweep):
     assert right.get_yscale() == "linear"
     with pytest.raises(SelectionError, match="drop --col"):
         plotting.plot(sweep, x="epsilon", y="mse,adversary_success", col="protocol")
+
+
+def test_series_are_dodged_with_their_own_markers_and_the_blind_guess_is_drawn():
+    """Equal means stay visible (each series its own marker, shifted a little along x),
+    the y axis names the metric, and an adversary panel draws π_max dotted."""
+    rows = []
+    for name in ("GRR", "OUE"):
+        for eps in (1.0, 2.0):
+            for trial in range(3):
+                for metric, value in (("adversary_success", 0.6), ("adversary_baseline", 0.5)):
+                    rows.append(
+                        {
+                            "protocol.name": name,
+                            "epsilon": eps,
+                            "metric": metric,
+                            "value": value + 0.001 * trial,
+                            "analytic": float("nan"),
+                            "item": float("nan"),
+                            "trial": trial,
+                            "config_hash": f"{name}{eps}",
+                        }
+                    )
+    table = pd.DataFrame(rows)
+    figure = plotting.plot(table, x="epsilon", y="adversary_success", hue="protocol")
+    ax = figure.axes[0]
+    lines = [line for line in ax.lines if line.get_marker() in plotting.MARKERS]
+    markers = {line.get_marker() for line in lines}
+    assert len(markers) == 2
+    xs = [tuple(np.round(line.get_xdata(), 6)) for line in lines]
+    assert len(set(xs)) == 2 and all(x not in ((1.0, 2.0),) for x in xs)
+    assert any(line.get_linestyle() == ":" and line.get_ydata()[0] == 0.501 for line in ax.lines)
+    assert ax.get_ylabel() == "adversary success (adversary_success)"
+    labels = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert plotting.BASELINE_LABEL in labels

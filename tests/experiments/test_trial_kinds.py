@@ -22,7 +22,13 @@ def test_an_oracle_trial_records_error_and_analytical_variance(compose_config):
     config = make_setting(compose_config("protocol=grr", "epsilon=1", *TINY)).config
     result = run_trial(config, 0)
     metrics = {m.metric: m for m in result.measurements}
-    assert set(metrics) == {"sq_error_n", "error_n", "shuffle_epsilon", "adversary_success"}
+    assert set(metrics) == {
+        "sq_error_n",
+        "error_n",
+        "shuffle_epsilon",
+        "adversary_success",
+        "adversary_baseline",
+    }
     # every user holds value 0 (dataset point): the prior alone names it, exactly
     assert metrics["adversary_success"].value == metrics["adversary_success"].analytic == 1.0
     shuffled = metrics["shuffle_epsilon"]  # central ε of the 400 reports after a shuffle
@@ -138,6 +144,8 @@ def test_adversary_rows_exact_empirical_or_none():
             assert 0 < rows["adversary_success_se.x"].value < 0.05, name
         else:
             assert found.value == found.analytic == adversary_success(oracle, counts).value
+        assert rows["adversary_baseline.x"].value == 0.5, name  # π_max = 50/100
+        assert found.value >= 0.5 - 0.05, name  # never far below the blind guess
 
 
 def test_multiple_questions_record_each_approach_adversary(compose_config):
