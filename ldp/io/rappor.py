@@ -211,6 +211,15 @@ def _split(path: PathLike, number: int, line: str) -> list[str]:
         raise RapporFileError(path, number, "(line)", f"not CSV: {error}") from None
 
 
+def _check_header(path: PathLike, lines: list[str], header: str) -> None:
+    """The first line must name ``header``'s fields, quoted or not (Google's analysis app
+    ships ``"k","h","m","p","q","f"``, as R's ``write.csv`` writes it)."""
+    if lines and (lines[0] == header or _split(path, 1, lines[0]) == header.split(",")):
+        return
+    found = _shown(lines[0]) if lines else "an empty file"
+    raise RapporFileError(path, 1, "(header)", f"expected {header!r}, got {found}")
+
+
 def _join(fields: Sequence[str]) -> str:
     """One CSV line as Python's csv module writes it (quoted only when needed)."""
     if not any(_SPECIAL.search(f) for f in fields):
@@ -356,9 +365,7 @@ def read_params(path: PathLike) -> RapporParams:
         range (k, h, m >= 1; p, q, f in [0, 1]).
     """
     lines = _read_lines(path)
-    if not lines or lines[0] != PARAMS_HEADER:
-        found = _shown(lines[0]) if lines else "an empty file"
-        raise RapporFileError(path, 1, "(header)", f"expected {PARAMS_HEADER!r}, got {found}")
+    _check_header(path, lines, PARAMS_HEADER)
     if len(lines) != 2:
         raise RapporFileError(
             path,
@@ -454,9 +461,7 @@ def read_reports(path: PathLike, params: RapporParams) -> ReportsTable:
         given on some rows only.
     """
     lines = _read_lines(path)
-    if not lines or lines[0] != REPORTS_HEADER:
-        found = _shown(lines[0]) if lines else "an empty file"
-        raise RapporFileError(path, 1, "(header)", f"expected {REPORTS_HEADER!r}, got {found}")
+    _check_header(path, lines, REPORTS_HEADER)
     rows = [
         line.split(",") if '"' not in line else _split(path, number, line)
         for number, line in enumerate(lines[1:], start=2)
@@ -573,37 +578,82 @@ def candidate_map(candidates: Sequence[str], params: RapporParams) -> CandidateM
 def read_candidate_map(path: PathLike, params: RapporParams) -> CandidateMap:
     """Read a candidate map: per row a string and its m h positions c k + b + 1.
 
+    Two forms are read.  The reference's ``hash_candidates.py`` writes every position, h
+    per cohort in hash order.  Google's R analysis (``CreateMap``) writes each string's
+    *distinct* positions, sorted, and pads the shorter rows with empty fields (two hashes
+    that set the same bit give one position); its names may be quoted.  A padded row is
+    read in the second form, by cohort (position p belongs to cohort (p - 1) // k), and a
+    cohort's positions are repeated to h, which sets the same Bloom bits.
+
     Raises
     ------
     RapporFileError
-        A row without 1 + m h fields, a position that is not an integer in cohort c's
-        range [c k + 1, c k + k] (the i-th position belongs to cohort i // h).
+        A row of more than 1 + m h fields, or fewer without padding; a position that is
+        not an integer in cohort c's range [c k + 1, c k + k] (the i-th position of a
+        full row belongs to cohort i // h); in a padded row, a cohort with no position
+        or more than h, or positions out of order.
     """
     m, h, k = params.m, params.h, params.k
     strings, rows = [], []
     for number, line in enumerate(_read_lines(path), start=1):
         fields = _split(path, number, line)
-        if len(fields) != 1 + m * h:
+        texts = fields[1:]
+        while texts and texts[-1] == "":
+            texts.pop()
+        if len(texts) == m * h and len(fields) == 1 + m * h:
+            row = _full_row(path, number, texts, params)
+        elif 1 <= len(texts) < len(fields) - 1 <= m * h:  # padded: R's form
+            row = _sparse_row(path, number, texts, params)
+        else:
             raise RapporFileError(
                 path, number, "(line)", f"{len(fields)} fields, expected 1 + m h = {1 + m * h}"
             )
-        row = []
-        for i, text in enumerate(fields[1:]):
-            cohort, field = i // h, f"position {i + 1}"
-            value = _integer(path, number, field, text)
-            low = cohort * k + 1
-            if not low <= value <= low + k - 1:
-                raise RapporFileError(
-                    path,
-                    number,
-                    field,
-                    f"{value} is not in cohort {cohort}'s [{low}, {low + k - 1}]",
-                )
-            row.append(value - low)
         strings.append(fields[0])
         rows.append(row)
     positions = np.array(rows, dtype=np.int64).reshape(len(rows), m, h).transpose(1, 0, 2)
     return CandidateMap(tuple(strings), np.ascontiguousarray(positions), k)
+
+
+def _full_row(path: PathLike, number: int, texts: Sequence[str], params: RapporParams) -> list:
+    """The m h positions of the reference's form, as bits: the i-th in cohort i // h."""
+    h, k = params.h, params.k
+    row = []
+    for i, text in enumerate(texts):
+        cohort, field = i // h, f"position {i + 1}"
+        value = _integer(path, number, field, text)
+        low = cohort * k + 1
+        if not low <= value <= low + k - 1:
+            raise RapporFileError(
+                path, number, field, f"{value} is not in cohort {cohort}'s [{low}, {low + k - 1}]"
+            )
+        row.append(value - low)
+    return row
+
+
+def _sparse_row(path: PathLike, number: int, texts: Sequence[str], params: RapporParams) -> list:
+    """The distinct sorted positions of R's ``CreateMap``, each cohort's repeated to h."""
+    m, h, k = params.m, params.h, params.k
+    values = [_integer(path, number, f"position {i + 1}", t) for i, t in enumerate(texts)]
+    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
+        raise RapporFileError(
+            path, number, "(line)", "a padded row's positions must be distinct and sorted"
+        )
+    bits: list[list[int]] = [[] for _ in range(m)]
+    for i, value in enumerate(values):
+        if not 1 <= value <= m * k:
+            raise RapporFileError(
+                path, number, f"position {i + 1}", f"{value} is not in [1, m k = {m * k}]"
+            )
+        bits[(value - 1) // k].append((value - 1) % k)
+    for cohort, chosen in enumerate(bits):
+        if not 1 <= len(chosen) <= h:
+            raise RapporFileError(
+                path,
+                number,
+                "(line)",
+                f"cohort {cohort} has {len(chosen)} positions, expected 1 to h = {h}",
+            )
+    return [chosen[min(i, len(chosen) - 1)] for chosen in bits for i in range(h)]
 
 
 def write_candidate_map(path: PathLike, mapping: CandidateMap) -> None:

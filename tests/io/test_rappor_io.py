@@ -264,3 +264,36 @@ def test_the_decoder_uses_the_clients_realised_f(collection) -> None:
                                folder / "candidates.txt", client="cpp")  # fmt: skip
     assert results.attrs["f"] == 32 / 128 == params.f  # f = 1/4 is realised exactly by both
     assert google_rappor(f=0.3, client="cpp").f_realised == 38 / 128
+
+
+def test_google_s_quoted_headers_are_read(tmp_path) -> None:
+    """Google's analysis app ships its params file as R's write.csv writes it."""
+    path = tmp_path / "params.csv"
+    path.write_text('"k","h","m","p","q","f"\n32,2,32,0.25,0.75,0.25\n')
+    assert rio.read_params(path) == rio.RapporParams(k=32, h=2, m=32, p=0.25, q=0.75, f=0.25)
+    path.write_text('"k","h","m","p","q"\n32,2,32,0.25,0.75\n')  # a wrong header still fails
+    with pytest.raises(rio.RapporFileError, match="header"):
+        rio.read_params(path)
+
+
+def test_r_s_createmap_form_reads_as_the_same_bloom_bits(tmp_path) -> None:
+    """R's map: distinct sorted positions, rows padded with empty fields, quoted names.
+    ``mango`` hashes twice to bit 1 in cohort 1 (position 10); repeating it sets the same
+    bits as the reference's full row."""
+    params = rio.RapporParams(k=8, h=2, m=2, p=0.0, q=1.0, f=0.0)
+    full, sparse = tmp_path / "full.csv", tmp_path / "r.csv"
+    full.write_text("banana,4,6,12,16\nmango,2,3,10,10\n")
+    sparse.write_text('"banana",4,6,12,16\n"mango",2,3,10,\n')
+    a, b = rio.read_candidate_map(full, params), rio.read_candidate_map(sparse, params)
+    assert a.candidates == b.candidates == ("banana", "mango")
+    np.testing.assert_array_equal(a.positions, b.positions)
+    for text, why in (
+        ('"mango",10,2,3,\n', "distinct and sorted"),
+        ('"mango",2,3,,\n', "cohort 1 has 0 positions"),
+        ('"mango",2,3,4,10,\n', "6 fields, expected 1 \\+ m h = 5"),
+        ('"mango",2,3,4,\n', "cohort 0 has 3 positions"),
+        ("mango,2,3,10\n", "fields, expected"),  # short without padding: the reference's
+    ):
+        sparse.write_text(text)
+        with pytest.raises(rio.RapporFileError, match=why):
+            rio.read_candidate_map(sparse, params)
