@@ -181,6 +181,15 @@ class HasExactAdversary(Protocol):
 
 
 @runtime_checkable
+class HasReportSupport(Protocol):
+    """The set a protocol's reports live in (:mod:`ldp.audit.support` derives it from the
+    report model for the standard report types; define this to declare another)."""
+
+    def in_support(self, reports: Any) -> np.ndarray:
+        """Per report: whether it lies in the protocol's declared support."""
+
+
+@runtime_checkable
 class HasLogLikelihoods(Protocol):
     """Per-report likelihoods, for the empirical adversary (:mod:`ldp.adversary`)."""
 

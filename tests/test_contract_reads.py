@@ -31,6 +31,7 @@ DECLARED = {
     "capabilities": "ldp.contract.Capabilities, read by capabilities_of",
     "name": "every base class: the paper's acronym (a ClassVar)",
     "epsilon": "FrequencyOracleLike / HeavyHitterLike / MeanProtocol: the privacy budget",
+    "domain_size": "FrequencyOracleLike: d, read by the auditor's support check",
     "perturb": "FrequencyOracleLike / HeavyHitterLike: probed only to refuse a non-protocol",
     "run": "HeavyHitterLike: the registry's default kind for a class with run()",
     "report_bits": "FrequencyOracle.report_bits: the bits of one report",

@@ -52,6 +52,7 @@ from ldp.audit.events import (
     take,
 )
 from ldp.audit.events import choose as _choose
+from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
 from ldp.validation import check_generator, check_int
 
@@ -175,6 +176,9 @@ class _Sampler:
     def __init__(self, mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator):
         self.mechanism, self.v, self.v_prime, self.rng = mechanism, v, v_prime, rng
         self.batch = PER_CALL if capabilities_of(mechanism).public_per_call else BATCH
+        self.support = declared_support(mechanism)
+        #: reports of v and of v' outside the declared support, and how many were checked
+        self.outside, self.checked = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
         two, three = self.call(1, 1), self.call(2, 1)
         self.layout = per_report_fields(two, 2)
         if self.layout is not None and self.layout != per_report_fields(three, 3):
@@ -186,6 +190,10 @@ class _Sampler:
         )
         if count(reports) != n + n_other:
             raise ValueError(f"perturb returned {count(reports)} reports for {n + n_other} values")
+        if self.support is not None:  # every report drawn
+            inside = np.asarray(self.support(reports), dtype=bool)
+            self.outside += int(np.sum(~inside[:n])), int(np.sum(~inside[n:]))
+            self.checked += n, n_other
         return reports
 
     def split(self, reports: Any, n: int) -> tuple[Any, Any]:
@@ -362,6 +370,23 @@ def lower_bound(
             event, k, k_other, n = found
             for direction in event.directions():
                 results.append(_hypothesis(event.name, direction, k, k_other, n, level))
+    if sampler.outside.any():  # declared impossible: no sampling error, an unbounded loss
+        k, k_other = (int(x) for x in sampler.outside)
+        favours = "v" if k >= k_other else "v'"
+        n = int(sampler.checked[0 if favours == "v" else 1])
+        name = f"report outside the declared support ({k} of v's, {k_other} of v''s)"
+        results.append(
+            EventResult(
+                name,
+                favours,
+                max(k, k_other),
+                min(k, k_other),
+                n,
+                max(k, k_other) / max(n, 1),
+                0.0,
+                math.inf,
+            )
+        )
     if not results:
         results.append(EventResult("no event", "v", 0, 0, trials, 0.0, 1.0, -math.inf))
     best = max(results, key=lambda r: r.epsilon)

@@ -299,6 +299,17 @@ class SS(PureOracle):
             drawing = 128 * rows
         return self.report_bytes(n_users) + rows * (d + -(-d // 8)) + drawing + 8 * n_users
 
+    def in_support(self, reports: UnaryReports) -> np.ndarray:
+        """Per report: a subset of exactly ω of the d values, as ⌈d/8⌉ packed bytes with no
+        bit beyond d (:class:`ldp.contract.HasReportSupport`, read by the auditor)."""
+        bits = np.asarray(reports.bits if isinstance(reports, UnaryReports) else reports)
+        width = -(-self.domain_size // 8)
+        if bits.dtype != np.uint8 or bits.ndim != 2 or bits.shape[1] != width:
+            return np.zeros(np.shape(bits)[0] if np.ndim(bits) else 1, dtype=bool)
+        padding = np.uint8((1 << (8 * width - self.domain_size)) - 1)
+        members = np.unpackbits(bits, axis=1).sum(axis=1)
+        return ((bits[:, -1] & padding) == 0) & (members == self.omega)
+
     def _check_reports(self, reports: UnaryReports) -> np.ndarray:
         if not isinstance(reports, UnaryReports):
             raise TypeError(

@@ -1,0 +1,92 @@
+"""Reports outside the declared support (:mod:`ldp.audit.support`): checked on every report
+the audit draws, an unbounded loss with no sampling error, never raised by an honest
+protocol."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldp import audit, registry
+from ldp.audit.support import declared_support
+from ldp.oracles import GRR, OLH, OUE, SS, HashReports, UnaryReports
+
+
+class RareGRR(GRR):
+    """GRR that, once in 1,000 reports, sends d + v: outside [0, d)."""
+
+    def perturb(self, values, rng):
+        reports = np.asarray(super().perturb(values, rng))
+        rare = rng.random(len(reports)) < 1e-3
+        return np.where(rare, self.domain_size + np.asarray(values), reports)
+
+
+class PaddingOUE(OUE):
+    """OUE (d = 12) that sets a padding bit (bit 15) for the value 0, once in 1,000."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        bits = np.array(reports.bits)
+        rare = (np.asarray(values) == 0) & (rng.random(len(values)) < 1e-3)
+        bits[rare, -1] |= np.uint8(1)
+        return UnaryReports(bits, self.domain_size)
+
+
+class BigSubsetSS(SS):
+    """SS whose subset for the value 0 holds ω + 1 values, once in 1,000."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        bits = np.unpackbits(reports.bits, axis=1, count=self.domain_size)
+        rare = np.flatnonzero((np.asarray(values) == 0) & (rng.random(len(values)) < 1e-3))
+        for i in rare:
+            bits[i, np.flatnonzero(bits[i] == 0)[0]] = 1
+        return UnaryReports(np.packbits(bits, axis=1), self.domain_size)
+
+
+class CellOLH(OLH):
+    """OLH that reports the cell g (outside [0, g)) for the value 0, once in 1,000."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        rare = (np.asarray(values) == 0) & (rng.random(len(values)) < 1e-3)
+        return HashReports(reports.seeds, np.where(rare, self.g, np.asarray(reports.values)))
+
+
+LEAKS = {
+    "GRR d + v": lambda: RareGRR(epsilon=2.0, domain_size=4),
+    "OUE padding bit": lambda: PaddingOUE(epsilon=1.0, domain_size=12),
+    "SS omega + 1 members": lambda: BigSubsetSS(epsilon=1.0, domain_size=12),
+    "OLH cell g": lambda: CellOLH(epsilon=1.0, domain_size=4),
+}
+
+
+@pytest.mark.parametrize("name", list(LEAKS))
+def test_a_report_outside_the_support_is_an_unbounded_loss(name: str) -> None:
+    leaky = LEAKS[name]()
+    result = audit.lower_bound(leaky, 0, 1, rng=np.random.default_rng(5), trials=20_000)
+    assert math.isinf(result.epsilon) and "outside the declared support" in result.best.name
+
+
+@pytest.mark.parametrize("name", list(registry.protocols("oracle")))
+def test_honest_reports_lie_in_their_support(name: str) -> None:
+    oracle = registry.get(name).cls(epsilon=1.0, domain_size=12)
+    check = declared_support(oracle)
+    if check is None:
+        pytest.skip(f"{name} declares no support check")
+    reports = oracle.perturb(np.arange(5000) % 12, np.random.default_rng(1))
+    assert np.all(check(reports))
+
+
+def test_the_checks_that_exist() -> None:
+    """Which oracles have no check at all (docs/privacy.md lists them; RAPPOR's, CMS's and
+    dBitFlip's bit reports get a derived check that passes every report, as only unary
+    reports carry their domain)."""
+    none = {
+        n
+        for n, e in registry.protocols("oracle").items()
+        if declared_support(e.cls(epsilon=1.0, domain_size=12)) is None
+    }
+    assert none == {"SHE", "HCMS"}
