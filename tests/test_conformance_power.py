@@ -21,6 +21,8 @@ The ``hooks`` check's warnings are tested here too.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import warnings
 from dataclasses import dataclass
@@ -152,3 +154,33 @@ def test_no_registered_oracle_and_no_planted_class_warns() -> None:
         warnings.simplefilter("error", ContractWarning)
         check = next(c for c in oracle_checks(GRR, **CONTEXT) if c.name == "hooks")
         assert check.run() == "every override is a hook the contract calls"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Unpicklable(GRR):
+    """GRR that comes back from a pickle with another ε: fails the ``pickling`` check only."""
+
+    def __reduce__(self):
+        twice = functools.partial(
+            Unpicklable, epsilon=2 * self.epsilon, domain_size=self.domain_size
+        )
+        return twice, (), None, None, None
+
+
+def test_expected_failed_checks_must_fail_and_names_must_exist() -> None:
+    """A plug-in lists the checks it is known to fail (scikit-learn's
+    ``expected_failed_checks``): a listed check that fails is an xfail, one that passes is
+    an error (the entry is stale), and a name no check has is refused."""
+    from ldp.testing import _run_all
+
+    wanted = ("keyword_only", "representation", "pickling")
+    checks = [c for c in oracle_checks(Unpicklable, epsilon=1.0, domain_size=8) if c.name in wanted]
+    with pytest.raises(AssertionError, match="'pickling' failed"):
+        _run_all(iter(checks))
+    results = _run_all(iter(checks), {"pickling": "holds a lock"})
+    assert [(r.name, r.status) for r in results][-1] == ("pickling", "xfail")
+    assert "holds a lock" in results[-1].detail
+    with pytest.raises(AssertionError, match="passed but is listed in expected_failed"):
+        _run_all(iter(checks), {"representation": "stale"})
+    with pytest.raises(ValueError, match="names no check"):
+        _run_all(iter(checks), {"picklng": "a typo"})
