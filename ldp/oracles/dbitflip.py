@@ -347,10 +347,19 @@ class DBitFlip(FrequencyOracle):
         chosen = self.candidates(candidates)
         k = self.domain_size
         flat = reports.buckets.reshape(-1)
-        sampled = np.bincount(flat, minlength=k)
-        ones = np.bincount(flat, weights=reports.bits.reshape(-1), minlength=k)
         scale = k / self.d / (self.p - self.q)
-        return scale * (ones[chosen] - self.q * sampled[chosen])
+        if candidates is None:  # the whole domain (budgeted by candidates()): dense counts
+            sampled = np.bincount(flat, minlength=k)
+            ones = np.bincount(flat, weights=reports.bits.reshape(-1), minlength=k)
+            return scale * (ones - self.q * sampled)
+        # a few candidates of a large domain: counts of the buckets the reports hold only
+        held, which, sampled = np.unique(flat, return_inverse=True, return_counts=True)
+        if held.size == 0:
+            return np.zeros(chosen.shape[0])
+        ones = np.bincount(which.reshape(-1), weights=reports.bits.reshape(-1))
+        position = np.minimum(np.searchsorted(held, chosen), held.shape[0] - 1)
+        found = np.where(held[position] == chosen, ones[position] - self.q * sampled[position], 0)
+        return scale * found
 
     def variance(self, n_users: int, true_count: float = 0) -> float:
         """The module's closed form: each user's contribution summed (exact)."""

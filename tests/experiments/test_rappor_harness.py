@@ -78,6 +78,7 @@ def test_the_decode_trial_records_detections_and_per_value_rows(compose_config):
         "within_2se",
         "adversary_success",  # RAPPOR's is empirical: with its standard error
         "adversary_success_se",
+        "adversary_baseline",  # π_max, beside it
     }
     assert overall["n_selected"].value >= overall["n_detected"].value >= 1
     assert 0 <= overall["within_2se"].value <= 1

@@ -30,7 +30,10 @@ def test_summarize_prints_a_compact_table(settings_of, results_dir, capsys):
     assert header[:2] == ["eps", "trials"]
     assert "sq_error_n" in header and "(theory)" in header
     assert [line.split()[:2] for line in lines[3:5]] == [["1", "3"], ["2", "3"]]
-    assert lines[5] == "other metrics (--metric NAME): adversary_success, error_n, shuffle_epsilon"
+    assert lines[5] == (
+        "other metrics (--metric NAME): adversary_baseline, adversary_success, error_n, "
+        "shuffle_epsilon"
+    )
     assert max(len(line) for line in lines) < 120
     assert (results_dir / "custom" / "table.csv.gz").exists()
 
@@ -40,7 +43,10 @@ def test_a_wrong_metric_lists_the_valid_names(settings_of, results_dir, capsys):
     assert summarize.main(["custom", "--results-dir", str(results_dir), "--metric", "F1"]) == 2
     err = capsys.readouterr().err
     assert "no metric 'F1'" in err
-    assert "recorded: adversary_success, error_n, shuffle_epsilon, sq_error_n" in err
+    assert (
+        "recorded: adversary_baseline, adversary_success, error_n, shuffle_epsilon, sq_error_n"
+        in err
+    )
 
 
 def test_trials_recorded_twice_count_once_and_data_sources_are_not_pooled(
