@@ -15,6 +15,7 @@ command whose module is not installed says so in one line instead of failing the
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -137,7 +138,9 @@ def dispatch(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    code = entry(rest)
+    # the subcommand's usage and errors name it as typed (ldp-harness summarize ...)
+    takes_prog = "prog" in inspect.signature(entry).parameters
+    code = entry(rest, prog=f"{PROG} {name}") if takes_prog else entry(rest)
     return code if isinstance(code, int) else 0
 
 

@@ -526,10 +526,10 @@ def _label(column: str | None, value: Any, rows: pd.DataFrame) -> str | None:
 
 
 # --------------------------------------------------------------------- command line
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The command line of ``python -m experiments.plot`` (and ``ldp-harness plot``)."""
     p = argparse.ArgumentParser(
-        prog="python -m experiments.plot",
+        prog=prog or "python -m experiments.plot",
         description=__doc__.splitlines()[0].split(": ", 1)[-1],
     )
     p.add_argument("results_dir", help="an experiment's results directory, or a results root")
@@ -558,9 +558,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Command line entry point; returns the exit code (2: a usage or selection error)."""
-    args = parser().parse_args(argv)
+    args = parser(prog).parse_args(argv)
     out = Path(args.out) if args.out else Path(f"{args.y.replace(',', '+')}-vs-{args.x}.png")
     try:
         figure = plot(

@@ -283,10 +283,10 @@ def stale_warning(table: pd.DataFrame, store: ResultsStore) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry point; returns the exit code."""
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Command line entry point; returns the exit code (``prog``: the name its usage shows)."""
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.summarize", description=__doc__.splitlines()[0]
+        prog=prog or "python -m experiments.summarize", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
         "experiment", help="experiment name (a directory of the results dir), or its path"

@@ -111,3 +111,15 @@ def test_run_without_the_config_directory_says_where_it_looked(monkeypatch, tmp_
     monkeypatch.setattr(experiments.run, "CONF_DIR", tmp_path / "conf")
     assert cli.main(["run", "--help"]) == 2
     assert f"no config directory at {tmp_path / 'conf'}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["summarize", "plot", "figures", "audit", "rappor"])
+def test_a_subcommand_s_usage_names_it_as_typed(name: str, capsys) -> None:
+    """``ldp-harness summarize --help`` shows ``usage: ldp-harness summarize``, not the
+    module's own ``python -m experiments.summarize``."""
+    try:  # argparse exits on --help; the audit command returns its status instead
+        code = cli.dispatch([name, "--help"])
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 0
+    assert capsys.readouterr().out.startswith(f"usage: ldp-harness {name} ")

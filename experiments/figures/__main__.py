@@ -133,10 +133,10 @@ def _drawn(
     return table, files, seconds
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line entry point."""
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Command line entry point (``prog``: the name its usage shows)."""
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.figures", description=__doc__.splitlines()[0]
+        prog=prog or "python -m experiments.figures", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--quick", action="store_true", help="few trials, into results/quick")
     parser.add_argument("--only", action="append", help="only this figure (repeatable)")

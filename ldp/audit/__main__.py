@@ -211,10 +211,10 @@ def tightness_table(
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """The command line; returns the exit status (0: every claim holds, 1: one fails,
-    2: a usage or input error, printed in one line)."""
-    parser = _Parser(prog="python -m ldp.audit", description=__doc__.split("\n")[0])
+    2: a usage or input error, printed in one line).  ``prog``: the name its usage shows."""
+    parser = _Parser(prog=prog or "python -m ldp.audit", description=__doc__.split("\n")[0])
     parser.add_argument("protocol", nargs="?", help="registered name or module:Class")
     parser.add_argument("params", nargs="*", help="key=value parameters of the protocol")
     parser.add_argument("--alpha", type=float, default=0.01)

@@ -888,9 +888,9 @@ def write_results(path: PathLike, results: pd.DataFrame) -> None:
 _CLIENTS = {"python": "python", "cpp": "cpp", "r": None}
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ldp.io.rappor",
+        prog=prog or "python -m ldp.io.rappor",
         description="google/rappor's files: decode, hash candidates, sum bits.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -926,13 +926,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line: ``python -m ldp.io.rappor decode --params ... --reports ...``.
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """The command line: ``python -m ldp.io.rappor decode --params ... --reports ...``
+    (``prog``: the name its usage shows).
 
     Returns 0 on success, 1 when a file or parameter is refused (the message on standard
     error names it); argparse exits with 2 on a bad command line.
     """
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     try:
         if args.command == "decode":
             results = decode_files(
