@@ -355,13 +355,14 @@ def plan_line(experiment: str, settings: Sequence[Setting], n_trials: int, plann
 
 
 class _Progress:
-    """tqdm if installed, else a line every 10%; ``initial`` trials are already done (the
+    """tqdm on a terminal (if installed), else a line every 10% (a log file gets lines, not
+    one long line of carriage returns); ``initial`` trials are already done (the
     estimate's timed trials), so the total is the run's whole count."""
 
     def __init__(self, total: int, label: str, enabled: bool, initial: int = 0):
         self.total, self.count, self.label, self.enabled = total, initial, label, enabled
         self.bar = None
-        if enabled:
+        if enabled and sys.stderr.isatty():
             try:
                 from tqdm.auto import tqdm
 

@@ -117,3 +117,11 @@ def test_a_read_only_results_dir_with_trials_to_run_is_one_line(settings_of, tmp
     more = settings_of(*(o if o != "n_trials=10" else "n_trials=12" for o in RUN))
     with pytest.raises(ResultsDirError, match=r"cannot write to .* 2 trials would be lost"):
         run_settings(more)
+
+
+def test_progress_off_a_terminal_is_lines_not_carriage_returns(settings_of, capsys):
+    """A log file gets a line every tenth of the trials, never tqdm's redrawn line."""
+    run_settings(settings_of(*RUN), progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert "exp: 10/10 trials" in err.splitlines()
