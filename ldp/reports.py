@@ -1,8 +1,9 @@
 """Reports that carry what made them, so an estimator refuses reports it did not make.
 
 An estimator fed reports of another ε, domain or protocol returns numbers, not an error:
-GRR's estimator reads GRR reports of ε = 2 as if they were made at ε = 1, OUE's bit
-vectors pass through SUE's.  Every frequency oracle's and mean protocol's ``perturb``
+randomized response reads its own reports of ε = 2 as if they were made at ε = 1, and
+one unary encoding's bit vectors pass through another's estimator (tests/test_reports.py
+shows both).  Every frequency oracle's and mean protocol's ``perturb``
 therefore *stamps* its reports with the oracle's signature (its class and every parameter,
 :func:`signature`), and ``estimate`` / ``aggregate`` refuse a stamp that is not their own
 (:func:`check_origin`), naming both sides.
@@ -12,7 +13,7 @@ unchanged), so slices and fancy-indexed subsets of the reports (a batch, a cohor
 it, and pickling keeps it.  Arithmetic on reports gives plain arrays: an estimate never
 carries a stamp.  What loses it: ``np.save`` / ``np.load``, ``np.asarray(..., dtype=...)``
 conversions and reports read from files.  Such *bare* reports are still checked by each
-protocol's own range checks (a GRR report must lie in [0, d)), which cannot tell one ε
+protocol's own range checks (a report value must lie in [0, d)), which cannot tell one ε
 from another: keep reports in memory or pickled when you can (docs/limits.md).
 """
 
@@ -41,7 +42,7 @@ __all__ = [
 
 def signature(protocol: Any) -> str:
     """The protocol's class and every parameter (its dataclass fields shown in its repr),
-    e.g. ``"ldp.oracles.direct.GRR(epsilon=2.0, domain_size=16)"``: two instances with equal
+    e.g. ``"package.module.Class(epsilon=2.0, domain_size=16)"``: two instances with equal
     signatures draw reports from the same law."""
     cls = type(protocol)
     if dataclasses.is_dataclass(protocol):
