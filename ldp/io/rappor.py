@@ -186,10 +186,13 @@ def _decode(path: PathLike, data: bytes) -> str:
 def _read_lines(path: PathLike) -> list[str]:
     """The file's lines without their endings (LF, CRLF or CR; a missing final one is fine).
 
-    Encodings: see ``_decode``.
+    Encodings: see ``_decode``.  ``-`` is standard input (as Google's tools read it).
     """
-    with open(path, "rb") as handle:
-        text = _decode(path, handle.read())
+    if str(path) == "-":
+        text = _decode(path, sys.stdin.buffer.read())
+    else:
+        with open(path, "rb") as handle:
+            text = _decode(path, handle.read())
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -197,8 +200,14 @@ def _read_lines(path: PathLike) -> list[str]:
 
 
 def _write_lines(path: PathLike, lines: list[str], newline: str) -> None:
+    """Write the lines, each ended by ``newline``; ``-`` is standard output."""
+    text = "".join(line + newline for line in lines)
+    if str(path) == "-":
+        sys.stdout.buffer.write(text.encode("utf-8", errors="surrogateescape"))
+        sys.stdout.flush()
+        return
     with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        handle.write("".join(line + newline for line in lines))
+        handle.write(text)
 
 
 def _split(path: PathLike, number: int, line: str) -> list[str]:
@@ -915,14 +924,18 @@ def _parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="accept f = 0 with p = 0 or q = 1 (epsilon = inf; encoding tests only)",
     )
     run.add_argument("--out", help="results CSV (default: standard output)")
+    # Google's interface too: hash_candidates.py params.csv < candidates > map, and
+    # sum_bits.py params.csv < reports > counts (``-``: standard input or output)
     hashing = commands.add_parser("hash-candidates", help="candidates -> candidate map")
-    hashing.add_argument("--params", required=True)
-    hashing.add_argument("--candidates", required=True)
-    hashing.add_argument("--out", required=True)
+    hashing.add_argument("params_file", nargs="?", help="parameters CSV (or --params)")
+    hashing.add_argument("--params")
+    hashing.add_argument("--candidates", default="-", help="default: standard input")
+    hashing.add_argument("--out", default="-", help="default: standard output")
     summing = commands.add_parser("sum-bits", help="reports -> per-cohort bit counts")
-    summing.add_argument("--params", required=True)
-    summing.add_argument("--reports", required=True)
-    summing.add_argument("--out", required=True)
+    summing.add_argument("params_file", nargs="?", help="parameters CSV (or --params)")
+    summing.add_argument("--params")
+    summing.add_argument("--reports", default="-", help="default: standard input")
+    summing.add_argument("--out", default="-", help="default: standard output")
     return parser
 
 
@@ -933,7 +946,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     Returns 0 on success, 1 when a file or parameter is refused (the message on standard
     error names it); argparse exits with 2 on a bad command line.
     """
-    args = _parser(prog).parse_args(argv)
+    parser = _parser(prog)
+    args = parser.parse_args(argv)
+    if args.command != "decode":
+        if (args.params is None) == (args.params_file is None):
+            parser.error(f"{args.command}: give the parameters file once (PARAMS or --params)")
+        args.params = args.params or args.params_file
     try:
         if args.command == "decode":
             results = decode_files(

@@ -297,3 +297,28 @@ def test_r_s_createmap_form_reads_as_the_same_bloom_bits(tmp_path) -> None:
         sparse.write_text(text)
         with pytest.raises(rio.RapporFileError, match=why):
             rio.read_candidate_map(sparse, params)
+
+
+def test_hash_and_sum_take_google_s_interface() -> None:
+    """``hash_candidates.py params.csv < candidates > map`` and ``sum_bits.py params.csv <
+    reports > counts``: the same bytes as the fixture's files, through standard input and
+    output; the parameters file given twice (or not at all) is a usage error."""
+    import subprocess
+    import sys
+
+    data = DATA
+    for command, source, expected in (
+        ("hash-candidates", "candidates.txt", "map.csv"),
+        ("sum-bits", "reports.csv", "counts.csv"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "ldp.io.rappor", command, str(data / "params.csv")],
+            input=(data / source).read_bytes(),
+            capture_output=True,
+            check=True,
+        )
+        assert done.stdout == (data / expected).read_bytes(), command
+    twice = [sys.executable, "-m", "ldp.io.rappor", "sum-bits", str(data / "params.csv")]
+    twice += ["--params", str(data / "params.csv")]
+    refused = subprocess.run(twice, capture_output=True, text=True)
+    assert refused.returncode == 2 and "give the parameters file once" in refused.stderr
