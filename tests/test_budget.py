@@ -328,17 +328,17 @@ def test_perturb_rounds_refuses_rounds_over_the_operation_budget(name: str) -> N
 
 
 def test_dbitflip_samples_few_buckets_without_touching_the_domain() -> None:
-    """d = 1 bucket of k = 2^22 for 1,000 users drew 4·10^9 uniform keys (79 s); Floyd's
-    draws d per user.  Here within the operation-free memory of the reports alone."""
+    """d = 2 buckets of k = 2^22 for 1,000 users: Floyd's sampling draws d values a user,
+    so the call fits a 1 MiB budget; the previous k uniform keys a user (a 64 MiB chunk)
+    were refused there, and at 1,000 users took 79 s."""
     oracle = DBitFlip(epsilon=1.0, domain_size=2**22, d=2)
-    import time
-
-    started = time.perf_counter()
-    reports = oracle.perturb(np.arange(1000), np.random.default_rng(0))
-    assert time.perf_counter() - started < 5.0
+    with budget.limits(memory_bytes=2**20):
+        reports = oracle.perturb(np.arange(1000), np.random.default_rng(0))
     buckets = np.asarray(reports.buckets)
     assert buckets.shape == (1000, 2) and np.all(buckets[:, 0] != buckets[:, 1])
     assert buckets.min() >= 0 and buckets.max() < 2**22
+    keys = DBitFlip(epsilon=1.0, domain_size=64, d=16)  # d^2 > k: the keys path, counted
+    assert keys.working_bytes(1000) > 4 * keys.report_bytes(1000)
 
 
 def test_floyd_sampling_gives_every_set_of_buckets_alike() -> None:
