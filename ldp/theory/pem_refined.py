@@ -58,6 +58,8 @@ __all__ = ["refined_identification", "refined_utility"]
 NODES = 24
 #: Frequency bins of the light prefixes' Poisson pool.
 BINS = 64
+#: Newton steps and tolerance (on the inclusion probabilities) of fitting C_{i-1}'s design.
+FIT_STEPS, FIT_TOLERANCE = 100, 1e-9
 
 
 def _survival(x: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -100,14 +102,38 @@ def _truncated_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _exclusive_products(factors: np.ndarray) -> np.ndarray:
+    """Along the items' axis (-2): the truncated product of the factors before each item
+    (a Hillis-Steele scan, log2(items) rounds), each row scaled to a largest coefficient
+    of 1 (only ratios of one polynomial's coefficients are read)."""
+    scan = factors.copy()
+    shift = 1
+    while shift < scan.shape[-2]:
+        product = _truncated_convolve(scan[..., :-shift, :], scan[..., shift:, :])
+        scan[..., shift:, :] = product / product.max(axis=-1, keepdims=True)
+        shift *= 2
+    out = np.zeros_like(scan)
+    out[..., 0, 0] = 1.0
+    out[..., 1:, :] = scan[..., :-1, :]
+    return out
+
+
+def _binomial_series(odds: np.ndarray, power: np.ndarray, size: int) -> np.ndarray:
+    """(1 + r x)^M to degree ``size``: C(M, t) r^t (a real M's terms past M + 1 are 0)."""
+    t = np.arange(1, size + 1, dtype=float)
+    ratios = np.maximum(np.asarray(power)[..., None] - t + 1, 0.0) / t * odds[..., None]
+    return np.concatenate([np.ones((*ratios.shape[:-1], 1)), np.cumprod(ratios, axis=-1)], -1)
+
+
 class _KeptSet:
     """C_i as a conditional Poisson sample: P(S) ∝ Π_{j∈S} r_j over the sets of size K.
 
     Items are prefixes with marginal inclusion probabilities ``pi`` and a multiplicity
     (a bin of alike prefixes, or the zero-frequency candidates, counts as many items).
-    The odds r are fitted to the marginals with the exact recursion of Chen, Dempster and
-    Liu (1994): π_j(k) = k r_j (1 - π_j(k-1)) / Σ_l M_l r_l (1 - π_l(k-1)).  Items kept
-    with probability ~1 are set aside (they are in every sample).
+    The odds r are fitted to the marginals by Newton's steps in log odds (a few steps to
+    1e-9), the inclusion probabilities computed from the design's generating polynomial
+    (:meth:`inclusion`).  Items kept with probability ~1 are set aside (they are in every
+    sample).
     """
 
     def __init__(self, pi: np.ndarray, multiplicity: np.ndarray, size: int) -> None:
@@ -121,12 +147,15 @@ class _KeptSet:
             target *= self.size / total  # a fixed-size design's marginals sum to its size
         target = np.minimum(target, 1 - 1e-9)
         odds = target / (1 - target)
-        for _ in range(500):
+        for _ in range(FIT_STEPS):
             fitted = self.inclusion(odds, self.multiplicity[None, :], self.size)[0]
-            ratio = np.divide(target, fitted, out=np.ones_like(target), where=fitted > 0)
-            odds = odds * ratio
-            if np.all(np.abs(ratio - 1) < 1e-7):
+            if np.max(np.abs(fitted - target)) < FIT_TOLERANCE:
                 break
+            # Newton's step in log odds with Hajek's Jacobian, diag(pi (1 - pi)) less a
+            # rank one that only shifts every log odds alike: logit(target) - logit(fitted)
+            fitted = np.clip(fitted, 1e-300, 1 - 1e-16)
+            step = target * (1 - fitted) / (fitted * (1 - target))
+            odds = odds * np.where(target > 0, step, 1.0)
         self.odds = self._scaled(odds)
 
     def _scaled(self, odds: np.ndarray) -> np.ndarray:
@@ -149,15 +178,31 @@ class _KeptSet:
 
     @staticmethod
     def inclusion(odds: np.ndarray, multiplicity: np.ndarray, size: int) -> np.ndarray:
-        """Per-item inclusion probabilities of samples of ``size`` (one row per design)."""
-        pi = np.zeros(multiplicity.shape)
-        for k in range(1, size + 1):
-            weight = odds * (1 - pi)
-            pi = (
-                k * weight / np.maximum((multiplicity * weight).sum(axis=-1, keepdims=True), 1e-300)
-            )
-            pi = np.minimum(pi, 1.0)
-        return pi
+        """Per-item inclusion probabilities of samples of ``size`` (one row per design).
+
+        With G(x) = Π_l (1 + r_l x)^{M_l} and H_j = G / (1 + r_j x) (one unit of item j
+        left out), π_j = r_j [x^{K-1}] H_j / [x^K] G and [x^K] G = [x^K] H_j + r_j
+        [x^{K-1}] H_j.  H_j is the product of the other factors, taken as prefix and
+        suffix products of polynomials truncated at degree K: every coefficient is a sum of
+        positive terms, so nothing cancels (the recursion of Chen, Dempster and Liu over
+        k = 1..K subtracts and loses every digit once the odds span a few decades).
+        """
+        multiplicity = np.asarray(multiplicity, dtype=float)
+        if size <= 0:
+            return np.zeros(multiplicity.shape)
+        odds = np.broadcast_to(np.asarray(odds, dtype=float), multiplicity.shape)
+        # the design does not depend on the odds' scale: Σ M r = K keeps every coefficient
+        # of a factor below K^t / t!
+        total = (multiplicity * odds).sum(axis=-1, keepdims=True)
+        odds = odds * (size / np.maximum(total, 1e-300))
+        factors = _binomial_series(odds, multiplicity, size)
+        before = _exclusive_products(factors)
+        after = _exclusive_products(factors[..., ::-1, :])[..., ::-1, :]
+        others = _truncated_convolve(before, after)  # every other item's factor
+        rest = _truncated_convolve(others, _binomial_series(odds, multiplicity - 1, size))
+        below, top = rest[..., size - 1], rest[..., size]
+        kept = odds * below
+        return np.divide(kept, top + kept, out=(odds > 0).astype(float), where=top + kept > 0)
 
     def rest_law(self, first: int, size: int) -> np.ndarray:
         """Law of how many of items ``first``, ... are in an unconditioned Bernoulli draw

@@ -10,6 +10,8 @@ must exceed it by more than z_{1-α} SE (one-sided): the refined model fixes a r
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -18,7 +20,7 @@ from ldp import metrics
 from ldp.datasets import load
 from ldp.heavy_hitters import PEM
 from ldp.theory import pem as pem_theory
-from ldp.theory.pem_refined import refined_identification, refined_utility
+from ldp.theory.pem_refined import _KeptSet, refined_identification, refined_utility
 
 ALPHA = 1e-4
 ALLOWANCE = 0.01
@@ -75,3 +77,42 @@ def test_bad_epsilon_and_heavy():
         refined_identification(np.arange(3), [3, 2, 1], 8, 0.0, config)
     with pytest.raises(ValueError, match="heavy"):
         refined_identification(np.arange(3), [3, 2, 1], 8, 1.0, config, heavy=0)
+
+
+def _enumerated_inclusion(odds: np.ndarray, multiplicity: np.ndarray, size: int) -> np.ndarray:
+    """Inclusion probability of one unit of each item, summing P(S) ∝ Π r over every set S
+    of ``size`` units (the conditional Poisson design by definition)."""
+    units = np.repeat(np.arange(len(odds)), multiplicity)
+    kept, total = np.zeros(len(odds)), 0.0
+    for chosen in itertools.combinations(range(len(units)), size):
+        weight = float(np.prod(odds[units[list(chosen)]]))
+        total += weight
+        np.add.at(kept, units[list(chosen)], weight)
+    return kept / total / multiplicity
+
+
+@pytest.mark.parametrize("size", [1, 3, 6, 9])
+def test_inclusion_is_exact_when_the_odds_span_eight_decades(size):
+    # the C-D-L recursion over k subtracts: at size 9 it was off by 0.99999 here
+    odds = np.logspace(-4, 4, 14)
+    exact = _enumerated_inclusion(odds, np.ones(14, dtype=int), size)
+    got = _KeptSet.inclusion(odds, np.ones((1, 14)), size)[0]
+    np.testing.assert_allclose(got, exact, rtol=1e-9, atol=1e-12)
+
+
+def test_inclusion_counts_an_items_multiplicity_as_alike_units():
+    odds, multiplicity = np.array([0.02, 3.0, 0.5, 40.0]), np.array([3, 1, 2, 2])
+    exact = _enumerated_inclusion(odds, multiplicity, 4)
+    rows = np.vstack([multiplicity, multiplicity])  # two designs at once, as given() asks
+    np.testing.assert_allclose(_KeptSet.inclusion(odds, rows, 4), [exact, exact], rtol=1e-9)
+
+
+def test_the_fitted_design_has_the_marginals_it_was_given():
+    # a step's kept set as refined_identification builds it: a few prefixes nearly sure,
+    # bins of alike ones and a large zero-frequency pool (a real multiplicity)
+    pi = np.array([0.9999, 0.998, 0.97, 0.8, 0.35, 0.05, 0.002, 1e-5, 3e-7])
+    multiplicity = np.array([1, 1, 1, 1, 1, 4, 12, 30, 2047.5])
+    design = _KeptSet(pi, multiplicity, 4)  # Σ M π = 4.34: every target below 1
+    fitted = design.inclusion(design.odds, design.multiplicity[None, :], design.size)[0]
+    target = pi * design.size / float((pi * multiplicity).sum())
+    np.testing.assert_allclose(fitted, target, atol=1e-8)
