@@ -418,7 +418,7 @@ def refined_identification(
     *,
     top: int | None = None,
     pq: tuple[float, float] | None = None,
-    heavy: int = 48,
+    heavy: int | None = None,
     nodes: int = NODES,
 ) -> np.ndarray:
     """P(the j-th most frequent value survives every PEM step), j = 1..``top`` (module doc).
@@ -434,13 +434,17 @@ def refined_identification(
         How many values to report, most frequent first (default: the last step's |C_g|).
     pq : (p*, q*), optional
         The oracle's support probabilities (default OLH's at ε, as PEM uses it).
-    heavy : int
+    heavy : int, optional
         Prefixes per step whose competition is computed exactly (the rest as a pool).
+        Default twice the largest |C_i|: at Fig. 8b's k = 16 points (η = 2, 4, 10) it
+        gives the F1 of 48 to five decimals in about half the time.
     nodes : int
         Gauss-Hermite nodes.
     """
     epsilon = check_epsilon(epsilon)
     m = check_int(m, "m", minimum=1)
+    if heavy is None:
+        heavy = 2 * max(config.candidate_sizes)
     heavy = check_int(heavy, "heavy", minimum=1)
     counts = np.asarray(counts, dtype=float)
     values = np.asarray(values)
