@@ -29,7 +29,7 @@ from experiments.execute import RunReport, TrialError, parallel_map
 from experiments.figures import FIGURES, FigureSpec, style
 from experiments.figures.gallery import Entry, write_gallery
 from experiments.figures.profile import Profile
-from experiments.figures.reproduction import collect, paper_trials, write_report
+from experiments.figures.reproduction import Judged, collect, paper_trials, write_report
 from experiments.preflight import preflight
 from experiments.run import CONF_DIR, describe, run_many
 from experiments.schema import ConfigError, register_configs
@@ -115,22 +115,28 @@ def _drawn(
     settings_of: dict[str, list[Setting]],
     figures_dir: Path,
     quick: bool,
-) -> tuple[pd.DataFrame, list[Path], dict[str, float]]:
-    """Load a figure's table, draw and save it (run in a worker): the table, the files
-    (none if the table is empty) and the seconds per stage."""
+) -> tuple[pd.DataFrame, list[Path], dict[str, float], list[tuple[FigureSpec, Judged]]]:
+    """Load a figure's table, draw and save it, judge its claims (run in a worker): the
+    table, the files (none if the table is empty), the seconds per stage and the claims,
+    each with its *detects* search done (the report's costliest column)."""
     seconds = {}
     began = time.perf_counter()
     table = _load_table(results_dir, spec.experiments, settings_of)
     seconds["data"] = time.perf_counter() - began
     if table.empty:
-        return table, [], seconds
+        return table, [], seconds, []
     began = time.perf_counter()
     figure = spec.draw(table)
     seconds["drawing"] = time.perf_counter() - began
     began = time.perf_counter()
     files = style.save(figure, figures_dir, spec.name, pdf=not quick)
     seconds["saving"] = time.perf_counter() - began
-    return table, files, seconds
+    began = time.perf_counter()
+    judged = collect([(spec, table)])
+    for _, one in judged:
+        one.claim.detection  # noqa: B018 (a cached property: computed here, in the worker)
+    seconds["report"] = time.perf_counter() - began
+    return table, files, seconds, judged
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
@@ -244,7 +250,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     drawn = dict(zip([s.name for s in longest_first], drawn, strict=True))
     for spec in chosen:
         settings = [s for name in spec.experiments for s in settings_of[name]]
-        table, files, seconds = drawn[spec.name]
+        table, files, seconds, _ = drawn[spec.name]
         for stage, spent in seconds.items():
             profile.add(f"figure {spec.name}", stage, spent)
         if table.empty:
@@ -265,7 +271,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         print(f"gallery: {gallery}")
         report = write_report(
             out_dir / "REPRODUCTION.md",
-            collect([(entry.spec, entry.table) for entry in entries]),
+            [judged for entry in entries for judged in drawn[entry.spec.name][3]],
             quick=args.quick,
             order=order,
         )
