@@ -4,6 +4,7 @@ experiment and stage) and the peak memory, printed and written beside the galler
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,16 @@ def test_a_tiny_run_prints_and_writes_the_profile(tmp_path, capsys):
     figures = drawn / "figures"
     assert (figures / "oracle_flh.png").is_file()
     assert not list(figures.glob("*.pdf"))  # --quick: PNG only
+
+
+def test_the_committed_profile_is_the_full_runs_table():
+    """results/figures/profile.md, committed beside the gallery, is the table a full run
+    wrote: a row per registered figure, the totals and the wall time."""
+    from experiments.figures import FIGURES
+
+    committed = Path(__file__).resolve().parents[2] / "results" / "figures" / "profile.md"
+    text = committed.read_text(encoding="utf-8")
+    assert text.startswith("# Where the run's time went")
+    for spec in FIGURES:
+        assert f"| figure {spec.name} |" in text, f"{spec.name} has no row: rerun make figures"
+    assert "| **all** |" in text and "Wall time" in text and "Peak memory" in text
