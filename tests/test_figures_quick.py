@@ -1,19 +1,16 @@
 """``make figures-quick`` end to end: every registered figure as a valid PNG (no PDF).
 
-Runs ``python -m experiments.figures --quick --results-dir <tmp>`` (what ``make
-figures-quick`` runs, into a temporary directory instead of ``results/quick``) once for the
-module, then checks every figure of :data:`experiments.figures.FIGURES` (whatever figures
-are registered: nothing here names one), the gallery ``figures/index.md`` and the
-reproduction report ``REPRODUCTION.md``.  Issue 6 wants the quick run under 3 minutes on
-the 2-core machine; a slower run is reported as a warning, not a failure, since the
-machine is shared.
+Reads the session's ``python -m experiments.figures --quick --results-dir <tmp>`` run
+(what ``make figures-quick`` runs, into a temporary directory instead of
+``results/quick``; the ``figures_quick_run`` fixture of ``tests/conftest.py``), then checks
+every figure of :data:`experiments.figures.FIGURES` (whatever figures are registered:
+nothing here names one), the gallery ``figures/index.md`` and the reproduction report
+``REPRODUCTION.md``.  A quick run over 3 minutes on the 2-core machine is reported as a
+warning, not a failure, since the machine is shared.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -25,34 +22,23 @@ from experiments.figures import FIGURES
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-#: The budget of issue 6 for ``make figures-quick`` (seconds), and a hard stop far beyond it.
-QUICK_BUDGET, TIMEOUT = 180, 1800
+#: The budget for ``make figures-quick`` (seconds): slower is a warning, not a failure.
+QUICK_BUDGET = 180
 
 
 @pytest.fixture(scope="module")
-def quick_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("figures-quick")
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "experiments.figures", "--quick", "--results-dir", str(results)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    seconds = time.perf_counter() - started
-    assert done.returncode == 0, (
-        f"exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    )
-    if seconds > QUICK_BUDGET:
+def quick_results(figures_quick_run: dict) -> Path:
+    """The session's quick run (tests/conftest.py), which must have succeeded."""
+    run = figures_quick_run
+    assert run["returncode"] == 0, f"exit {run['returncode']}\n{run['stdout']}\n{run['stderr']}"
+    if run["seconds"] > QUICK_BUDGET:
         warnings.warn(
-            f"figures --quick took {seconds:.0f} s, over the {QUICK_BUDGET} s of issue 6",
+            f"figures --quick took {run['seconds']:.0f} s, over the {QUICK_BUDGET} s budget",
             stacklevel=1,
         )
-    print(f"figures --quick: {seconds:.1f} s for {len(FIGURES)} figures")
-    return results
+    print(f"figures --quick: {run['seconds']:.1f} s for {len(FIGURES)} figures")
+    return Path(run["results"])
 
 
 def test_some_figures_are_registered():

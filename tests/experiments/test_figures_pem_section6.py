@@ -1,6 +1,6 @@
 """[PEM] Section VI figures (Figs. 5-9): configs compose and pass preflight, the configs a
-figure reads fit together, every figure draws from a tiny results table, claims are
-well formed."""
+figure reads fit together, every figure draws from the quick run's table (one trial per
+setting, tests/conftest.py), claims are well formed."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from hydra import initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
 from experiments.figures import FIGURES, ClaimCheck, style
 from experiments.figures import __main__ as figures_main
 from experiments.figures import pem_section6 as sec6
 from experiments.figures.spec import VERDICTS
 from experiments.preflight import preflight
-from experiments.run import CONF_DIR, run_settings
+from experiments.run import CONF_DIR
 from experiments.schema import register_configs
 from experiments.settings import expand
 from experiments.store import ROW_KEY, ResultsStore
@@ -51,28 +50,6 @@ GRID_SIZES = {
     "pem_fig7_partitioned": 2 * 9,
     "pem_fig7_partitioned_theta": 2 * 5 * 2,
 }
-#: Tiny runs: 1 trial, 20,000 users, the grid cut to a point or two (the command line
-#: wins over the grid).  SPM on URL only at k = 4 (its runs are slow at k = 16).
-TINY = ("n_trials=1", "n_jobs=1", "progress=false", "dataset.n=200000")
-TINY_POINTS = {
-    "pem_fig5": [("epsilon=2",), ("epsilon=4",)],
-    "pem_fig5_spm": [("epsilon=2",), ("epsilon=4",)],
-    "pem_fig5_spm_url": [],
-    "pem_fig6": [("k=4",)],
-    "pem_fig6_spm": [("k=4",)],
-    "pem_fig6_spm_url": [("k=4",)],
-    "pem_fig7_eps": [("epsilon=2",), ("epsilon=4",)],
-    "pem_fig7_theta": [("protocol.threshold=0.03",)],
-    "pem_fig8_budget": [("epsilon=1.2",), ("epsilon=2",)],
-    "pem_fig8_eta": [("protocol.eta=2", "epsilon=0.9"), ("protocol.eta=10", "epsilon=0.9")],
-    "pem_fig8_assumed": [("epsilon=0.9",), ("epsilon=2",)],
-    "pem_fig9": [("epsilon=4",)],
-    "pem_fig5_sens": [("epsilon=4",)],
-    "pem_fig6_sens": [("k=4",)],
-    "pem_fig6_block": [("k=4",)],
-    "pem_fig7_partitioned": [("epsilon=2",), ("epsilon=4",)],
-    "pem_fig7_partitioned_theta": [("protocol.threshold=0.03",)],
-}
 
 
 @functools.cache
@@ -84,22 +61,14 @@ def _settings(experiment: str, *overrides: str) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def tiny_table(tmp_path_factory) -> pd.DataFrame:
-    """Every config of Figs. 5-9 run tiny into one temporary store, as one table."""
-    results = tmp_path_factory.mktemp("pem_section6") / "results"
-    tables = []
-    for experiment in EXPERIMENTS:
-        settings = [
-            setting
-            for point in TINY_POINTS[experiment]
-            for setting in _settings(experiment, f"results_dir={results}", *TINY, *point)
-        ]
-        GlobalHydra.instance().clear()
-        if not settings:
-            continue
-        run_settings(settings)
-        tables.append(ResultsStore(results, experiment).load([s.key for s in settings])[0])
-    table = pd.concat(tables, ignore_index=True)
+def quick_table(figures_quick_run: dict) -> pd.DataFrame:
+    """Every config of Figs. 5-9 as the session's ``figures --quick`` run recorded it (one
+    trial, each figure's quick grid; tests/conftest.py), as one table."""
+    assert figures_quick_run["returncode"] == 0, figures_quick_run["stderr"]
+    results = figures_quick_run["results"]
+    tables = [ResultsStore(results, experiment).load()[0] for experiment in EXPERIMENTS]
+    table = pd.concat([t for t in tables if not t.empty], ignore_index=True)
+    assert set(table["experiment"]) == set(EXPERIMENTS)
     return table.drop_duplicates(subset=[c for c in ROW_KEY if c in table.columns])
 
 
@@ -258,12 +227,12 @@ def test_fig9_series_cover_the_same_epsilons():
 
 
 @pytest.fixture(scope="module")
-def drawn(tiny_table) -> dict[str, plt.Figure]:
-    """Each figure drawn once from the tiny table (the refined model lines of Figs. 3 and
+def drawn(quick_table) -> dict[str, plt.Figure]:
+    """Each figure drawn once from the quick table (the refined model lines of Figs. 3 and
     8b take seconds a point), for the tests that read the drawing."""
     figures = {}
     for name, spec in SPECS.items():
-        table = tiny_table[tiny_table["experiment"].isin(spec.experiments)]
+        table = quick_table[quick_table["experiment"].isin(spec.experiments)]
         assert not table.empty, name
         figures[name] = spec.draw(table)
     yield figures
@@ -271,12 +240,13 @@ def drawn(tiny_table) -> dict[str, plt.Figure]:
         plt.close(figure)
 
 
+@pytest.mark.slow  # reads the session's figures --quick run
 @pytest.mark.parametrize("name", NAMES)
-def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(
-    tiny_table, drawn, name, tmp_path
+def test_every_figure_draws_from_the_quick_table_and_states_its_claims(
+    quick_table, drawn, name, tmp_path
 ):
     spec = SPECS[name]
-    table = tiny_table[tiny_table["experiment"].isin(spec.experiments)]
+    table = quick_table[quick_table["experiment"].isin(spec.experiments)]
     png, pdf = style.save(drawn[name], tmp_path, spec.name)
     assert png.read_bytes()[:8] == PNG_SIGNATURE
     image = mpimg.imread(png)
@@ -291,6 +261,7 @@ def test_every_figure_draws_from_a_tiny_table_and_states_its_claims(
         assert "nan" not in claim.ours.lower()
 
 
+@pytest.mark.slow  # reads the session's figures --quick run
 def test_one_colour_per_series_across_the_five_figures(drawn):
     check_series_colours(drawn)  # each label in its series' colour, in every figure
     labels = {label for figure in drawn.values() for label in legend_colours(figure)}
@@ -298,8 +269,9 @@ def test_one_colour_per_series_across_the_five_figures(drawn):
     assert "MCM, users partitioned (10%)" in labels  # Fig. 9 draws the partitioned versions
 
 
-def test_the_final_tests_behind_fig9s_variance_lines(tiny_table):
-    rows = tiny_table[tiny_table["dataset.name"] == "exponential"].drop_duplicates("config_hash")
+@pytest.mark.slow  # reads the session's figures --quick run
+def test_the_final_tests_behind_fig9s_variance_lines(quick_table):
+    rows = quick_table[quick_table["dataset.name"] == "exponential"].drop_duplicates("config_hash")
 
     def first(label: str) -> pd.Series:
         return rows[rows["protocol.label"] == label].iloc[0]
@@ -385,9 +357,10 @@ def test_claims_judge_the_papers_versions_not_the_sensitivity_lines():
     assert root.verdict != "reproduced" and "exponential 1: -0.45" in root.ours
 
 
-def test_fig7_draws_the_partitioned_threshold_versions_dashed(tiny_table):
+@pytest.mark.slow  # reads the session's figures --quick run
+def test_fig7_draws_the_partitioned_threshold_versions_dashed(quick_table):
     spec = SPECS["pem_fig7"]
-    figure = spec.draw(tiny_table[tiny_table["experiment"].isin(spec.experiments)])
+    figure = spec.draw(quick_table[quick_table["experiment"].isin(spec.experiments)])
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
     assert "SPM (partitioned, threshold)" in labels and "MCM (partitioned, threshold)" in labels
     styles = {
