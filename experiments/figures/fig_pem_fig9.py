@@ -42,7 +42,7 @@ def rows_of(table: pd.DataFrame) -> pd.DataFrame:
     pem = rows["protocol.name"] == SERIES[0]
     assumed = rows.get("protocol.assumed", pd.Series("zipf", index=rows.index))
     fixed = rows.get("protocol.eta", pd.Series(np.nan, index=rows.index)).notna()
-    default = assumed.fillna("zipf").eq("zipf")
+    default = assumed.isna() | assumed.eq("zipf")  # unset: the default (zipf) assumption
     rows = rows[~pem | (default & ~fixed)]
     # MCM/SPM from pem_fig9 only: Fig. 5's improved MCM and SPM are the same split versions
     pem = rows["protocol.name"] == SERIES[0]
