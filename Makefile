@@ -1,12 +1,13 @@
 # ldp: the two commands a newcomer needs are `make figures` and `make test`.
-# Every target creates .venv on first use; nothing has to be installed by hand.
+# Every target creates .venv on first use; nothing has to be installed by hand. `make`
+# alone creates it and lists the targets.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.DEFAULT_GOAL := help
+.DEFAULT_GOAL := venv
 .PHONY: help venv test test-fast lint format docs figures figures-quick bench audit-peers notebooks clean clean-results
 
 help:  ## list the targets
@@ -18,7 +19,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-venv: $(STAMP)  ## create .venv and install the project with its test extras
+venv: $(STAMP)  ## create .venv and install the project with its test extras (what `make` alone does)
+	@$(MAKE) --no-print-directory help
 
 # pytest-xdist: one worker per core (TEST_WORKERS=1 for a serial run); --dist loadfile keeps
 # a file's tests on one worker, so a module's shared fixture (e.g. figures --quick) runs once

@@ -1,4 +1,5 @@
-"""``make clean-results`` removes every raw result and keeps the committed gallery."""
+"""``make clean-results`` removes every raw result and keeps the committed gallery; ``make``
+alone creates the venv."""
 
 from __future__ import annotations
 
@@ -30,3 +31,24 @@ def test_clean_results_keeps_only_the_committed_figures_and_report(tmp_path):
     assert left == ["REPRODUCTION.md", "figures", "figures/index.md", "figures/pem_fig5.png"]
     helped = subprocess.run(["make", "help"], cwd=tmp_path, capture_output=True, text=True)
     assert "clean-results" in helped.stdout
+
+
+def test_make_alone_creates_the_venv_then_lists_the_targets(tmp_path):
+    """`make` with no target is `make venv`: a dry run where the install stamp is out of
+    date (-W pretends pyproject.toml changed) creates the venv and installs, then prints
+    the targets."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    dry = subprocess.run(
+        ["make", "-n", "-W", "pyproject.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert dry.returncode == 0, dry.stderr
+    steps = dry.stdout.splitlines()
+    assert any("-m venv .venv" in step for step in steps), dry.stdout
+    assert any("pip install" in step and "-e '.[dev]'" in step for step in steps), dry.stdout
+    installed = next(i for i, step in enumerate(steps) if "pip install" in step)
+    assert any(step.endswith(" help") for step in steps[installed:]), dry.stdout
