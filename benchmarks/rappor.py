@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ldp.oracles.rappor import RAPPOR, bloom_table, sample_cohort_counts
-from ldp.oracles.rappor_decode import decode
+from ldp.oracles.rappor.decoder import decode
+from ldp.oracles.rappor.protocol import RAPPOR, bloom_table, sample_cohort_counts
 
 D, K, H, M, EPSILON, TOP = 1024, 32, 2, 64, 4.0, 32
 PEER_PYTHON = Path(__file__).resolve().parent.parent / ".bench-venv-pure-ldp" / "bin" / "python"

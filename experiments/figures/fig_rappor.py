@@ -29,7 +29,7 @@ from ldp.oracles.rappor import (
     rappor_epsilon_one,
     rappor_longitudinal_epsilon,
 )
-from ldp.oracles.rappor_decode import decode
+from ldp.oracles.rappor.decoder import decode
 
 EXPERIMENT = "rappor"
 #: google/rappor's published (ε₁, ε∞) of its presets, by (p, q, f, h).

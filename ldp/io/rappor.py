@@ -5,7 +5,7 @@ reference implementation's ``client/python``, ``bin/hash_candidates.py``,
 ``bin/sum_bits.py`` and ``analysis/R``) passes five kinds of files between its steps.
 This module reads and writes each of them so that ``write_x(read_x(file))`` gives the same
 bytes back for a file in the reference's form, and decodes them with this library's
-decoder (:func:`ldp.oracles.rappor_decode.decode`).  ``docs/rappor.md`` describes the
+decoder (:func:`ldp.oracles.rappor.decoder.decode`).  ``docs/rappor.md`` describes the
 formats with examples.
 
 ========================  ===========================================================
@@ -63,7 +63,9 @@ import numpy as np
 import pandas as pd
 
 from ldp import budget
-from ldp.oracles.rappor import (
+from ldp.oracles.rappor.decoder import decode
+from ldp.oracles.rappor.google import google_rappor
+from ldp.oracles.rappor.protocol import (
     MAX_CELLS,
     MAX_HASHES,
     RAPPOR,
@@ -73,8 +75,6 @@ from ldp.oracles.rappor import (
     pack,
     unpack,
 )
-from ldp.oracles.rappor_decode import decode
-from ldp.oracles.rappor_google import google_rappor
 
 PathLike = str | os.PathLike
 PARAMS_HEADER = "k,h,m,p,q,f"
@@ -342,7 +342,7 @@ class RapporParams:
 
     def oracle(self, client: str | None = "python", *, allow_no_noise: bool = False) -> RAPPOR:
         """The :class:`~ldp.oracles.rappor.RAPPOR` these parameters describe, for reports of
-        ``client`` (:func:`ldp.oracles.rappor_google.google_rappor`)."""
+        ``client`` (:func:`ldp.oracles.rappor.google.google_rappor`)."""
         return google_rappor(
             k=self.k,
             h=self.h,

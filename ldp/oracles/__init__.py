@@ -19,7 +19,7 @@ from ldp.oracles.direct import GRR
 from ldp.oracles.histogram import SHE, THE
 from ldp.oracles.local_hashing import BLH, OLH, HashReports
 from ldp.oracles.rappor import RapporReports
-from ldp.oracles.rappor_google import GoogleClient, decode_strings, google_rappor
+from ldp.oracles.rappor.google import GoogleClient, decode_strings, google_rappor
 from ldp.oracles.unary import OUE, SUE, UnaryReports
 
 _registry.discover(__name__)

@@ -15,7 +15,7 @@ import pytest
 
 from ldp import audit, hashing
 from ldp.oracles import GRR, OLH, ORACLES, OUE, HashReports, UnaryReports
-from ldp.oracles.rappor import RapporReports, pack
+from ldp.oracles.rappor.protocol import RapporReports, pack
 
 CMS, FLH, RAPPOR = ORACLES["CMS"], ORACLES["FLH"], ORACLES["RAPPOR"]
 PoolReports = type(

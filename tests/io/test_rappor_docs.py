@@ -26,7 +26,7 @@ def test_every_python_block_of_the_doc_runs(tmp_path, monkeypatch: pytest.Monkey
 
 def test_the_rounding_table_is_what_the_library_computes() -> None:
     """The table's rows (f, p, q, p*, q*, ε∞, ε₁ realised) are the oracle's values."""
-    from ldp.oracles.rappor_google import google_rappor
+    from ldp.oracles.rappor.google import google_rappor
 
     text = DOC.read_text()
     for client, label in (("python", '`"python"`'), ("cpp", '`"cpp"`'), (None, "`None`")):

@@ -17,7 +17,7 @@ from scipy import stats
 
 from ldp.io import rappor as rio
 from ldp.oracles.rappor import RapporReports
-from ldp.oracles.rappor_google import collect, google_rappor
+from ldp.oracles.rappor.google import collect, google_rappor
 
 DATA = Path(__file__).parent / "data" / "rappor"
 ALPHA = 1e-4

@@ -21,7 +21,7 @@ from ldp.oracles.rappor import (
     rappor_epsilon_inf,
     rappor_epsilon_one,
 )
-from ldp.oracles.rappor_google import (
+from ldp.oracles.rappor.google import (
     GoogleClient,
     collect,
     decode_strings,

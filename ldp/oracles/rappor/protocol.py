@@ -47,7 +47,7 @@ value v of the domain is hashed as its decimal ASCII digits.  Reports are
 :class:`RapporReports`: the cohort of each report and its bits packed little-endian
 (bit i of the report is bit i mod 8 of byte i // 8, so for k <= 32 the bytes read as a
 little-endian integer are Google's integer report).  Google's HMAC-derived PRR is in
-:mod:`ldp.oracles.rappor_google`.
+:mod:`ldp.oracles.rappor.google`.
 
 Aggregation and decoding ([RAPPOR] Sec. 4).  Per cohort c and bit b the server counts the
 ones Y_cb among the n_c reports of cohort c and unbiases them,
@@ -57,7 +57,7 @@ bit b set in their filter.  With cohorts drawn uniformly, E[t] = X n, X[(c,b), v
 unbiased.  ``estimate`` fits the whole domain this way (the domain must be identifiable:
 d <= m k and X of full rank); :meth:`RAPPOR.decode` is the paper's decoder for a list of
 candidates (LASSO to select, least squares to estimate, standard errors and a Bonferroni
-significance cut-off), see :mod:`ldp.oracles.rappor_decode`.
+significance cut-off), see :mod:`ldp.oracles.rappor.decoder`.
 
 Sampled engine.  Given the true counts, each value's users are split over the cohorts
 (multinomial), the number M_cb of clients with bit b set is a sum of those splits, and
@@ -80,7 +80,7 @@ from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
-from ldp.oracles.rappor_decode import CohortCounts, RapporDecoding, decode, design_columns
+from ldp.oracles.rappor.decoder import CohortCounts, RapporDecoding, decode, design_columns
 from ldp.registry import register
 from ldp.validation import (
     ParameterError,
@@ -941,13 +941,13 @@ class RAPPOR(FrequencyOracle):
         select, least squares to estimate, standard errors and a Bonferroni cut-off.
 
         ``candidates`` are integer values of the domain (hashed as their decimal digits);
-        strings go through :func:`ldp.oracles.rappor_google.decode_strings`.  ``options``
-        (``alpha``, ``penalty``) and the result: :func:`ldp.oracles.rappor_decode.decode`.
+        strings go through :func:`ldp.oracles.rappor.google.decode_strings`.  ``options``
+        (``alpha``, ``penalty``) and the result: :func:`ldp.oracles.rappor.decoder.decode`.
         """
         if any(isinstance(c, str | bytes) for c in np.ravel(np.asarray(candidates, object))):
             raise TypeError(
                 "RAPPOR.decode takes integer values of the domain; decode string candidates "
-                "with ldp.oracles.rappor_google.decode_strings(oracle, reports, candidates), "
+                "with ldp.oracles.rappor.google.decode_strings(oracle, reports, candidates), "
                 "which hashes each string's bytes (UTF-8 for str) into its Bloom positions"
             )
         counts = reports if isinstance(reports, CohortCounts) else self.cohort_counts(reports)

@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from ldp.oracles.rappor import (
+from ldp.oracles.rappor.decoder import RapporDecoding, decode
+from ldp.oracles.rappor.protocol import (
     CLIENTS,
     RAPPOR,
     CohortCounts,
@@ -52,7 +53,6 @@ from ldp.oracles.rappor import (
     realised_f,
     realised_irr,
 )
-from ldp.oracles.rappor_decode import RapporDecoding, decode
 from ldp.validation import ParameterError, check_generator, check_int
 
 __all__ = ["GoogleClient", "collect", "decode_strings", "google_rappor", "prr_masks", "quantized_f"]
@@ -288,7 +288,7 @@ def decode_strings(
     candidates : sequence of str or bytes
         The candidate strings; a ``str`` is hashed as its UTF-8 bytes.
     **options
-        ``alpha``, ``penalty``: :func:`ldp.oracles.rappor_decode.decode`.
+        ``alpha``, ``penalty``: :func:`ldp.oracles.rappor.decoder.decode`.
 
     Returns
     -------
