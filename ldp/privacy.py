@@ -267,7 +267,10 @@ def _product_loss(probabilities: np.ndarray) -> np.ndarray:
     """
     inputs, coordinates = probabilities.shape[:2]
     loss = np.zeros((inputs, inputs))
-    for j in range(coordinates):
+    # a coordinate whose pmf is the same under every input adds nothing (one comparison
+    # for all of them: np.unique over rows is slow, and most coordinates are such)
+    alike = (probabilities == probabilities[:1]).reshape(inputs, coordinates, -1).all(axis=(0, 2))
+    for j in np.flatnonzero(~alike):
         distinct, which = np.unique(probabilities[:, j], axis=0, return_inverse=True)
         if distinct.shape[0] > 1:
             loss += _pairwise_log_ratio(_log(distinct))[np.ix_(which.ravel(), which.ravel())]
