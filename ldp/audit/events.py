@@ -39,6 +39,9 @@ from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsil
 
 #: Columns evaluated together by the search (bounds its memory: CHUNK x reports booleans).
 CHUNK = 256
+#: Candidate sets scored per batch (:meth:`FeatureSearch._scored`), and how many of the
+#: best ones :func:`choose` reads (the event and the partners it tries).
+SCORE_BATCH, CHOICE_DEPTH = 4096, 64
 #: An integer column with more distinct values than this (on the training half) is binned.
 MAX_CATEGORIES = 1024
 #: A digest becomes its own category when seen this often in the training reports.
@@ -688,27 +691,28 @@ class FeatureSearch:
         return [] if event is None else [event]
 
     def candidates(self, reports: Any, reports_other: Any, sizes: Sequence[int]) -> list:
-        """Every candidate event, each with its projected bound at each of ``sizes``."""
+        """Every candidate event that :func:`choose` could pick, each with its projected
+        bound at each of ``sizes`` (:meth:`_scored`: the others are never scored)."""
         columns = report_columns(reports, self.layout, self.features)
         n, n_other = count(reports), count(reports_other)
-        candidates: list[_Candidate] = []
+        records: list[tuple] = []
         flags = [c for c in columns if c.kind in ("bit", "packed", "nan")]
         values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
         for start in range(0, len(flags), CHUNK):
             chunk = flags[start : start + CHUNK]
             a, b = _flag_block(chunk, reports), _flag_block(chunk, reports_other)
-            candidates += self._flag_candidates(chunk, a, b, n, n_other, sizes)
-        prefixes = []
+            records += self._flag_records(chunk, a, b, n, n_other)
         for column in values:
             x, y = column(reports), column(reports_other)
             if x.ndim != 1 or len(x) != n or len(y) != n_other:
                 continue
             for codes in _fit_codes(column, np.concatenate([x, y])):
-                prefixes += self._prefix_sets(codes, codes.codes(x), codes.codes(y), n, n_other)
-        return candidates + self._best_sets(prefixes, sizes)
+                records += self._prefix_sets(codes, codes.codes(x), codes.codes(y), n, n_other)
+        return self._scored(records, sizes)
 
-    def _flag_candidates(self, chunk, a, b, n, n_other, sizes) -> list[_Candidate]:
-        """Column == 1 and column == 0, each favouring v or v', for a chunk of flags."""
+    def _flag_records(self, chunk, a, b, n, n_other) -> list[tuple]:
+        """Column == 1 and column == 0, each favouring v or v', for a chunk of flags: one
+        record per (value, direction), its counts over the chunk's columns."""
         ones, ones_other = a.sum(axis=0), b.sum(axis=0)
         out = []
         for value, k, k_other in ((1, ones, ones_other), (0, n - ones, n_other - ones_other)):
@@ -716,15 +720,12 @@ class FeatureSearch:
                 (+1, k, k_other, n, n_other),
                 (-1, k_other, k, n_other, n),
             ):
-                scores = projected_bounds(x, nx, y, ny, sizes, self.level)  # (sizes, columns)
-                for j in np.flatnonzero(np.isfinite(scores).any(axis=0)):
-                    codes = _Codes(chunk[j], "bool")
-                    out.append(_Candidate(scores[:, j], favours, codes, np.array([value])))
+                out.append(("flags", (chunk, value), favours, x, y, nx, ny))
         return out
 
     def _prefix_sets(self, codes, a, b, n, n_other) -> list[tuple]:
-        """The prefix sets of one column's codes, each order both ways: (codes, favours,
-        order, cumulative counts of the favoured input and of the other, their sizes)."""
+        """The prefix sets of one column's codes, each order both ways: one record per
+        order, with the cumulative counts of the favoured input and of the other."""
         size = int(max(a.max(initial=0), b.max(initial=0))) + 1
         count_a = np.bincount(a, minlength=size).astype(float)
         count_b = np.bincount(b, minlength=size).astype(float)
@@ -740,31 +741,78 @@ class FeatureSearch:
                 orders += [np.arange(size), np.arange(size)[::-1]]
             for order in orders:
                 kx, ky = np.cumsum(x[order]), np.cumsum(y[order])
-                out.append((codes, favours, order, kx, ky, nx, ny))
+                out.append(("prefixes", (codes, order), favours, kx, ky, nx, ny))
         return out
 
-    def _best_sets(self, prefixes: list[tuple], sizes: Sequence[int]) -> list[_Candidate]:
-        """For each order of :meth:`_prefix_sets`, its best prefix at each evaluation size.
-        The projected bounds of every prefix of every column are computed in one call (a
-        call per column cost a scipy call per prefix set: 20 s for SHE at d = 1024)."""
-        if not prefixes:
+    def _scored(self, records: list[tuple], sizes: Sequence[int]) -> list[_Candidate]:
+        """The candidates of every record: a flag record's columns each, a prefix record's
+        best prefix at each size.
+
+        A set's projected bound (:func:`projected_bounds`) is at most its training log
+        ratio ln(k/n) - ln(k'/n'), since each one-sided Clopper-Pearson bound lies beyond
+        its point estimate.  Sets are scored in batches, highest log ratio first, until no
+        remaining log ratio reaches the :data:`CHOICE_DEPTH`-th best bound found at any
+        size: a set below it can be neither the event :func:`choose` picks nor its partner,
+        so the choice is the one scoring every set would give.  Reports of many columns
+        (a float vector's 64 bits a coordinate) then cost a few batches, not a Beta
+        quantile per column.
+        """
+        if not records:
             return []
-        lengths = [len(entry[3]) for entry in prefixes]
-        kx = np.concatenate([entry[3] for entry in prefixes])
-        ky = np.concatenate([entry[4] for entry in prefixes])
-        nx = np.repeat([entry[5] for entry in prefixes], lengths)
-        ny = np.repeat([entry[6] for entry in prefixes], lengths)
-        everything = projected_bounds(kx, nx, ky, ny, sizes, self.level)  # (sizes, prefixes)
+        lengths = np.array([len(record[3]) for record in records])
+        k = np.concatenate([np.asarray(record[3], dtype=float) for record in records])
+        k_other = np.concatenate([np.asarray(record[4], dtype=float) for record in records])
+        nx = np.repeat([float(record[5]) for record in records], lengths)
+        ny = np.repeat([float(record[6]) for record in records], lengths)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ceiling = np.log(k / nx) - np.log(k_other / ny)
+        ceiling = np.nan_to_num(ceiling, nan=-np.inf)  # k = k' = 0: no event
+        order = np.argsort(-ceiling, kind="stable")
+        # the flag records come first; each later record (prefix sets) starts at a head
+        is_flag = np.array([record[0] == "flags" for record in records])
+        flags = int(lengths[is_flag].sum())
+        heads = (np.cumsum(lengths) - lengths)[~is_flag]
+        scores = np.full((len(sizes), k.shape[0]), -np.inf)
+        for start in range(0, order.shape[0], SCORE_BATCH):
+            batch = order[start : start + SCORE_BATCH]
+            if not np.isfinite(ceiling[batch[0]]) and ceiling[batch[0]] < 0:
+                break  # -inf from here on: no set with k > 0 left
+            scores[:, batch] = projected_bounds(
+                k[batch], nx[batch], k_other[batch], ny[batch], sizes, self.level
+            )
+            rest = start + SCORE_BATCH
+            if rest >= order.shape[0] or ceiling[order[rest]] < self._bar(scores, heads, flags):
+                break
         out = []
         ends = np.cumsum(lengths)
-        for (codes, favours, order, *_), end, length in zip(prefixes, ends, lengths, strict=True):
-            scores = everything[:, end - length : end]
-            for top in set(np.argmax(scores, axis=1).tolist()):
-                if np.isfinite(scores[:, top]).any():
+        for (kind, payload, favours, *_), end, length in zip(records, ends, lengths, strict=True):
+            block = scores[:, end - length : end]
+            if kind == "flags":
+                chunk, value = payload
+                for j in np.flatnonzero(np.isfinite(block).any(axis=0)):
+                    codes = _Codes(chunk[j], "bool")
+                    out.append(_Candidate(block[:, j], favours, codes, np.array([value])))
+                continue
+            codes, ordered = payload
+            for top in set(np.argmax(block, axis=1).tolist()):
+                if np.isfinite(block[:, top]).any():
                     out.append(
-                        _Candidate(scores[:, top], favours, codes, np.sort(order[: top + 1]))
+                        _Candidate(block[:, top], favours, codes, np.sort(ordered[: top + 1]))
                     )
         return out
+
+    @staticmethod
+    def _bar(scores: np.ndarray, heads: np.ndarray, flags: int) -> float:
+        """The :data:`CHOICE_DEPTH`-th best candidate bound found so far, the smallest over
+        the sizes (-inf while fewer are known).  A flag column is a candidate; of a prefix
+        record, at least its best prefix at each size is."""
+        known = [scores[:, :flags]]
+        if heads.size:
+            known.append(np.maximum.reduceat(scores, heads, axis=1))
+        known = np.concatenate(known, axis=1)
+        if known.shape[1] < CHOICE_DEPTH:
+            return -np.inf
+        return float(np.partition(known, -CHOICE_DEPTH, axis=1)[:, -CHOICE_DEPTH].min())
 
     def event(self, candidate: _Candidate) -> Event:
         codes, chosen = candidate.codes, candidate.chosen
@@ -810,7 +858,7 @@ def choose(
     partner = next(
         (
             candidates[i]
-            for i in order[1:64]
+            for i in order[1:CHOICE_DEPTH]
             if candidates[i].favours == best.favours
             and candidates[i].codes.column != best.codes.column
         ),
