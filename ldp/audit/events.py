@@ -37,7 +37,7 @@ import numpy as np
 from ldp import hashing
 from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
 
-#: Columns evaluated together by the search (bounds its memory: CHUNK x reports booleans).
+#: Flag columns the search counts together (a word's bits are unpacked once per chunk).
 CHUNK = 256
 #: Candidate sets scored per batch (:meth:`FeatureSearch._scored`), and how many of the
 #: best ones :func:`choose` reads (the event and the partners it tries).
@@ -644,24 +644,28 @@ def projected_bounds(
     return np.nan_to_num(np.asarray(out, dtype=float), nan=-np.inf)
 
 
-def _flag_block(chunk: Sequence[Column], reports: Any) -> np.ndarray:
-    """The chunk's flag columns as an (n, len(chunk)) bool array, each entry's bits
-    extracted from one copy of its words."""
-    words: dict[tuple, np.ndarray] = {}
-    columns = []
-    for column in chunk:
+def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
+    """How many reports set each of the chunk's flag columns (int64).
+
+    A bit column's count comes from its word's 64 bit counts, taken at once from the
+    word's little-endian bytes (one unpack and one sum a word, not a boolean column a bit).
+    """
+    counts: dict[tuple, np.ndarray] = {}
+    out = np.empty(len(chunk), dtype=np.int64)
+    for j, column in enumerate(chunk):
         if column.kind != "bit":
-            columns.append(column(reports))
+            out[j] = int(np.count_nonzero(column(reports)))
             continue
         key = (column.part, column.member, column.index // column.width)
-        if key not in words:
+        if key not in counts:
             entry = Column(
                 column.name, "values", column.part, column.index, column.width, member=column.member
             )
-            words[key] = _as_words(entry(reports))
-        shift = np.uint64(column.index % column.width)
-        columns.append(((words[key] >> shift) & np.uint64(1)).astype(bool))
-    return np.stack(columns, axis=1)
+            words = np.ascontiguousarray(_as_words(entry(reports)), dtype="<u8")
+            bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+            counts[key] = bits.sum(axis=0, dtype=np.int64)  # [i]: reports with bit i set
+        out[j] = counts[key][column.index % column.width]
+    return out
 
 
 @dataclass(frozen=True)
@@ -700,8 +704,8 @@ class FeatureSearch:
         values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
         for start in range(0, len(flags), CHUNK):
             chunk = flags[start : start + CHUNK]
-            a, b = _flag_block(chunk, reports), _flag_block(chunk, reports_other)
-            records += self._flag_records(chunk, a, b, n, n_other)
+            ones, ones_other = _flag_counts(chunk, reports), _flag_counts(chunk, reports_other)
+            records += self._flag_records(chunk, ones, ones_other, n, n_other)
         for column in values:
             x, y = column(reports), column(reports_other)
             if x.ndim != 1 or len(x) != n or len(y) != n_other:
@@ -710,10 +714,9 @@ class FeatureSearch:
                 records += self._prefix_sets(codes, codes.codes(x), codes.codes(y), n, n_other)
         return self._scored(records, sizes)
 
-    def _flag_records(self, chunk, a, b, n, n_other) -> list[tuple]:
+    def _flag_records(self, chunk, ones, ones_other, n, n_other) -> list[tuple]:
         """Column == 1 and column == 0, each favouring v or v', for a chunk of flags: one
         record per (value, direction), its counts over the chunk's columns."""
-        ones, ones_other = a.sum(axis=0), b.sum(axis=0)
         out = []
         for value, k, k_other in ((1, ones, ones_other), (0, n - ones, n_other - ones_other)):
             for favours, x, y, nx, ny in (
