@@ -46,6 +46,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from scipy import optimize, special
 
 from ldp import bits
@@ -94,12 +95,21 @@ def _truncated_add(pmf: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def _truncated_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The pmf of the sum of two independent counts, truncated to K states (last axis)."""
+    """The pmf of the sum of two independent counts, truncated to K states (last axis):
+    out_l = Σ_{j<=l} a_j b_{l-j}, l < K, summed directly (no FFT: its absolute rounding
+    error would swamp the small coefficients, whose ratios are read)."""
     size = a.shape[-1]
-    out = np.zeros(np.broadcast_shapes(a.shape, b.shape))
-    for j in range(size):
-        out[..., j:] += a[..., j : j + 1] * b[..., : size - j]
-    return out
+    if a.ndim == b.ndim == 1:
+        return np.convolve(a, b)[:size]  # numpy's convolve is the direct sum
+    # b with K - 1 leading zeros; its sliding windows are the Toeplitz matrix
+    # window[..., l, i] = padded[..., l + i] = b[..., l - j] at j = K - 1 - i (0 if j > l),
+    # so out_l = Σ_i window[..., l, i] a[..., K - 1 - i]: one batched matrix-vector product
+    # (matmul broadcasts a's and b's leading axes).  The window is a strided view: matmul
+    # reads it in place (not BLAS-aligned), so the memory is the padded copy of b, not K b.
+    padded = np.zeros((*b.shape[:-1], 2 * size - 1))
+    padded[..., size - 1 :] = b
+    window = sliding_window_view(padded, size, axis=-1)
+    return np.matmul(window, a[..., ::-1, None])[..., 0]
 
 
 def _exclusive_products(factors: np.ndarray) -> np.ndarray:

@@ -20,7 +20,12 @@ from ldp import metrics
 from ldp.datasets import load
 from ldp.heavy_hitters import PEM
 from ldp.theory import pem as pem_theory
-from ldp.theory.pem_refined import _KeptSet, refined_identification, refined_utility
+from ldp.theory.pem_refined import (
+    _KeptSet,
+    _truncated_convolve,
+    refined_identification,
+    refined_utility,
+)
 
 ALPHA = 1e-4
 ALLOWANCE = 0.01
@@ -116,3 +121,22 @@ def test_the_fitted_design_has_the_marginals_it_was_given():
     fitted = design.inclusion(design.odds, design.multiplicity[None, :], design.size)[0]
     target = pi * design.size / float((pi * multiplicity).sum())
     np.testing.assert_allclose(fitted, target, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((17,), (17,)), ((1, 9, 17), (1, 9, 17)), ((4, 6, 16), (4, 1, 16)), ((16,), (3, 16))],
+)
+def test_truncated_convolve_is_the_direct_sum(a_shape, b_shape):
+    # coefficients over 150 decades (products down to 1e-300, clear of subnormals), as in
+    # the truncated pmfs: each one to rounding (an FFT would swamp the small ones)
+    rng = np.random.default_rng(7)
+    a = 10.0 ** rng.uniform(-150, 0, a_shape)
+    b = 10.0 ** rng.uniform(-150, 0, b_shape)
+    size = a_shape[-1]
+    a_full, b_full = np.broadcast_arrays(a, b)
+    expected = np.zeros(a_full.shape)
+    for total in range(size):
+        for j in range(total + 1):
+            expected[..., total] += a_full[..., j] * b_full[..., total - j]
+    np.testing.assert_allclose(_truncated_convolve(a, b), expected, rtol=1e-13, atol=0)
