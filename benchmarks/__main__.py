@@ -17,6 +17,7 @@ from dataclasses import replace
 from benchmarks import (
     billion_users,
     blas_threads,
+    budget,
     clients,
     decode_reference,
     hadamard_anchor,
@@ -61,6 +62,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "billion_users": billion_users.bench,  # every oracle's sampled engine at n = 10^9, d = 2^20
     "streaming": streaming.bench,  # chunked reports engine at n = 10^8: time and peak RSS
     "clients": clients.bench,  # every oracle's perturb: seconds and ns per report bit
+    "budget": budget.bench,  # every budgeted call: what its checks count, what it takes
 }
 
 

@@ -34,6 +34,7 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -93,6 +94,70 @@ class Budget:
 _OVERRIDE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
     "ldp_budget", default=None
 )
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One check of the budget, refused or not, as :func:`recorded` keeps it.
+
+    Attributes
+    ----------
+    kind : str
+        ``"memory"`` (``amount`` in bytes) or ``"operations"``.
+    amount : float
+        What the check counted.
+    parameter : str
+        The parameter a refusal would blame.
+    what : str
+        What the check counted, in words.
+    site : str
+        The function that asked, ``module:qualified name`` (``ldp.oracles.flh:FLH.lookup``).
+    """
+
+    kind: str
+    amount: float
+    parameter: str
+    what: str
+    site: str
+
+
+_CHARGES: contextvars.ContextVar[list[Charge] | None] = contextvars.ContextVar(
+    "ldp_budget_charges", default=None
+)
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[list[Charge]]:
+    """Keep every check made inside the block, in order, whether it refused or not.
+
+    The checks count; nothing here measures.  ``python -m benchmarks --only budget`` puts
+    each budgeted operation's measured seconds and peak memory beside what it counted
+    (the table in ``docs/limits.md``).
+
+    >>> import numpy as np
+    >>> from ldp.oracles import GRR
+    >>> with recorded() as charges:
+    ...     _ = GRR(epsilon=1.0, domain_size=8).estimate(np.zeros(4, dtype=np.int64))
+    >>> charges[0].site, charges[0].kind, charges[0].amount
+    ('ldp.oracles.base:FrequencyOracle.candidates', 'memory', 256.0)
+    """
+    charges: list[Charge] = []
+    token = _CHARGES.set(charges)
+    try:
+        yield charges
+    finally:
+        _CHARGES.reset(token)
+
+
+def _record(kind: str, amount: float, parameter: str, what: str) -> None:
+    charges = _CHARGES.get()
+    if charges is None:
+        return
+    frame = sys._getframe(2)  # the caller of check_memory / check_operations
+    while frame.f_back is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back  # check_rounds, check_query_limit: the function that asked
+    site = f"{frame.f_globals.get('__name__', '?')}:{frame.f_code.co_qualname}"
+    charges.append(Charge(kind, float(amount), parameter, what, site))
 
 
 def parse_amount(value: object, name: str) -> int:
@@ -189,6 +254,7 @@ def check_memory(name: str, value: object, allowed: str, size: float, what: str)
     what : str
         What would take them (``"the k' x g table"``).
     """
+    _record("memory", size, name, what)
     limit = current().memory_bytes
     if size > limit:
         raise ParameterError(
@@ -202,6 +268,7 @@ def check_memory(name: str, value: object, allowed: str, size: float, what: str)
 
 def check_operations(name: str, value: object, allowed: str, count: float, what: str) -> None:
     """Refuse ``value`` of ``name`` when ``what`` would cost more operations than the budget."""
+    _record("operations", count, name, what)
     limit = current().operations
     if count > limit:
         raise ParameterError(

@@ -10,7 +10,26 @@ import numpy as np
 import pytest
 
 from ldp import budget, registry
-from ldp.oracles import CMS, FLH, HCMS, HM, HR, OLH, SHE, SS, SUE
+from ldp.oracles import (
+    BHR,
+    CMS,
+    FLH,
+    HCMS,
+    HM,
+    HPGR,
+    HR,
+    LOSUE,
+    LOUE,
+    OLH,
+    OUE,
+    PGR,
+    PIRAPPOR,
+    RHR,
+    SHE,
+    SS,
+    SUE,
+    THE,
+)
 from ldp.oracles.dbitflip import DBitFlip
 from ldp.oracles.hadamard import direct_support, support_from_histogram
 from ldp.theory import shuffle
@@ -175,6 +194,9 @@ CLIENTS = [
     (FLH(epsilon=1.0, domain_size=1000), 100_000),
     (DBitFlip(epsilon=1.0, domain_size=2**20, d=3), 50_000),
     (DBitFlip(epsilon=1.0, domain_size=64, d=16), 50_000),
+    # one a user over d = 1024 (python -m benchmarks --only budget measures them at 2·10^5)
+    *((cls(epsilon=1.0, domain_size=1024), 50_000) for cls in (BHR, RHR, PGR, HPGR, PIRAPPOR)),
+    *((cls(epsilon=1.0, domain_size=1024), 5_000) for cls in (OUE, THE, LOUE, LOSUE)),
 ]
 
 

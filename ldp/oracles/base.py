@@ -175,23 +175,40 @@ class FrequencyOracle(ABC):
         """
         size = self.working_bytes(n_users)
         limit = budget.current().memory_bytes
-        if size <= limit:
-            return
         what = f"{self.name} reports of {n_users} users over domain_size = {self.domain_size}"
-        if self.working_bytes(1) > limit:
+        if size > limit and self.working_bytes(1) > limit:
             budget.check_memory(
                 "domain_size", self.domain_size, "small enough for one report", size, what
             )
         low, high = 1, n_users  # working_bytes(low) fits, working_bytes(high) does not
-        while high - low > 1:
+        while size > limit and high - low > 1:  # the most users that fit, for the refusal
             middle = (low + high) // 2
             low, high = (middle, high) if self.working_bytes(middle) <= limit else (low, middle)
         budget.check_memory(
             "values",
             f"{n_users} users",
-            f"at most {low} users per perturb call (or use simulate(), the sampled engine)",
+            f"at most {low if size > limit else n_users} users per perturb call "
+            "(or use simulate(), the sampled engine)",
             size,
             what,
+        )
+
+    def check_likelihood_table(
+        self, n_reports: int, cell_bytes: float = 8.0, fixed_bytes: float = 0.0
+    ) -> None:
+        """Refuse, naming ``reports``, a ``log_likelihoods`` of ``n_reports`` reports whose
+        (reports x domain) table, ``cell_bytes`` a cell with its temporaries, and
+        ``fixed_bytes`` whatever the reports, are over the memory budget
+        (:mod:`ldp.adversary` asks for it a chunk of reports at a time)."""
+        row = cell_bytes * float(self.domain_size)
+        size = row * float(n_reports) + fixed_bytes
+        most = int(max(budget.current().memory_bytes - fixed_bytes, 0) // row)
+        budget.check_memory(
+            "reports",
+            f"{n_reports} reports",
+            f"at most {most} reports at a time",
+            size,
+            f"a likelihood per report and value ({cell_bytes:g} B a cell)",
         )
 
     # --- aggregator --------------------------------------------------------------------

@@ -89,13 +89,7 @@ class GRR(PureOracle):
     def log_likelihoods(self, reports: np.ndarray) -> np.ndarray:
         """ln Pr[y_i | v] for each report (rows) and value (columns): ln p* or ln q*."""
         reports = check_values(reports, self.domain_size, name="reports")
-        budget.check_memory(
-            "reports",
-            f"{reports.shape[0]} reports",
-            "fewer reports at a time",
-            8.0 * reports.shape[0] * self.domain_size,
-            "a likelihood per report and value",
-        )
+        self.check_likelihood_table(reports.shape[0])
         out = np.full((reports.shape[0], self.domain_size), math.log(self.q_star))
         out[np.arange(reports.shape[0]), reports] = math.log(self.p_star)
         return out

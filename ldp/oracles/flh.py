@@ -215,14 +215,12 @@ class FLH(PureOracle):
         k, g = self.k_prime, self.g
         size = TABLE_CELL_BYTES * k * g
         cells = budget.current().memory_bytes // TABLE_CELL_BYTES
-        if size <= TABLE_CELL_BYTES * cells:
-            return
         what = f"the k' x g = {k} x {g} table of FLH"
-        if default_g and cells // k >= 3:
+        if size > TABLE_CELL_BYTES * cells and default_g and cells // k >= 3:
             largest = math.log(cells // k - 1)
             allowed = f"<= {largest:.4g} for FLH with k_prime = {k} (default g = ceil(e^eps + 1))"
             budget.check_memory("epsilon", self.epsilon, allowed, size, what)
-        if g >= k and cells // k >= 2:
+        if size > TABLE_CELL_BYTES * cells and g >= k and cells // k >= 2:
             budget.check_memory("g", g, f"<= {cells // k} with k_prime = {k}", size, what)
         budget.check_memory("k_prime", k, f"<= {max(cells // g, 0)} with g = {g}", size, what)
 

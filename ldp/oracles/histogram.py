@@ -120,6 +120,7 @@ class SHE(FrequencyOracle):
         empirical adversary of :mod:`ldp.adversary` reads this).
         """
         reports = self._check_reports(reports)
+        self.check_likelihood_table(reports.shape[0], cell_bytes=16.0)  # int64 index, float
         own, other = (
             np.log(np.array(t.masses, dtype=float)) for t in (self.noise.own, self.noise.other)
         )

@@ -86,7 +86,7 @@ class _LocalHashing(PureOracle):
             "seeds",
             f"{seeds.shape[0]} seeds",
             "fewer seeds",
-            8.0 * seeds.shape[0] * self.g,
+            (8.0 * self.g + 32.0) * seeds.shape[0],  # with the keys, hashes and row indices
             f"the {seeds.shape[0]} x g = {self.g} table of probabilities",
         )
         keys = np.repeat(np.asarray([value], dtype=np.uint64), seeds.shape[0], axis=0)

@@ -194,8 +194,8 @@ class LOLOHA(Memoized):
             "rounds",
             f"{seeds.shape[0]} users",
             "fewer users at a time",
-            24.0 * seeds.shape[0] * d,
-            "a likelihood per user and value",
+            48.0 * seeds.shape[0] * d,  # keys, seeds, cells, counts read, likelihoods
+            "a likelihood per user and value (48 B with its temporaries)",
         )
         keys = np.tile(np.arange(d, dtype=np.uint64), seeds.shape[0])
         hashed = hashing.hash_values(keys, np.repeat(seeds, d), self.g).reshape(-1, d)

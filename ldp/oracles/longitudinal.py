@@ -330,6 +330,7 @@ class LGRR(Memoized):
     def sequence_log_likelihoods(self, rounds: list) -> np.ndarray:
         """From each user's count of reports naming each value
         (:func:`ldp.theory.longitudinal.categorical_sequence_log_likelihoods`)."""
+        self.check_likelihood_table(len(rounds[0]) if rounds else 0, cell_bytes=40.0)
         counts = _cell_counts([np.asarray(r, dtype=np.int64) for r in rounds], self.domain_size)
         return chain.categorical_sequence_log_likelihoods(counts, counts, *self.prr, *self.irr)
 
@@ -451,8 +452,9 @@ class _ChainedUnary(Memoized):
         """ln P(c_v | own) - ln P(c_v | other), c_v the rounds whose bit v is set: the
         positions are independent and only v's differs in law
         (:func:`ldp.theory.longitudinal.bit_count_logs`)."""
-        d = self.domain_size
-        counts = np.zeros((self.n_reports(rounds[0]) if rounds else 0, d), dtype=np.int64)
+        d, n = self.domain_size, self.n_reports(rounds[0]) if rounds else 0
+        self.check_likelihood_table(n, cell_bytes=25.0)  # counts, a round's bits, the logs
+        counts = np.zeros((n, d), dtype=np.int64)
         for reports in rounds:
             counts += np.unpackbits(self._check_reports(reports), axis=1, count=d)
         own, other = chain.bit_count_logs(*self.prr, *self.irr, len(rounds))

@@ -160,7 +160,9 @@ class UnaryEncoding(PureOracle):
     def log_likelihoods(self, reports: UnaryReports) -> np.ndarray:
         """ln Pr[y_i | v] up to a constant per report: ln(p*/q*) if bit v is set, else
         ln((1-p*)/(1-q*)) (the other bits' factors do not depend on v)."""
-        bits = np.unpackbits(self._check_reports(reports), axis=1, count=self.domain_size)
+        packed = self._check_reports(reports)
+        self.check_likelihood_table(packed.shape[0], cell_bytes=10.0)  # bits, mask, float
+        bits = np.unpackbits(packed, axis=1, count=self.domain_size)
         p, q = self.p_star, self.q_star
         set_, unset = math.log(p / q), math.log1p(-p) - math.log1p(-q)
         return np.where(bits.astype(bool), set_, unset)

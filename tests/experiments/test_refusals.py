@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from experiments import preflight
 from experiments.preflight import check_cost
 from experiments.run import prepare
 from experiments.schema import ConfigError
@@ -64,8 +65,11 @@ def test_a_setting_beyond_the_memory_budget_is_refused_naming_its_field(setting,
 
 
 def test_the_budget_is_the_users_to_raise_and_the_edge_is_exact():
-    users = budget.current().memory_bytes // 32
-    check_cost([config(n=users, support=users, options={"domain_size": users})])
+    users = budget.current().memory_bytes // preflight.USER_BYTES
+    support = budget.current().memory_bytes // preflight.SUPPORT_BYTES
+    check_cost([config(n=users, support=support, options={"domain_size": users})])
+    with pytest.raises(ConfigError, match="^dataset.support: "):
+        check_cost([config(support=support + 1)])
     with pytest.raises(ConfigError, match="^dataset.n: "):
         check_cost([config(n=users + 1)])
     with budget.limits(memory_bytes=64 * 2**30):
@@ -77,8 +81,6 @@ def test_the_budget_is_the_users_to_raise_and_the_edge_is_exact():
 
 def test_limits_md_shows_the_refusal_and_the_largest_values_the_code_computes():
     from pathlib import Path
-
-    from experiments import preflight
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "limits.md").read_text()
     with pytest.raises(ConfigError) as caught:

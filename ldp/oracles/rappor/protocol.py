@@ -697,6 +697,11 @@ class RAPPOR(FrequencyOracle):
         whatever v is), from :meth:`report_probabilities`' law (for :mod:`ldp.adversary`).
         """
         cohorts, bits, _ = self._check_reports(reports)
+        # the table and a cohort's hits (8 B each), each report's k unpacked bits, and the
+        # cohorts' Bloom filters (m x d x k floats, whatever the reports)
+        cell_bytes = 16.0 + 8.0 * self.k / self.domain_size
+        filters = 8.0 * self.m * self.domain_size * self.k
+        self.check_likelihood_table(cohorts.shape[0], cell_bytes, fixed_bytes=filters)
         table = self._domain_positions  # (cohorts, d, h)
         filters = np.zeros((table.shape[0], table.shape[1], self.k))  # distinct positions
         np.put_along_axis(filters, table, 1.0, axis=2)
