@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
@@ -93,14 +94,28 @@ class Measured:
     peak_bytes: int
 
 
+def clear_caches() -> None:
+    """Empty every ``functools`` cache of the library, as in a fresh process: a cached
+    result would skip the call's checks and work (the shuffle bounds are cached)."""
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "ldp" or name.startswith("ldp.")):
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+                value.cache_clear()
+
+
 def measure(case: Case, smoke: bool = False) -> Measured:
-    """The case's call once timed under :func:`ldp.budget.recorded`, once under tracemalloc."""
+    """The case's call once timed under :func:`ldp.budget.recorded`, once under tracemalloc,
+    each from empty caches (:func:`clear_caches`) and fresh inputs."""
+    clear_caches()
     call = case.prepare(smoke)
     gc.collect()
     with budget.recorded() as charges:
         started = time.perf_counter()
         call()
         seconds = time.perf_counter() - started
+    clear_caches()
     call = case.prepare(smoke)
     gc.collect()
     tracemalloc.start()

@@ -387,3 +387,23 @@ def test_floyd_sampling_gives_every_set_of_buckets_alike() -> None:
     wrong[:, 2] = np.where(wrong[:, 2] == k - 1, rng.integers(0, k - d, n), wrong[:, 2])
     wrong = wrong[[len(set(r)) == d for r in wrong.tolist()]]
     assert pvalue(wrong) < 1e-3
+
+
+@pytest.mark.parametrize("name", ["LGRR", "LOLOHA", "dBitFlip"])
+def test_perturb_rounds_stays_within_what_its_check_counts(name: str) -> None:
+    """The peak traced allocation of perturb_rounds <= the bytes its budget check counted
+    (the reports of every round and the keys of the memos beside them)."""
+    import tracemalloc
+
+    oracle = registry.get(name).cls(epsilon=1.0, domain_size=64)
+    values = np.random.default_rng(2).integers(0, 64, size=(200, 500))
+    oracle.perturb_rounds(values[:2, :2], np.random.default_rng(0))  # one-time setup (numba)
+    with budget.recorded() as charges:
+        tracemalloc.start()
+        try:
+            oracle.perturb_rounds(values, np.random.default_rng(0))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    counted = max(c.amount for c in charges if c.kind == "memory")
+    assert peak <= counted, (peak, counted)

@@ -90,3 +90,11 @@ def test_the_table_is_replaced_between_its_markers_only():
     assert costs.replace_between_markers(text, "| new |") == (
         f"before\n{costs.BEGIN}\n| new |\n{costs.END}\nafter\n"
     )
+
+
+def test_a_cached_result_earlier_in_the_process_does_not_hide_a_site():
+    from ldp.theory import shuffle
+
+    shuffle.shuffle_epsilon(1.0, 10**3, 1e-6, "fmt_numerical")  # cached, as another test may
+    (result,) = costs.run(smoke=True, only=["fmt_numerical"])
+    assert ("ldp.theory.shuffle:_check_window", "operations") in result.charges

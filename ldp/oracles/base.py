@@ -38,6 +38,11 @@ FULL_DOMAIN_BYTES = 32
 #: Bytes per number of one input's ``report_probabilities`` (the float64 itself, and the
 #: logs and pairwise copies the privacy checks of :mod:`ldp.privacy` hold beside it).
 PROBABILITY_BYTES = 32
+#: Bytes a (user, round) pair of ``perturb_rounds`` holds beside its report: the repeated
+#: user index, the pair's key, its index into the memos and the sort behind them (the
+#: longitudinal clients peaked at 9-21 B over their reports' count without it, measured
+#: with ``python -m benchmarks --only budget``).
+ROUND_PAIR_BYTES = 40
 
 
 def check_variance_input(n_users: object, true_count: object) -> tuple[int, float]:
@@ -167,23 +172,29 @@ class FrequencyOracle(ABC):
         temporaries of their size (keep coins, shifts); a protocol with more overrides it."""
         return 3 * self.report_bytes(n_users)
 
-    def check_report_size(self, n_users: int) -> None:
+    def check_report_size(self, n_users: int, extra_bytes: float = 0.0) -> None:
         """Refuse, before drawing anything, a ``perturb`` over the memory budget.
 
-        One report over the budget blames ``domain_size``; otherwise the number of users,
-        with the most that fit (:mod:`ldp.budget`).
+        ``extra_bytes`` a user beside :meth:`working_bytes` (``perturb_rounds``: the
+        (user, value) keys of its memos, :data:`ROUND_PAIR_BYTES`).  One report over the
+        budget blames ``domain_size``; otherwise the number of users, with the most that
+        fit (:mod:`ldp.budget`).
         """
-        size = self.working_bytes(n_users)
+
+        def need(users: int) -> float:
+            return self.working_bytes(users) + extra_bytes * users
+
+        size = need(n_users)
         limit = budget.current().memory_bytes
         what = f"{self.name} reports of {n_users} users over domain_size = {self.domain_size}"
-        if size > limit and self.working_bytes(1) > limit:
+        if size > limit and need(1) > limit:
             budget.check_memory(
                 "domain_size", self.domain_size, "small enough for one report", size, what
             )
-        low, high = 1, n_users  # working_bytes(low) fits, working_bytes(high) does not
+        low, high = 1, n_users  # need(low) fits, need(high) does not
         while size > limit and high - low > 1:  # the most users that fit, for the refusal
             middle = (low + high) // 2
-            low, high = (middle, high) if self.working_bytes(middle) <= limit else (low, middle)
+            low, high = (middle, high) if need(middle) <= limit else (low, middle)
         budget.check_memory(
             "values",
             f"{n_users} users",

@@ -40,7 +40,7 @@ import numpy as np
 from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
-from ldp.oracles.base import FrequencyOracle, check_variance_input
+from ldp.oracles.base import ROUND_PAIR_BYTES, FrequencyOracle, check_variance_input
 from ldp.oracles.longitudinal import Rounds
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int, check_values
@@ -179,7 +179,7 @@ class DBitFlip(FrequencyOracle):
         budget.check_rounds(tau, f"{self.name}'s reports")
         flat = check_values(array.reshape(-1), self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
-        self.check_report_size(n * max(tau, 1))
+        self.check_report_size(n * max(tau, 1), ROUND_PAIR_BYTES)
         buckets = self.sample_buckets(n, rng)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
         if n * self.domain_size < 2**63:  # one int64 key a pair, in the pairs' own order

@@ -40,6 +40,7 @@ import numpy as np
 from ldp import budget, hashing
 from ldp.contract import Capabilities
 from ldp.oracles import exact
+from ldp.oracles.base import ROUND_PAIR_BYTES
 from ldp.oracles.local_hashing import HashReports, _LocalHashing
 from ldp.oracles.longitudinal import Memoized, _cell_counts, _coin
 from ldp.registry import register
@@ -150,7 +151,7 @@ class LOLOHA(Memoized):
         budget.check_rounds(tau, f"{self.name}'s reports")
         flat = check_values(array.reshape(-1), self.domain_size)
         rng = check_generator(rng)
-        self.check_report_size(n * max(tau, 1))
+        self.check_report_size(n * max(tau, 1), ROUND_PAIR_BYTES)
         seeds = self._seeds(n, rng)
         cells = hashing.hash_values(flat, np.repeat(seeds, tau), self.g).astype(np.int64)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)

@@ -40,7 +40,7 @@ import numpy as np
 from ldp import budget
 from ldp.contract import Capabilities
 from ldp.oracles import exact
-from ldp.oracles.base import PureOracle
+from ldp.oracles.base import ROUND_PAIR_BYTES, PureOracle
 from ldp.oracles.direct import GRR, MAX_GRR_DOMAIN
 from ldp.oracles.unary import CHUNK, UnaryEncoding, UnaryReports
 from ldp.registry import register
@@ -170,7 +170,7 @@ class Memoized(PureOracle):
         budget.check_rounds(tau, f"{self.name}'s reports")
         flat = check_values(array.reshape(-1), self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
-        self.check_report_size(n * max(tau, 1))
+        self.check_report_size(n * max(tau, 1), ROUND_PAIR_BYTES)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
         if n * self.domain_size < 2**62:  # one int64 key per (user, value): a fast 1-D unique
             keys, which = np.unique(users * self.domain_size + flat, return_inverse=True)
