@@ -498,6 +498,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--write", type=Path, help="replace the generated table in this file")
     parser.add_argument("--only", action="append", default=[], help="cases whose label has it")
     args = parser.parse_args(argv)
+    if args.write and (args.only or args.smoke):
+        parser.error("--write takes the whole table at full size: drop --only and --smoke")
     table = markdown(rows(run(smoke=args.smoke, only=args.only)))
     if args.write:
         args.write.write_text(

@@ -63,6 +63,10 @@ HYDRA_ONLY = ("-h", "--help", "--hydra-help", "-c", "--cfg", "-i", "--info", "-s
 #: Hydra flags that take the next argument as their value.
 VALUED = ("-p", "--package", "-cp", "--config-path", "-cn", "--config-name", "-cd")
 VALUED += ("--config-dir", "--experimental-rerun")
+#: Every flag Hydra's command line takes; anything else starting with "-" is a mistake.
+FLAGS = (*HYDRA_ONLY, *VALUED, "-m", "--multirun", "--shell-completion", "--resolve", "--version")
+#: What a flag-style name most likely meant, where the field's name differs.
+MEANT = {"trials": "n_trials", "n": "dataset.n", "jobs": "n_jobs"}
 
 register_configs()
 
@@ -120,6 +124,18 @@ def _type_error(cause: BaseException | None) -> str | None:
     return f"{key}: must be {kind}, got {value!r}"
 
 
+def _not_a_flag(arg: str, following: Sequence[str]) -> str:
+    """``--trials 5``: one line saying settings are overrides, with the one it meant."""
+    name, _, value = arg.lstrip("-").partition("=")
+    if not value and following and not following[0].startswith("-") and "=" not in following[0]:
+        value = following[0]
+    key = MEANT.get(name, name.replace("-", "_"))
+    return (
+        f"{arg}: not an option; settings are key=value overrides "
+        f"(did you mean {key}={value or '...'}? python -m experiments.run --help lists them)"
+    )
+
+
 def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """The command line Hydra gets, checked by composing it first, and the grid axes.
 
@@ -137,7 +153,9 @@ def prepare(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     parser = OverridesParser.create()
     out, grid, checks = [], [], []
     skip = False
-    for arg in argv:
+    for index, arg in enumerate(argv):
+        if not skip and arg.startswith("-") and arg.split("=", 1)[0] not in FLAGS:
+            raise ConfigError(_not_a_flag(arg, argv[index + 1 : index + 2]))
         if skip or arg.startswith("-"):
             skip = not skip and arg in VALUED
             out.append(arg)

@@ -407,3 +407,32 @@ def test_perturb_rounds_stays_within_what_its_check_counts(name: str) -> None:
             tracemalloc.stop()
     counted = max(c.amount for c in charges if c.kind == "memory")
     assert peak <= counted, (peak, counted)
+
+
+#: Users per perturb call: the peak must stay within the count at each.
+PERTURB_SIZES = (1_000, 10_000, 40_000)
+
+
+@pytest.mark.parametrize("name", sorted(registry.protocols("oracle")))
+def test_every_oracles_perturb_is_budgeted_and_within_its_count(name: str) -> None:
+    """For every registered oracle at d = 1024: perturb is checked against the memory
+    budget before it draws, and its traced peak stays within what the check counted, at
+    three sizes.  One-time tables (RAPPOR's Bloom positions, numba's compilation) are built
+    by a first small call, as in any process that perturbs twice."""
+    import tracemalloc
+
+    oracle = registry.get(name).cls(epsilon=1.0, domain_size=1024)
+    rng = np.random.default_rng(3)
+    oracle.perturb(rng.integers(0, 1024, size=10), rng)
+    for n in PERTURB_SIZES:
+        values = rng.integers(0, 1024, size=n)
+        with budget.recorded() as charges:
+            tracemalloc.start()
+            try:
+                oracle.perturb(values, rng)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+        counted = [c.amount for c in charges if c.kind == "memory"]
+        assert counted, f"{name}.perturb checks nothing against the memory budget"
+        assert peak <= max(counted), (name, n, peak, max(counted))

@@ -108,6 +108,7 @@ class GRR(PureOracle):
         """Keep each value with probability p, else report one of the d-1 others uniformly."""
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
+        self.check_report_size(values.shape[0])
         keep = exact.bernoulli(rng, self._keep, values.shape[0])
         shift = rng.integers(1, self.domain_size, size=values.shape[0])
         return np.where(keep, values, (values + shift) % self.domain_size)

@@ -254,6 +254,11 @@ class FLH(PureOracle):
     adversary_success = _LocalHashing.adversary_success
     log_likelihoods = _LocalHashing.log_likelihoods
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports and their temporaries (48 bytes a user; 41 measured) and the pool
+        a call draws (16 bytes a seed)."""
+        return 3 * self.report_bytes(n_users) + 16 * self.k_prime
+
     def perturb(
         self, values: np.ndarray, rng: np.random.Generator, pool: np.ndarray | None = None
     ) -> PoolReports:
@@ -266,6 +271,7 @@ class FLH(PureOracle):
         rng = check_generator(rng)
         pool = self.draw_pool(rng) if pool is None else self._check_pool(pool)
         n = values.shape[0]
+        self.check_report_size(n)
         index = rng.integers(0, self.k_prime, size=n)
         hashed = hashing.hash_values(values, pool[index], self.g)
         keep = exact.bernoulli(rng, self._keep, n)

@@ -145,6 +145,7 @@ class _LocalHashing(PureOracle):
         values = check_values(values, self.domain_size)
         rng = check_generator(rng)
         n = values.shape[0]
+        self.check_report_size(n)
         seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
         hashed = hashing.hash_values(values, seeds, self.g)
         keep = exact.bernoulli(rng, self._keep, n)

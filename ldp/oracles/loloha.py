@@ -134,10 +134,16 @@ class LOLOHA(Memoized):
     def _seeds(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
 
+    def working_bytes(self, n_users: int) -> int:
+        """The reports, the hashed cells, the memos and the instantaneous draws: 64 bytes a
+        user (49 measured with tracemalloc)."""
+        return 4 * self.report_bytes(n_users)
+
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> HashReports:
         """A seed per user, H(v), a fresh memo, one instantaneous report: ε₁-LDP."""
         values = check_values(values, self.domain_size)
         rng = check_generator(rng)
+        self.check_report_size(values.shape[0])
         seeds = self._seeds(values.shape[0], rng)
         cells = hashing.hash_values(values, seeds, self.g).astype(np.int64)
         return HashReports(seeds, self.instantaneous(self.permanent(cells, rng), rng))

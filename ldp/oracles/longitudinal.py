@@ -154,6 +154,7 @@ class Memoized(PureOracle):
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         """One report per user from a fresh memo: ε₁-LDP (one round of new users)."""
         rng = check_generator(rng)
+        self.check_report_size(np.shape(values)[0] if np.ndim(values) else 1)
         return self.instantaneous(self.permanent(values, rng), rng)
 
     def perturb_rounds(self, values: np.ndarray, rng: np.random.Generator) -> list:

@@ -118,3 +118,26 @@ def test_a_multirun_shows_one_progress_line_not_three_lines_a_job(tmp_path):
     assert out[0].startswith("custom: 12 jobs")
     assert out[-1].startswith("custom: 12 jobs done in") and "12 trials run now" in out[-1]
     assert len(lines) <= 12, lines
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [
+        (["--trials", "5"], "n_trials=5"),
+        (["--epsilon=2"], "epsilon=2"),
+        (["protocol=grr", "--n-jobs", "2"], "n_jobs=2"),
+        (["--verbose"], "verbose=..."),
+    ],
+)
+def test_an_option_style_setting_is_one_line_naming_the_override_it_meant(argv, meant):
+    """Hydra reads ``--trials 5`` as a token error at '5'; here it is refused with the
+    override it meant, before anything is composed."""
+    with pytest.raises(ConfigError) as caught:
+        prepare(argv)
+    text = str(caught.value)
+    assert "not an option" in text and f"did you mean {meant}?" in text and "\n" not in text
+
+
+def test_hydras_own_flags_still_pass():
+    out, grid = prepare(["-m", "protocol=grr,oue", "--config-dir", "conf"])
+    assert out[:1] == ["-m"] and "--config-dir" in out and grid == []
