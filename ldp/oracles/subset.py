@@ -56,6 +56,8 @@ MAX_ENUMERATED = 1 << 20
 FLOYD_ROUNDS_PER_USER = 1.0
 #: :func:`subset_support` holds about eight int64/float64 arrays of 2 x (ω + 1) entries ...
 GROUP_BYTES = 128
+#: numpy's exact multivariate hypergeometric draws ("marginals") take fewer colours' total.
+HYPERGEOMETRIC_USERS = 10**9
 #: ... and touches each about twice per value visited.
 GROUP_OPERATIONS = 32
 
@@ -131,6 +133,14 @@ def subset_support(
     what = f"the sampled engine's groups of users for omega = {omega}"
     budget.check_memory("omega", omega, allowed, GROUP_BYTES * (omega + 1), what)
     budget.check_operations("omega", omega, allowed, GROUP_OPERATIONS * stop * (omega + 1), what)
+    total = int(own.sum()) + int(without.sum())
+    if total >= HYPERGEOMETRIC_USERS:
+        raise ParameterError(
+            "true_counts",
+            f"{total} users",
+            f"fewer than {HYPERGEOMETRIC_USERS:,} for SS's sampled engine",
+            detail="its exact multivariate hypergeometric draws are numpy's, which stop there",
+        )
     counts = np.zeros(stop, dtype=np.int64)
     for users, need, holds_own in ((own, omega - 1, True), (without, omega, False)):
         # groups[0] are the users whose own value is ahead, groups[1] those past it

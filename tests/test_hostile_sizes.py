@@ -1,0 +1,89 @@
+"""Every registered oracle at hostile sizes, under a lowered budget: refused at once with a
+``ParameterError``, or finished within the budget's memory and a few seconds.
+
+The sizes are the review's (10^6 users a call, 10^12 users simulated, a 2^30 domain),
+taken for every oracle the registry lists, so a new oracle is tried on its own.  Under a
+64 MiB budget anything large must be refused before it allocates; what runs is traced
+(``tracemalloc``, numpy's arrays included) and timed.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from ldp import budget, registry
+from ldp.validation import ParameterError
+
+MEMORY = 64 * 2**20
+#: Seconds a call that is not refused may take here (the machine may be shared).
+SECONDS = 10.0
+ORACLES = sorted(registry.protocols("oracle"))
+
+
+def _refused_or_bounded(call: Callable[[], object]) -> str:
+    """``"refused"`` or ``"ran"``; fails on any other error, on a peak over the lowered
+    budget and on a call over :data:`SECONDS`."""
+    with budget.limits(memory_bytes=MEMORY, operations=2**30):
+        tracemalloc.start()
+        started = time.perf_counter()
+        try:
+            call()
+        except ParameterError:
+            return "refused"
+        finally:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            seconds = time.perf_counter() - started
+    assert peak <= MEMORY, f"peak {peak / 2**20:.0f} MiB over the {MEMORY / 2**20:.0f} MiB budget"
+    assert seconds <= SECONDS, f"{seconds:.1f} s"
+    return "ran"
+
+
+def _oracle(name: str, domain_size: int = 1024):
+    return registry.get(name).cls(epsilon=1.0, domain_size=domain_size)
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_a_million_users_perturbed(name: str) -> None:
+    oracle = _oracle(name)
+    values = np.random.default_rng(0).integers(0, 1024, size=10**6)  # the caller's 8 MB
+    _refused_or_bounded(lambda: oracle.perturb(values, np.random.default_rng(1)))
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_a_trillion_users_simulated(name: str) -> None:
+    oracle = _oracle(name)
+    counts = np.full(1024, 10**12 // 1024, dtype=np.int64)
+    _refused_or_bounded(lambda: oracle.simulate(counts, np.random.default_rng(1)))
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_a_full_domain_of_two_to_the_thirty(name: str) -> None:
+    def call() -> object:
+        oracle = _oracle(name, domain_size=2**30)
+        reports = oracle.perturb(np.arange(10), np.random.default_rng(1))
+        return oracle.estimate(reports)
+
+    assert _refused_or_bounded(call) == "refused"  # 2^30 estimates alone are 8 GiB
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_the_variance_of_a_quadrillion_users(name: str) -> None:
+    oracle = _oracle(name)
+    _refused_or_bounded(lambda: oracle.variance(10**15))
+
+
+@pytest.mark.parametrize("name", sorted(registry.protocols("mean")))
+@pytest.mark.parametrize("method", ["perturb", "simulate", "variance"])
+def test_a_mean_protocol_over_a_million_values(name: str, method: str) -> None:
+    protocol = registry.get(name).cls(epsilon=1.0)
+    values = np.random.default_rng(0).uniform(-1, 1, size=10**6)  # the caller's 8 MB
+    if method == "variance":
+        _refused_or_bounded(lambda: protocol.variance(values))
+    else:
+        _refused_or_bounded(lambda: getattr(protocol, method)(values, np.random.default_rng(1)))
