@@ -105,6 +105,16 @@ def clear_caches() -> None:
                 value.cache_clear()
 
 
+def traced_peak(call: Callable[[], object]) -> int:
+    """The peak bytes ``call`` allocates while it runs, numpy's arrays included."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def measure(case: Case, smoke: bool = False) -> Measured:
     """The case's call once timed under :func:`ldp.budget.recorded`, once under tracemalloc,
     each from empty caches (:func:`clear_caches`) and fresh inputs."""
@@ -118,12 +128,7 @@ def measure(case: Case, smoke: bool = False) -> Measured:
     clear_caches()
     call = case.prepare(smoke)
     gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(call)
     largest: dict[tuple[str, str], budget.Charge] = {}
     for charge in charges:
         key = (charge.site, charge.kind)

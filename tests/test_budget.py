@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchmarks.budget import traced_peak
 from ldp import budget, registry
 from ldp.oracles import (
     BHR,
@@ -204,16 +205,9 @@ CLIENTS = [
 def test_perturb_stays_within_its_declared_working_memory(oracle, n: int) -> None:
     """The peak traced allocation of perturb (numpy arrays included) <= working_bytes(n),
     the figure the budget check uses."""
-    import tracemalloc
-
     rng = np.random.default_rng(1)
     values = rng.integers(0, min(oracle.domain_size, 1000), size=n)
-    tracemalloc.start()
-    try:
-        oracle.perturb(values, rng)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: oracle.perturb(values, rng))
     assert peak <= oracle.working_bytes(n), (peak, oracle.working_bytes(n))
 
 
@@ -299,8 +293,6 @@ MEANS = ["Duchi", "PM", "Hybrid", "Laplace"]
 def test_mean_protocols_stay_within_their_declared_bytes_a_user(name: str, epsilon: float) -> None:
     """The peak traced allocation of simulate, perturb and variance over n values is at
     most ``bytes_per_user[method]`` x n, the figure the budget check uses."""
-    import tracemalloc
-
     protocol = registry.get(name).cls(epsilon=epsilon)
     n = 200_000
     values = np.random.default_rng(0).uniform(-1.0, 1.0, n)
@@ -310,12 +302,7 @@ def test_mean_protocols_stay_within_their_declared_bytes_a_user(name: str, epsil
         "variance": lambda: protocol.variance(values),
     }
     for method, call in calls.items():
-        tracemalloc.start()
-        try:
-            call()
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        peak = traced_peak(call)
         assert peak <= protocol.bytes_per_user[method] * n, (method, peak / n)
 
 
@@ -393,18 +380,11 @@ def test_floyd_sampling_gives_every_set_of_buckets_alike() -> None:
 def test_perturb_rounds_stays_within_what_its_check_counts(name: str) -> None:
     """The peak traced allocation of perturb_rounds <= the bytes its budget check counted
     (the reports of every round and the keys of the memos beside them)."""
-    import tracemalloc
-
     oracle = registry.get(name).cls(epsilon=1.0, domain_size=64)
     values = np.random.default_rng(2).integers(0, 64, size=(200, 500))
     oracle.perturb_rounds(values[:2, :2], np.random.default_rng(0))  # one-time setup (numba)
     with budget.recorded() as charges:
-        tracemalloc.start()
-        try:
-            oracle.perturb_rounds(values, np.random.default_rng(0))
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        peak = traced_peak(lambda: oracle.perturb_rounds(values, np.random.default_rng(0)))
     counted = max(c.amount for c in charges if c.kind == "memory")
     assert peak <= counted, (peak, counted)
 
@@ -419,20 +399,13 @@ def test_every_oracles_perturb_is_budgeted_and_within_its_count(name: str) -> No
     budget before it draws, and its traced peak stays within what the check counted, at
     three sizes.  One-time tables (RAPPOR's Bloom positions, numba's compilation) are built
     by a first small call, as in any process that perturbs twice."""
-    import tracemalloc
-
     oracle = registry.get(name).cls(epsilon=1.0, domain_size=1024)
     rng = np.random.default_rng(3)
     oracle.perturb(rng.integers(0, 1024, size=10), rng)
     for n in PERTURB_SIZES:
         values = rng.integers(0, 1024, size=n)
         with budget.recorded() as charges:
-            tracemalloc.start()
-            try:
-                oracle.perturb(values, rng)
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
+            peak = traced_peak(lambda: oracle.perturb(values, rng))  # noqa: B023 - called now
         counted = [c.amount for c in charges if c.kind == "memory"]
         assert counted, f"{name}.perturb checks nothing against the memory budget"
         assert peak <= max(counted), (name, n, peak, max(counted))
