@@ -26,6 +26,7 @@ from benchmarks import (
     kernel,
     new_oracles,
     oracles,
+    pool_lookup,
     shuffle_bounds,
     sketches,
     small_n,
@@ -63,6 +64,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "streaming": streaming.bench,  # chunked reports engine at n = 10^8: time and peak RSS
     "clients": clients.bench,  # every oracle's perturb: seconds and ns per report bit
     "budget": budget.bench,  # every budgeted call: what its checks count, what it takes
+    "pool_lookup": pool_lookup.bench,  # FLH's lookup: key-by-key vs row-by-row kernel
 }
 
 

@@ -65,6 +65,11 @@ MAX_RANGE = 2**31
 SERIAL_WORK = 1 << 19
 #: Users per tile of the kernel: their terms (24 bytes a user) stay in L1.
 TILE = 1024
+#: A pool's table larger than this is read row by row for blocks of LOOKUP_BLOCK keys
+#: (:func:`table_lookup`); a smaller one stays in cache under the key-by-key kernel, which
+#: keeps each key's sum in a register (``python -m benchmarks --only pool_lookup``).
+LOOKUP_CACHE_BYTES = 1 << 20
+LOOKUP_BLOCK = 256
 
 # OpenMP's idle workers (numba's default threading layer) spin for milliseconds after each
 # parallel call; on a busy machine they take the core the calling thread needs next, which
@@ -196,6 +201,26 @@ if HAVE_NUMBA:
             out[c] = total
         return out
 
+    @numba.njit(parallel=True, cache=True, nogil=True)
+    def _lookup_rows_kernel(table, a, b, digests, g):
+        """The same sums, the pool functions outermost: one table row serves a block of
+        keys while it is in L1, so a table beyond the cache is read once per block instead
+        of once per key (a gather per (function, key) missed the cache at k' g = 5.5 10^5)."""
+        n_keys = digests.shape[0]
+        out = np.zeros(n_keys, dtype=np.int64)
+        for blk in numba.prange((n_keys + LOOKUP_BLOCK - 1) // LOOKUP_BLOCK):
+            lo = blk * LOOKUP_BLOCK
+            hi = min(lo + LOOKUP_BLOCK, n_keys)
+            local = np.zeros(hi - lo, dtype=np.int64)
+            for j in range(a.shape[0]):
+                aj = a[j]
+                bj = b[j]
+                for c in range(hi - lo):
+                    h = (aj * digests[lo + c] + bj) >> np.uint64(32)
+                    local[c] += table[j, (h * g) >> np.uint64(32)]
+            out[lo:hi] = local
+        return out
+
 
 def table_lookup(
     table: np.ndarray, seeds: np.ndarray, keys: np.ndarray, *, use_numba: bool = True
@@ -203,7 +228,8 @@ def table_lookup(
     """Σ_j table[j, H_{s_j}(x)] for each key x: a pool of |s| functions, a |s| x g table.
 
     The aggregation of a fixed hash pool (FLH): one hash and one read per (function, key),
-    with numba a kernel parallel over the keys, else :func:`hash_matrix` in blocks.
+    with numba a kernel parallel over the keys (key by key for a table that fits in cache,
+    else row by row over blocks of keys: the same sums), else :func:`hash_matrix` in blocks.
     """
     table = np.ascontiguousarray(table, dtype=np.int64)
     seeds = np.asarray(seeds, dtype=np.uint64)
@@ -213,7 +239,8 @@ def table_lookup(
     words = as_words(keys)
     if HAVE_NUMBA and use_numba and words.shape[0] and seeds.shape[0]:
         a, b = user_functions(seeds)
-        return _lookup_kernel(table, a, b, digest(words), np.uint64(g))
+        kernel = _lookup_rows_kernel if table.nbytes > LOOKUP_CACHE_BYTES else _lookup_kernel
+        return kernel(table, a, b, digest(words), np.uint64(g))
     out = np.zeros(words.shape[0], dtype=np.int64)
     rows = np.arange(seeds.shape[0])[None, :]
     step = max(1, (1 << 22) // max(seeds.shape[0], 1))

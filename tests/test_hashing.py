@@ -460,3 +460,21 @@ def test_openmp_workers_sleep_unless_told_otherwise(given: str | None, expected:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("rows, g", [(300, 8), (3000, 56)])  # 19 KiB: by key; 1.3 MiB: by row
+def test_table_lookup_kernels_give_the_numpy_sums(rows: int, g: int) -> None:
+    """Both numba kernels of ``table_lookup`` (the table's size picks one) equal the numpy
+    path's sums exactly, and the size rule picks the one named."""
+    rng = np.random.default_rng(11)
+    table = rng.integers(0, 1000, (rows, g)).astype(np.int64)
+    seeds = rng.integers(0, 2**63, rows, dtype=np.uint64)
+    keys = np.arange(700, dtype=np.int64)
+    expected = hashing.table_lookup(table, seeds, keys, use_numba=False)
+    assert np.array_equal(hashing.table_lookup(table, seeds, keys), expected)
+    assert (table.nbytes > hashing.LOOKUP_CACHE_BYTES) == (rows == 3000)
+    if hashing.HAVE_NUMBA:
+        a, b = hashing.user_functions(seeds)
+        digests = hashing.digest(hashing.as_words(keys))
+        for kernel in (hashing._lookup_kernel, hashing._lookup_rows_kernel):
+            assert np.array_equal(kernel(table, a, b, digests, np.uint64(g)), expected)

@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from experiments.figures import style
 from experiments.figures.fig_oracle_variance import series_of
 from experiments.figures.spec import ClaimCheck, FigureSpec
-from experiments.figures.tolerance import Band, Part, not_slower
+from experiments.figures.tolerance import Beyond, Part, bonferroni_z, not_slower
 from experiments.results import build_protocol, figure_config, protocol_from_row
 
 
@@ -101,7 +101,8 @@ def log_times(seconds: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
-    """HR's aggregation is one transform: at the largest d both ran, far below OLH's n d."""
+    """Local hashing's aggregation is the slowest at the largest d it ran: OLH against every
+    other oracle there (the Hadamard one, whose cost is a transform, by the widest margin)."""
     seconds = table[table["metric"] == "server_seconds"]
     if seconds.empty:
         return []
@@ -109,6 +110,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     comparison = figure_config("oracle_domain_small")
     (fast,), (slow,) = comparison.subjects, comparison.reference
     names = set(times.index.get_level_values(0))
+    if not {fast, slow} <= names:
+        return []
     texts = []
     for name in comparison.series:
         if name in names:
@@ -117,21 +120,27 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             texts.append(
                 f"{name} {np.exp(mine.xs(top, level=1)['median'].max()):.3g} s at d = {int(top)}"
             )
-    if not {fast, slow} <= names:
+    olh = times.loc[slow]
+    largest = int(olh.index.get_level_values(1).max())
+    others = [n for n in comparison.series if n in names and n != slow]
+    keys, gaps, ses, trials = [], [], [], []
+    for name in others:
+        mine = times.loc[name]
+        common = [key for key in olh.index.intersection(mine.index) if key[1] == largest]
+        for key in common:
+            keys.append((name, key[0]))
+            gaps.append(olh.loc[key, "median"] - mine.loc[key, "median"])
+            ses.append(np.hypot(olh.loc[key, "se"], mine.loc[key, "se"]))
+            trials.append(int(min(olh.loc[key, "trials"], mine.loc[key, "trials"])))
+    if not keys:
         return []
-    olh, hr = times.loc[slow], times.loc[fast]
-    common = olh.index.intersection(hr.index)
-    if not len(common):
-        return []
-    largest = max(common.get_level_values(1))
-    at = [key for key in common if key[1] == largest]
-    speedup = (olh.loc[at, "median"] - hr.loc[at, "median"]).to_numpy()
-    se = np.hypot(olh.loc[at, "se"], hr.loc[at, "se"]).to_numpy()
-    trials = int(min(olh.loc[at, "trials"].min(), hr.loc[at, "trials"].min()))
+    gap, se = np.array(gaps), np.array(ses)
+    ratios = np.exp(gap)
+    limit = bonferroni_z(len(gap), 0.01, one_sided=True, df=max(min(trials) - 1, 1))
     texts.append(
-        f"at d = {int(largest)}: {slow}/{fast} server time "
+        f"at d = {largest}, {slow}'s server time over each other's: "
         + ", ".join(
-            f"{np.exp(v):.0f}x (ε = {key[0]:g})" for key, v in zip(at, speedup, strict=True)
+            f"{name} {r:.2g}x (ε = {e:g})" for (name, e), r in zip(keys, ratios, strict=True)
         )
     )
     return [
@@ -139,23 +148,36 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             source="Cormode, Maddock, Maple VLDB 2021, Sec. 6 (server time against d)",
             paper="Hadamard-based oracles aggregate in O(n + d log d) and local hashing in "
             "O(n d) (FLH: O(n + k' d)); OLH's server time is the largest at large d",
-            ours="; ".join(texts) + f" (n = 10,000 real reports, median of {trials} trials)",
+            ours="; ".join(texts)
+            + f" (n = {int(seconds['dataset.n'].max()):,} real reports, median of {min(trials)} "
+            "trials)",
             parts=(
                 not_slower(
-                    f"log({slow}/{fast} median server time) at d = {int(largest)}, per ε",
-                    speedup,
+                    f"log({slow}/X median server time) at d = {largest}, per (X, ε)",
+                    gap,
                     se,
-                    trials,
+                    min(trials),
                 ),
                 Part(
-                    f"{slow}/{fast} median server time at d = {int(largest)}, per ε",
-                    np.exp(speedup),
-                    Band(low=1.0, strict=True, reading="'largest' read as a ratio > 1"),
+                    f"log({slow}/X median server time) at d = {largest}, per (X, ε)",
+                    gap,
+                    Beyond(
+                        0.0,
+                        se,
+                        df=max(min(trials) - 1, 1),
+                        reading="'the largest' read as slower than each beyond timing noise",
+                    ),
                 ),
             ),
-            note="The paper gives asymptotic costs, no times: an ordering at the largest d "
-            "both ran, with the trials' timing noise (√(π/2) sd/√T of their log seconds).",
-            reason=f"{fast} was not faster than {slow} at the largest common d",
+            note="The paper gives asymptotic costs, no times: the order at the largest d "
+            f"{slow} ran, against every other oracle there, with the trials' timing noise "
+            "(√(π/2) sd/√T of their log seconds).",
+            reason=f"at d = {largest} {slow} was not slower beyond the timing noise than "
+            + ", ".join(
+                f"{name} (ε = {e:g}: {slow}/{name} {r:.2f}x)"
+                for (name, e), r, g in zip(keys, ratios, gap / se, strict=True)
+                if g < limit
+            ),
         )
     ]
 
@@ -168,9 +190,10 @@ FIGURE = FigureSpec(
     caption=(
         "For GRR, OUE, OLH, FLH (k' = 1000), HR, HM and SS at ε = 1 (top) and ε = 4 "
         "(bottom): Var[ĉ(v)]/n of the values nobody holds (lines: exact; points: mean "
-        "squared error over 3 trials of n = 10,000 real reports, all users on one value, "
+        "squared error over the trials of n = 10,000 real reports, all users on one value, "
         "which is FLH's worst case for shared collisions), the bits of one report, and the "
-        "aggregator's seconds for the full-domain estimate (median of 3 trials). d runs to "
+        "aggregator's seconds for the full-domain estimate (median of the trials: 10 up to "
+        "d = 2^12, 3 beyond). d runs to "
         "2^12 for all and to 2^20 for GRR, HR and HM."
     ),
     claim=(
