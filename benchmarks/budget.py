@@ -115,9 +115,10 @@ def traced_peak(call: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def measure(case: Case, smoke: bool = False) -> Measured:
-    """The case's call once timed under :func:`ldp.budget.recorded`, once under tracemalloc,
-    each from empty caches (:func:`clear_caches`) and fresh inputs."""
+def measure(case: Case, smoke: bool = False, traced: bool = True) -> Measured:
+    """The case's call once timed under :func:`ldp.budget.recorded`, once under tracemalloc
+    (unless ``traced`` is False: the peak is then 0), each from empty caches
+    (:func:`clear_caches`) and fresh inputs."""
     clear_caches()
     call = case.prepare(smoke)
     gc.collect()
@@ -125,10 +126,12 @@ def measure(case: Case, smoke: bool = False) -> Measured:
         started = time.perf_counter()
         call()
         seconds = time.perf_counter() - started
-    clear_caches()
-    call = case.prepare(smoke)
-    gc.collect()
-    peak = traced_peak(call)
+    peak = 0
+    if traced:
+        clear_caches()
+        call = case.prepare(smoke)
+        gc.collect()
+        peak = traced_peak(call)
     largest: dict[tuple[str, str], budget.Charge] = {}
     for charge in charges:
         key = (charge.site, charge.kind)
@@ -477,12 +480,13 @@ def replace_between_markers(text: str, table: str) -> str:
     return text[:start] + "\n" + table + "\n" + text[stop:]
 
 
-def run(smoke: bool = False, only: Sequence[str] = ()) -> list[Measured]:
+def run(smoke: bool = False, only: Sequence[str] = (), traced: bool = True) -> list[Measured]:
+    """Every case (or those whose label holds a word of ``only``), measured."""
     chosen = [c for c in cases() if not only or any(word in c.label for word in only)]
     results, failed = [], []
     for case in chosen:
         try:
-            results.append(measure(case, smoke))
+            results.append(measure(case, smoke, traced))
         except Exception as error:  # every case is tried; the failures are raised together
             failed.append(f"{case.label}: {type(error).__name__}: {error}")
             print(f"  failed   {failed[-1]}", flush=True)
