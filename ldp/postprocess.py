@@ -41,7 +41,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize, special
+
+from ldp.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
 
 #: Points of the frequency grid on which ``power`` integrates its prior.
 POWER_GRID = 400

@@ -230,3 +230,30 @@ def test_no_layer_imports_a_higher_one() -> None:
     assert not upward, f"imports up the layers {LAYERS}:\n" + "\n".join(
         f"{name} imports {target}" for name, target in upward
     )
+
+
+#: Costly libraries the command line's own work (composing, checking, storing) never calls:
+#: scipy's stats and optimize took about a second to import in every process of a run.
+DEFERRED = ("scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.sparse", "scipy.special")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    import subprocess
+    import sys
+
+    code = f"import sys\n{statement}\nprint('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return set(done.stdout.split())
+
+
+def test_the_command_line_imports_no_scipy_submodule_until_used() -> None:
+    """A fresh ``import experiments.run`` (what every run, worker and CLI test starts with)
+    loads none of :data:`DEFERRED`; reading a deferred name loads it (the check can fail)."""
+    loaded = _loaded_after("import experiments.run")
+    assert not loaded & set(DEFERRED), sorted(loaded & set(DEFERRED))
+    used = _loaded_after(
+        "import experiments.run\nfrom ldp.theory import numeric\nnumeric.HM_THRESHOLD"
+    )
+    assert "scipy.optimize" in used

@@ -403,6 +403,7 @@ FIGURE = FigureSpec(
         "η = 10); the assumed distribution matters little."
     ),
     quick=sec6.QUICK_FIG8,
+    quick_for=sec6.QUICK_FOR_FIG8,
     order=20.8,
     claims=claims,
     drawing_seconds=40.0,  # panel (b)'s refined model: about 1 s a point, 40 points

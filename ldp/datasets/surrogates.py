@@ -23,9 +23,11 @@ Sources of the figures
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ldp.datasets import names
+from ldp.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
 
 __all__ = [
     "AOL_FIGURES",
@@ -93,7 +95,7 @@ def kosarak_supports() -> np.ndarray:
     def excess(a: float) -> float:
         return head_sum + fig["support_156"] * (tail**-a).sum() - fig["mean_length"]
 
-    a3 = brentq(excess, 0.1, 5.0)
+    a3 = optimize.brentq(excess, 0.1, 5.0)
     support[156:] = fig["support_156"] * tail**-a3
     return support
 
@@ -180,7 +182,7 @@ def aol_probabilities() -> np.ndarray:
     def head(q: float) -> np.ndarray:
         return f16 * ((head_ranks + q) / (16 + q)) ** (-a * (16 + q) / 16)
 
-    q = brentq(lambda q: head(q).sum() - (fig["top16"] - fig["top1"]), 0.0, 1000.0)
+    q = optimize.brentq(lambda q: head(q).sum() - (fig["top16"] - fig["top1"]), 0.0, 1000.0)
     body = f16 * (np.arange(17, AOL_HEAD_RANKS + 1) / 16) ** -a
     used = fig["top1"] + head(q).sum() + body.sum()
     # Tail: f_1000 (r / 1000)^-b for r > 1000, as many ranks as the remaining mass needs.
@@ -493,7 +495,7 @@ def url_exponent(q: float = 0.0) -> float:
         p = zipf_by_rank(ranks, s, q)
         return float(-np.expm1(-fig["visits"] * p).sum()) - fig["distinct"]
 
-    return float(brentq(excess, 0.5, 5.0, xtol=1e-6))
+    return float(optimize.brentq(excess, 0.5, 5.0, xtol=1e-6))
 
 
 def zipf_by_rank(ranks: np.ndarray, s: float, q: float = 0.0) -> np.ndarray:

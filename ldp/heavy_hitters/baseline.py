@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
 
 from ldp import bits, budget, validation
 from ldp.heavy_hitters.base import (
@@ -40,8 +39,11 @@ from ldp.heavy_hitters.base import (
     resolve_oracle,
     top,
 )
+from ldp.lazy import lazy_module
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.validation import ParameterError, check_epsilon, check_int
+
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "BUDGETS",

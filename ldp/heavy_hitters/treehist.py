@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from scipy.stats import norm
 
 from ldp import bits
 from ldp.contract import Capabilities
@@ -56,10 +55,13 @@ from ldp.heavy_hitters.base import (
 )
 from ldp.heavy_hitters.baseline import check_report_size
 from ldp.heavy_hitters.pem import check_fraction
+from ldp.lazy import lazy_module
 from ldp.oracles import OLH, FrequencyOracle
 from ldp.registry import register
 from ldp.theory import pem as pem_theory
 from ldp.validation import check_choice, check_epsilon, check_generator, check_int, check_real
+
+stats = lazy_module("scipy.stats")
 
 FORMS = ("threshold", "top-k")
 
@@ -186,7 +188,7 @@ class TreeHist:
         """z of τ_ℓ = z σ_ℓ: given, or Φ⁻¹(1 - β/(2 m width)) (union bound over queries)."""
         if self.z is not None:
             return float(self.z)
-        return float(norm.isf(self.beta / (2 * self.m * self.width)))
+        return float(stats.norm.isf(self.beta / (2 * self.m * self.width)))
 
     def client(self, level: int) -> TreeHistClient:
         """The client of the users of ``level`` (1 <= level <= m)."""

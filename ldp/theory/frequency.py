@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
+from ldp.lazy import lazy_module
 from ldp.validation import check_epsilon, check_int
+
+optimize = lazy_module("scipy.optimize")
 
 ArrayLike = float | np.ndarray
 
@@ -121,7 +123,9 @@ def the_optimal_theta(epsilon: float) -> float:
         p, q = the_pq(epsilon, theta)
         return q * (1 - q) / (p - q) ** 2
 
-    result = minimize_scalar(var, bounds=(0.5, 1.0), method="bounded", options={"xatol": 1e-10})
+    result = optimize.minimize_scalar(
+        var, bounds=(0.5, 1.0), method="bounded", options={"xatol": 1e-10}
+    )
     return float(result.x)
 
 

@@ -40,7 +40,11 @@ import itertools
 import math
 
 import numpy as np
-from scipy import optimize, special
+
+from ldp.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
 
 
 def chained_pq(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:

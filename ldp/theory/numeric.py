@@ -12,16 +12,17 @@ value t; the estimate of the mean of n values t_i has variance Σ_i Var[t* | t_i
 
 >>> round(float(pm_variance(1.0, 0.0)), 4), round(float(duchi_variance(1.0, 0.0)), 4)
 (3.6821, 4.6827)
->>> round(PM_BEATS_DUCHI, 3), round(HM_THRESHOLD, 3)
+>>> from ldp.theory import numeric
+>>> round(numeric.PM_BEATS_DUCHI, 3), round(numeric.HM_THRESHOLD, 3)
 (1.29, 0.609)
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ldp.theory.frequency import discrete_laplace_variance
 
@@ -56,7 +57,7 @@ def hm_alpha(epsilon: float) -> float:
     With α = 1 - e^{-ε/2} the t² terms of the mixture's variance cancel; below ε*
     (:data:`HM_THRESHOLD`) PM's variance at t = 0 exceeds Duchi's, and α = 0 is optimal.
     """
-    return -math.expm1(-epsilon / 2) if epsilon > HM_THRESHOLD else 0.0
+    return -math.expm1(-epsilon / 2) if epsilon > _crossings()["HM_THRESHOLD"] else 0.0
 
 
 def hm_variance(epsilon: float, t: np.ndarray | float) -> np.ndarray | float:
@@ -115,7 +116,21 @@ def worst_case_variance(name: str, epsilon: float) -> float:
     return float(max(formula(epsilon, 0.0), formula(epsilon, 1.0)))
 
 
-#: ε* ≈ 0.61 where PM's variance at t = 0 equals Duchi's worst case ([W19] Sec. III-C).
-HM_THRESHOLD = brentq(lambda e: pm_variance(e, 0.0) - duchi_variance(e, 0.0), 0.1, 3.0)
-#: ε ≈ 1.29 above which PM's worst-case variance is below Duchi's ([W19] Sec. III-B).
-PM_BEATS_DUCHI = brentq(lambda e: pm_variance(e, 1.0) - duchi_variance(e, 0.0), 0.3, 5.0)
+@functools.cache
+def _crossings() -> dict[str, float]:
+    """The two crossings below, solved on first use (scipy's root finder is imported then)."""
+    from scipy.optimize import brentq
+
+    return {
+        "HM_THRESHOLD": brentq(lambda e: pm_variance(e, 0.0) - duchi_variance(e, 0.0), 0.1, 3.0),
+        "PM_BEATS_DUCHI": brentq(lambda e: pm_variance(e, 1.0) - duchi_variance(e, 0.0), 0.3, 5.0),
+    }
+
+
+def __getattr__(name: str) -> float:
+    """``HM_THRESHOLD``: ε* ≈ 0.61 where PM's variance at t = 0 equals Duchi's worst case
+    ([W19] Sec. III-C).  ``PM_BEATS_DUCHI``: ε ≈ 1.29 above which PM's worst-case variance
+    is below Duchi's ([W19] Sec. III-B).  Module attributes computed on first read."""
+    if name in ("HM_THRESHOLD", "PM_BEATS_DUCHI"):
+        return _crossings()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.stats import norm
 
+from ldp.lazy import lazy_module
 from ldp.validation import check_epsilon, check_int
+
+stats = lazy_module("scipy.stats")
 
 Slots = Literal["k-j+1", "k-j"]
 Goal = Literal["f1", "ncr"]
@@ -202,8 +204,8 @@ def identification_probability(
     mu_j, sigma_j = n_users * p_j, np.sqrt(n_users * p_j * (1 - p_j))
     mu_0, sigma_0 = n_users * q_star, math.sqrt(n_users * q_star * (1 - q_star))
     with np.errstate(divide="ignore"):
-        z = norm.ppf(np.clip(free / others, 0.0, 1.0))  # -inf at 0 slots, +inf when all fit
-    out = norm.cdf((mu_j + z * sigma_0 - mu_0) / sigma_j)
+        z = stats.norm.ppf(np.clip(free / others, 0.0, 1.0))  # -inf at 0 slots, +inf when all fit
+    out = stats.norm.cdf((mu_j + z * sigma_0 - mu_0) / sigma_j)
     out[free <= 0] = 0.0
     out[free >= others] = 1.0
     return out

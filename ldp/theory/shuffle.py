@@ -60,11 +60,13 @@ from collections.abc import Callable
 from typing import Literal, get_args
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import binom
 
 from ldp import budget
+from ldp.lazy import lazy_module
 from ldp.validation import MAX_USERS, ParameterError, check_epsilon, check_int
+
+optimize = lazy_module("scipy.optimize")
+stats = lazy_module("scipy.stats")
 
 Method = Literal[
     "fmt_numerical",
@@ -166,7 +168,7 @@ def _smallest_epsilon(
         return lowest
     if excess(high) > 0:
         return epsilon0
-    root = brentq(excess, lowest, high, xtol=epsilon0 * 1e-15, rtol=_RTOL)
+    root = optimize.brentq(excess, lowest, high, xtol=epsilon0 * 1e-15, rtol=_RTOL)
     step = 2 * _RTOL * root + epsilon0 * 1e-15
     while root < epsilon0 and delta_of(root) > delta:
         root, step = root + step, 2 * step
@@ -282,8 +284,8 @@ def _fmt_delta_function(epsilon0: float, n: int, delta: float) -> Callable[[floa
     tail = delta * _TAIL_FRACTION / 2
     low, high = _clone_window(n, epsilon0, trials, p, tail, _OPERATIONS_PER_CLONE)
     clones = np.arange(low, high + 1, dtype=float)
-    weights = np.exp(binom.logpmf(clones, trials, p))  # pmf overflows inside boost for p ~ 0
-    outside = float(binom.cdf(low - 1, trials, p) + binom.sf(high, trials, p))
+    weights = np.exp(stats.binom.logpmf(clones, trials, p))  # pmf overflows inside boost for p ~ 0
+    outside = float(stats.binom.cdf(low - 1, trials, p) + stats.binom.sf(high, trials, p))
     mix = 1 + math.exp(-epsilon0)  # (e^ε0 + 1)/e^ε0: every coefficient below is over e^ε0
     rounding = _ROUNDING if clones.size <= _DIRECT_TAILS else _RECURRENCE_ROUNDING
 
@@ -296,7 +298,7 @@ def _fmt_delta_function(epsilon0: float, n: int, delta: float) -> Callable[[floa
         total = (1 + math.exp(epsilon)) * -math.expm1(-epsilon0)  # up + down
         a_star = _threshold(clones + 1, up / total, down / total)
         tail_0 = _half_binomial_tails(clones, a_star)  # Pr[B >= a*]
-        edge = binom.pmf(a_star - 1, clones, 0.5)  # Pr[B = a* - 1]
+        edge = stats.binom.pmf(a_star - 1, clones, 0.5)  # Pr[B = a* - 1]
         # (down Pr[B >= a*-1] - up Pr[B >= a*])/mix, as down/mix Pr[B = a*-1] - (e^ε-1) Pr[B >= a*]
         # since (up - down)/mix = e^ε - 1; each term rounded outward
         divergence = (1 + rounding) * (down / mix) * edge - (1 - rounding) * math.expm1(
@@ -365,15 +367,15 @@ def _half_binomial_tails(trials: np.ndarray, thresholds: np.ndarray) -> np.ndarr
     """
     size = trials.size
     if size <= _DIRECT_TAILS:  # exact tails: relative accuracy even where they are tiny
-        return binom.sf(thresholds - 1, trials, 0.5)
+        return stats.binom.sf(thresholds - 1, trials, 0.5)
     steps = np.zeros(size)
     rises = thresholds[1:] > thresholds[:-1]
-    steps[1:] = 0.5 * binom.pmf(thresholds[:-1] - 1, trials[:-1], 0.5) - rises * binom.pmf(
-        thresholds[:-1], trials[1:], 0.5
-    )
+    steps[1:] = 0.5 * stats.binom.pmf(
+        thresholds[:-1] - 1, trials[:-1], 0.5
+    ) - rises * stats.binom.pmf(thresholds[:-1], trials[1:], 0.5)
     steps = np.concatenate([steps, np.zeros(-size % _ANCHOR)])
     steps[::_ANCHOR] = 0.0  # each block starts from its exact anchor
-    anchors = binom.sf(thresholds[::_ANCHOR] - 1, trials[::_ANCHOR], 0.5)
+    anchors = stats.binom.sf(thresholds[::_ANCHOR] - 1, trials[::_ANCHOR], 0.5)
     tails = anchors[:, None] + np.cumsum(steps.reshape(-1, _ANCHOR), axis=1)
     return tails.ravel()[:size]
 
@@ -691,8 +693,10 @@ def _variation_ratio_delta_function(
     tail = delta * _TAIL_FRACTION / 2
     low, high = _clone_window(n, epsilon0, trials, 2 * rate, tail, _VR_OPERATIONS_PER_CLONE)
     clones = np.arange(low, high + 1, dtype=float)
-    weights = np.exp(binom.logpmf(clones, trials, 2 * rate))
-    outside = float(binom.cdf(low - 1, trials, 2 * rate) + binom.sf(high, trials, 2 * rate))
+    weights = np.exp(stats.binom.logpmf(clones, trials, 2 * rate))
+    outside = float(
+        stats.binom.cdf(low - 1, trials, 2 * rate) + stats.binom.sf(high, trials, 2 * rate)
+    )
     totals = np.arange(low, high + 2, dtype=float)  # t = c and t = c + 1
     # γ r/(α(1 - 2r)) (N - t + 1), divided by p like every term of θ (r = α)
     blanket = gamma * (trials - totals + 1) / (1 - 2 * rate) * math.exp(-epsilon0)
@@ -708,9 +712,9 @@ def _variation_ratio_delta_function(
         slack = (totals * down - blanket * math.expm1(epsilon)) / scale
         k = np.where(theta <= totals / 2, np.floor(theta) + 1, totals + 1 - np.ceil(slack))
         k_next, k_here = k[1:], k[:-1]  # k_(c+1), k_c for c = low .. high
-        edge = binom.pmf(k_next - 1, clones, 0.5)
-        above_next = binom.sf(k_next - 1, clones, 0.5)
-        above_here = binom.sf(k_here - 1, clones, 0.5) if gamma > 0 else 0.0
+        edge = stats.binom.pmf(k_next - 1, clones, 0.5)
+        above_next = stats.binom.sf(k_next - 1, clones, 0.5)
+        above_here = stats.binom.sf(k_here - 1, clones, 0.5) if gamma > 0 else 0.0
         ratio_gap = -alpha_p * math.expm1(epsilon - epsilon0)  # α(p - e^ε)
         per_count = (1 + _ROUNDING) * ratio_gap * edge - (1 - _ROUNDING) * math.expm1(epsilon) * (
             (1 - gamma) * above_next + gamma * above_here

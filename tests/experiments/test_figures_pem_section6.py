@@ -390,3 +390,12 @@ def test_best_reads_twice_and_names_where_a_rival_leads() -> None:
     assert close.verdict == "partly" and "MCM's mean above the leader's at aol 1" in close.cause
     far = verdict([-0.5, 0.0, 0.2])
     assert far.verdict == "differs" and "MCM ahead beyond sampling error at aol 1" in far.cause
+
+
+def test_quick_keeps_fig8b_to_the_points_its_claim_reads():
+    """Fig. 8b's refined model is computed at draw time for every (η, ε) point: --quick
+    keeps every η (the claim reads η = 2 to 10) at ε = 0.9 (the claim's) and 2."""
+    (spec,) = [s for s in SPECS.values() if "pem_fig8_eta" in s.experiments]
+    quick = _settings("pem_fig8_eta", *spec.quick_overrides("pem_fig8_eta"))
+    points = {(s.config["protocol"]["eta"], s.config["epsilon"]) for s in quick}
+    assert points == {(eta, eps) for eta in (2, 4, 6, 8, 10) for eps in (0.9, 2.0)}

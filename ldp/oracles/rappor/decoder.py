@@ -29,9 +29,13 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import linalg, sparse, stats
 
+from ldp.lazy import lazy_module
 from ldp.validation import check_int
+
+linalg = lazy_module("scipy.linalg")
+sparse = lazy_module("scipy.sparse")
+stats = lazy_module("scipy.stats")
 
 __all__ = ["CohortCounts", "RapporDecoding", "decode", "design_columns", "design_matrix"]
 

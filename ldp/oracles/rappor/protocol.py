@@ -74,10 +74,10 @@ from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from scipy import stats
 
 from ldp import budget
 from ldp.contract import Capabilities
+from ldp.lazy import lazy_module
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
 from ldp.oracles.rappor.decoder import CohortCounts, RapporDecoding, decode, design_columns
@@ -89,6 +89,8 @@ from ldp.validation import (
     check_int,
     check_values,
 )
+
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "CLIENTS",
