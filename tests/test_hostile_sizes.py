@@ -1,10 +1,11 @@
-"""Every registered oracle at hostile sizes, under a lowered budget: refused at once with a
+"""Every registered protocol at hostile sizes, under a lowered budget: refused at once with a
 ``ParameterError``, or finished within the budget's memory and a few seconds.
 
 The sizes are the review's (10^6 users a call, 10^12 users simulated, a 2^30 domain),
-taken for every oracle the registry lists, so a new oracle is tried on its own.  Under a
-64 MiB budget anything large must be refused before it allocates; what runs is traced
-(``tracemalloc``, numpy's arrays included) and timed.
+taken for every oracle and mean protocol the registry lists, and for every heavy hitter
+10^6 users on both engines, k = 2^40 and values of 2^16 bits, so a new protocol is tried
+on its own.  Under a 64 MiB budget anything large must be refused before it allocates;
+what runs is traced (``tracemalloc``, numpy's arrays included) and timed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from ldp import budget, registry
+from ldp.datasets import Dataset
 from ldp.validation import ParameterError
 
 MEMORY = 64 * 2**20
@@ -87,3 +89,47 @@ def test_a_mean_protocol_over_a_million_values(name: str, method: str) -> None:
         _refused_or_bounded(lambda: protocol.variance(values))
     else:
         _refused_or_bounded(lambda: getattr(protocol, method)(values, np.random.default_rng(1)))
+
+
+HEAVY_HITTERS = sorted(registry.protocols("heavy_hitter"))
+
+
+def _values(n: int, m: int) -> Dataset:
+    """n users of m-bit values: a few hundred distinct ones (a skewed draw), the caller's."""
+    rng = np.random.default_rng(0)
+    ranks = np.minimum(rng.zipf(1.3, size=n), 500).astype(np.uint64)
+    if m <= 64:
+        return Dataset(name="zipf", values=ranks, m=m, source="synthetic")
+    words = np.zeros((n, m // 8), dtype=np.uint8)
+    words[:, -8:] = ranks[:, None].view(np.uint8)[:, ::-1].reshape(n, 8)
+    return Dataset(name="zipf", values=words.view(f"S{m // 8}").ravel(), m=m, source="synthetic")
+
+
+@pytest.mark.parametrize("name", HEAVY_HITTERS)
+@pytest.mark.parametrize("engine", ["sampled", "reports"])
+def test_a_heavy_hitter_over_a_million_users(name: str, engine: str) -> None:
+    protocol = registry.get(name).cls(epsilon=2.0, k=16, m=64)
+    data = _values(10**6, 64)  # the caller's 8 MB
+    _refused_or_bounded(lambda: protocol.run(data, np.random.default_rng(1), engine=engine))
+
+
+@pytest.mark.parametrize("name", HEAVY_HITTERS)
+def test_a_heavy_hitter_asked_for_two_to_the_forty_values(name: str) -> None:
+    data = _values(10**4, 64)
+
+    def call() -> object:
+        protocol = registry.get(name).cls(epsilon=2.0, k=2**40, m=64)
+        return protocol.run(data, np.random.default_rng(1), engine="sampled")
+
+    _refused_or_bounded(call)
+
+
+@pytest.mark.parametrize("name", HEAVY_HITTERS)
+def test_a_heavy_hitter_over_values_of_sixty_five_thousand_bits(name: str) -> None:
+    data = _values(1000, 2**16)  # the caller's 8 MB
+
+    def call() -> object:
+        protocol = registry.get(name).cls(epsilon=2.0, k=16, m=2**16)
+        return protocol.run(data, np.random.default_rng(1), engine="sampled")
+
+    _refused_or_bounded(call)

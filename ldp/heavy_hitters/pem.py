@@ -157,7 +157,20 @@ class PEM:
         if self.eta is not None:
             check_int(self.eta, "eta", minimum=1, maximum=m)
         self._check_plan(k, m)
-        object.__setattr__(self, "config", self._configure(k, m))
+        try:
+            object.__setattr__(self, "config", self._configure(k, m))
+        except theory.QueryLimitTooLow as error:  # no shape for this k fits the limit
+            first = 2 ** (min(m - 1, max(k - 1, 0).bit_length()) + 1)  # 2^(⌈log2 k⌉ + 1)
+            if first > self.query_limit:  # the first step alone: k is what is too large
+                largest = 2 ** (self.query_limit.bit_length() - 2)
+                allowed = f"< {largest}: PEM's first step asks 2^(⌈log2 k⌉+1) queries"
+                raise ParameterError("k", k, allowed, message=f"k = {k}: {error}") from None
+            raise ParameterError(
+                "query_limit",
+                self.query_limit,
+                f"> {self.query_limit} for k = {k}, m = {m}",
+                message=str(error),
+            ) from None
         if self.config.queries > self.query_limit:
             raise ParameterError(
                 "query_limit",

@@ -40,6 +40,10 @@ Goal = Literal["f1", "ncr"]
 DEFAULT_QUERY_LIMIT = 2**20
 
 
+class QueryLimitTooLow(ValueError):
+    """No PEM shape for the asked k and m stays within the oracle-query limit."""
+
+
 @dataclass(frozen=True)
 class PEMConfig:
     """One PEM configuration ([PEM] Sec. IV-A, IV-C).
@@ -157,10 +161,10 @@ def paper_config(
     else:
         fitting = [e for e in range(1, m - first + 1) if shape(e).queries <= query_limit]
         if not fitting:
-            raise ValueError(f"query_limit {query_limit} is below every paper-rule PEM shape")
+            raise QueryLimitTooLow(f"query_limit {query_limit} is below every paper-rule PEM shape")
         config = shape(max(fitting))
     if config.queries > query_limit:
-        raise ValueError(
+        raise QueryLimitTooLow(
             f"query_limit {query_limit} is below the {config.queries} queries of the "
             f"paper-rule shape with eta = {eta}"
         )
@@ -366,7 +370,7 @@ def _optimize(
             if best is None or (score, -config.g) > (best[0], -best[1]):
                 best = (score, config.g, config)
     if best is None:
-        raise ValueError(
+        raise QueryLimitTooLow(
             f"query_limit {query_limit} is below one PEM step for k = {k}, m = {m} "
             f"(the smallest step queries {2 ** (min(m - 1, math.ceil(math.log2(k))) + 1)})"
         )

@@ -14,6 +14,7 @@ from scipy import stats
 from ldp import metrics
 from ldp.heavy_hitters import PEM
 from ldp.theory import pem as theory
+from ldp.validation import ParameterError
 from tests.heavy_hitters.synthetic import exponential, zipf
 
 ALPHA = 1e-3
@@ -248,3 +249,15 @@ def test_paper_rule_gives_six_groups_at_m64_k16():
 def test_paper_rule_parameters(params, name):
     with pytest.raises(ValueError, match=name):
         PEM(epsilon=1.0, k=16, m=64, **params)
+
+
+@pytest.mark.parametrize("shape", ["optimizer", "paper"])
+def test_a_k_no_query_limit_fits_is_refused_naming_k(shape: str) -> None:
+    """k = 2^40 at the default 2^20 queries: the optimizer and the paper's rule both find no
+    shape; the refusal names k (it raised a bare ValueError), a small limit names itself."""
+    with pytest.raises(ParameterError) as error:
+        PEM(epsilon=2.0, k=2**40, m=64, shape=shape)
+    assert error.value.name == "k" and error.value.value == 2**40
+    with pytest.raises(ParameterError) as error:
+        PEM(epsilon=2.0, k=2**19, m=64, shape=shape)
+    assert error.value.name == "query_limit"
