@@ -61,10 +61,27 @@ def collect(figures: Sequence[tuple[FigureSpec, pd.DataFrame]]) -> list[tuple[Fi
     for spec, table in figures:
         if spec.claims is None:
             continue
-        trials = int(table.groupby("config_hash")["trial"].nunique().min()) if len(table) else 0
-        needed = max(paper_trials(name) for name in spec.experiments)
+        trials, needed = _trials(spec, table)
         found += [(spec, Judged(claim, trials, needed)) for claim in spec.claims(table)]
     return found
+
+
+def _trials(spec: FigureSpec, table: pd.DataFrame) -> tuple[int, int]:
+    """(trials, needed) of the figure's experiment furthest below its own ``n_trials``: each
+    experiment is held to its own config (a figure may mix 3-trial and 10-trial configs);
+    with every one at its own, the fewest trials of any setting, twice (what every verdict
+    rests on at least, not provisional)."""
+    if not len(table):
+        return 0, max(paper_trials(name) for name in spec.experiments)
+    per = table.groupby(["experiment", "config_hash"])["trial"].nunique().groupby(level=0).min()
+    pairs = [(int(per[name]), paper_trials(name)) for name in spec.experiments if name in per]
+    if not pairs:
+        return 0, max(paper_trials(name) for name in spec.experiments)
+    short = [pair for pair in pairs if pair[0] < pair[1]]
+    if short:
+        return min(short, key=lambda pair: pair[0] / pair[1])
+    fewest = min(t for t, _ in pairs)
+    return fewest, fewest
 
 
 def verdict_text(judged: Judged) -> str:

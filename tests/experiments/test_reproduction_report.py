@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
+
 from experiments.figures.reproduction import COLUMNS, VERDICT_MARK
 
 REPORT = Path(__file__).resolve().parents[2] / "results" / "REPRODUCTION.md"
@@ -84,3 +86,23 @@ def test_no_figure_module_types_a_verdict() -> None:
             if isinstance(node, ast.Constant) and node.value in typed:
                 found.append(f"{path.name}:{node.lineno} {node.value!r}")
     assert not found, found
+
+
+def test_each_experiment_is_held_to_its_own_trials() -> None:
+    """A figure mixing a 10-trial and a 3-trial config (oracle_domain_small and _large) is
+    not provisional when each has its own; one short of its own is, with its numbers."""
+    from experiments.figures import FIGURES
+    from experiments.figures import reproduction as report
+
+    (spec,) = [s for s in FIGURES if s.name == "oracle_domain"]
+    assert report.paper_trials("oracle_domain_small") == 10
+    assert report.paper_trials("oracle_domain_large") == 3
+
+    def table(small: int, large: int) -> pd.DataFrame:
+        rows = [("oracle_domain_small", "a", t) for t in range(small)]
+        rows += [("oracle_domain_large", "b", t) for t in range(large)]
+        return pd.DataFrame(rows, columns=["experiment", "config_hash", "trial"])
+
+    assert report._trials(spec, table(10, 3)) == (3, 3)  # each at its own: not provisional
+    assert report._trials(spec, table(4, 3)) == (4, 10)  # the small config is short
+    assert report._trials(spec, table(10, 1)) == (1, 3)
