@@ -20,6 +20,7 @@ from benchmarks import (
     budget,
     clients,
     decode_reference,
+    full_domain,
     hadamard_anchor,
     harness,
     heavy_hitters,
@@ -65,6 +66,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "clients": clients.bench,  # every oracle's perturb: seconds and ns per report bit
     "budget": budget.bench,  # every budgeted call: what its checks count, what it takes
     "pool_lookup": pool_lookup.bench,  # FLH's lookup: key-by-key vs row-by-row kernel
+    "full_domain": full_domain.bench,  # GRR's full-domain estimate vs the generic path
 }
 
 

@@ -368,16 +368,20 @@ class FrequencyOracle(ABC):
     def candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         """The values to estimate: all of the domain, or the given ones after checking them."""
         if candidates is None:
-            most = budget.current().memory_bytes // FULL_DOMAIN_BYTES
-            budget.check_memory(
-                "domain_size",
-                self.domain_size,
-                f"<= {most} for a full-domain estimate (or pass candidates)",
-                FULL_DOMAIN_BYTES * self.domain_size,
-                "a full-domain estimate",
-            )
+            self.check_full_domain()
             return np.arange(self.domain_size, dtype=np.int64)
         return check_values(candidates, self.domain_size, name="candidates")
+
+    def check_full_domain(self) -> None:
+        """Refuse a full-domain estimate over the memory budget (FULL_DOMAIN_BYTES a value)."""
+        most = budget.current().memory_bytes // FULL_DOMAIN_BYTES
+        budget.check_memory(
+            "domain_size",
+            self.domain_size,
+            f"<= {most} for a full-domain estimate (or pass candidates)",
+            FULL_DOMAIN_BYTES * self.domain_size,
+            "a full-domain estimate",
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

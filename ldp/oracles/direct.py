@@ -116,6 +116,25 @@ class GRR(PureOracle):
     def n_reports(self, reports: np.ndarray) -> int:
         return int(np.shape(reports)[0])
 
+    def estimate(self, reports: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+        """c(v) = (I_v - n q*)/(p* - q*) ([FO] "Method"); over the full domain with fewer
+        reports than d/8, every value nobody reported gets the one constant (0 - n q*)/(p* - q*)
+        and only the reported ones are counted: the same numbers, bit for bit, as counting
+        all d (a histogram of d int64 and its gather cost ~10x more at d = 3.3 10^6,
+        n = 10^4; ``python -m benchmarks --only full_domain``)."""
+        if candidates is not None:
+            return super().estimate(reports, candidates)
+        self.check_full_domain()
+        reports = check_values(reports, self.domain_size, name="reports")
+        n, p, q = reports.shape[0], self.p_star, self.q_star
+        if 8 * n >= self.domain_size:  # many reports: one histogram of the domain
+            support = np.bincount(reports, minlength=self.domain_size)
+            return theory.pure_estimate(support, n, p, q)
+        held, counts = np.unique(reports, return_counts=True)
+        estimates = np.full(self.domain_size, theory.pure_estimate(np.zeros(1), n, p, q)[0])
+        estimates[held] = theory.pure_estimate(counts, n, p, q)
+        return estimates
+
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         reports = check_values(reports, self.domain_size, name="reports")
         if 8 * candidates.shape[0] >= self.domain_size:  # many candidates: one histogram

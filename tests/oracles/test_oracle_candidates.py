@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from oracle_testing import COUNTS, PROTOCOLS, make_oracle, seed_for, users
 
-from ldp.oracles import OLH
+from ldp.oracles import GRR, OLH
+from ldp.oracles.base import PureOracle
 
 CANDIDATE_SETS = {
     "unsorted-repeated": np.array([7, 0, 15, 7, 3], dtype=np.int64),
@@ -52,3 +53,18 @@ def test_wide_domain_candidates_match_their_one_word_equivalents() -> None:
     together = oracle.estimate(reports, candidates=chosen)
     one_by_one = np.concatenate([oracle.estimate(reports, candidates=c[None]) for c in chosen])
     np.testing.assert_array_equal(together, one_by_one)
+
+
+@pytest.mark.parametrize(
+    ("domain_size", "n"), [(3_000_000, 10_000), (1000, 50), (1000, 100_000), (17, 3), (5, 0)]
+)
+def test_grr_full_domain_estimate_is_the_generic_one_bit_for_bit(domain_size: int, n: int):
+    """GRR's full-domain estimate counts only the reported values when they are few (the
+    others share one constant); it must equal the generic histogram path exactly, on both
+    sides of its switch (n < d/8, n >= d/8) and with no report at all."""
+    oracle = GRR(epsilon=5.0, domain_size=domain_size)
+    rng = np.random.default_rng(domain_size + n)
+    reports = oracle.perturb(rng.integers(0, domain_size, n), rng)
+    fast, generic = oracle.estimate(reports), PureOracle.estimate(oracle, reports)
+    assert fast.dtype == generic.dtype and fast.shape == generic.shape
+    assert np.array_equal(fast.view(np.int64), generic.view(np.int64))
