@@ -83,6 +83,15 @@ def custom_reasons(args: argparse.Namespace, settings_of: dict[str, list[Setting
     return reasons
 
 
+def replaces_all(reasons: Sequence[str], out_dir: Path) -> bool:
+    """Whether this run's gallery and report replace the directory's whole files (a custom
+    run in a directory of its own) rather than update the figures it drew (a full run, or
+    ``--only`` redrawing figures of the committed results into their own directory)."""
+    if not reasons:
+        return False
+    return not (list(reasons) == ["--only"] and out_dir.resolve() == COMMITTED)
+
+
 def _load_table(
     results_dir: Path, experiments: Sequence[str], settings_of: dict[str, list[Setting]]
 ) -> pd.DataFrame:
@@ -264,8 +273,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         )
         print(f"{spec.name}: {', '.join(str(f) for f in files)}")
     # a full run updates its gallery (figures not drawn now keep their entries); a custom
-    # run's directory describes that run alone
-    order = None if reasons else [spec.name for spec in FIGURES]
+    # run's directory describes that run alone, except that redrawing some figures of the
+    # committed run into its own directory updates them (it replaced the whole report)
+    order = None if replaces_all(reasons, out_dir) else [spec.name for spec in FIGURES]
     with profile.time("gallery and reproduction report", "report"):
         gallery = write_gallery(figures_dir, entries, quick=args.quick, order=order)
         print(f"gallery: {gallery}")

@@ -127,7 +127,8 @@ def existing_blocks(path: Path) -> dict[str, str]:
         return {}
     blocks: dict[str, str] = {}
     for block in re.split(r"(?m)^(?=## )", path.read_text())[1:]:
-        image = re.search(r"!\[[^\]]*\]\(([^)/]+)\.png\)", block)
+        # the image's file, whatever brackets its alt text (the title) holds: "[-1, 1]"
+        image = re.search(r"^!\[.*\]\(([^)/\s]+)\.png\)$", block, re.MULTILINE)
         if image:
             blocks[image.group(1)] = block.rstrip("\n") + "\n"
     return blocks

@@ -69,3 +69,16 @@ def test_quick_runs_skip_the_up_front_estimate(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(estimate, "probe", no_probe)
     code = figures_main.main(["--quick", "--only", "pem_fig2", "--results-dir", str(tmp_path)])
     assert code == 0, capsys.readouterr().err
+
+
+def test_redrawing_some_committed_figures_updates_the_committed_report(tmp_path):
+    """``--only X --out-dir results`` redraws X into the committed directory: its gallery and
+    report keep every other figure (they were replaced by X's alone); any other custom run,
+    or --only into a directory of its own, still describes that run alone."""
+    from experiments.figures.__main__ import COMMITTED, replaces_all
+
+    assert not replaces_all([], tmp_path)  # a full run updates
+    assert not replaces_all(["--only"], COMMITTED)
+    assert replaces_all(["--only"], tmp_path)
+    assert replaces_all(["--only", "--add/--set"], COMMITTED)
+    assert replaces_all(["trials other than the configs'"], COMMITTED)

@@ -101,3 +101,17 @@ def test_a_protocol_with_missing_points_is_not_joined_across_them():
     spm = [line for line in figure.axes[0].lines if line.get_color() != "none"]
     ys = [line.get_ydata() for line in spm if len(line.get_xdata()) == 3]
     assert any(pd.isna(list(y)).any() for y in ys)  # SPM's ε = 2 is a gap, not a segment
+
+
+def test_every_block_of_the_committed_gallery_is_kept_by_an_update():
+    """An update (``--only``) keeps the blocks of the figures it does not draw: each must be
+    found by its image, also when the title holds brackets ("in [-1, 1]"), which dropped
+    the mean-estimation block from the gallery."""
+    from pathlib import Path
+
+    from experiments.figures.gallery import existing_blocks
+
+    index = Path(__file__).resolve().parents[2] / "results" / "figures" / "index.md"
+    headings = [line for line in index.read_text().splitlines() if line.startswith("## ")]
+    blocks = existing_blocks(index)
+    assert len(blocks) == len(headings) and "mean_eps" in blocks
