@@ -139,7 +139,7 @@ def recorded() -> Iterator[list[Charge]]:
     >>> with recorded() as charges:
     ...     _ = GRR(epsilon=1.0, domain_size=8).estimate(np.zeros(4, dtype=np.int64))
     >>> charges[0].site, charges[0].kind, charges[0].amount
-    ('ldp.oracles.base:FrequencyOracle.candidates', 'memory', 256.0)
+    ('ldp.oracles.base:FrequencyOracle.check_full_domain', 'memory', 256.0)
     """
     charges: list[Charge] = []
     token = _CHARGES.set(charges)
