@@ -13,11 +13,9 @@ about 46 ms on this kind of machine.  Run it as ``python -m benchmarks --only fu
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 
+from benchmarks.side_by_side import alternate
 from ldp.oracles import GRR
 from ldp.oracles.base import PureOracle
 
@@ -30,35 +28,28 @@ POINTS = (
 QUICK_POINTS = ((3_307_948, 10_000, 5.0),)
 
 
-def _seconds(call) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
-
-
 def measure(d: int, n: int, epsilon: float, rounds: int) -> dict:
     oracle = GRR(epsilon=epsilon, domain_size=d)
     rng = np.random.default_rng(0)
     reports = oracle.perturb(rng.integers(0, d, n), rng)
-    calls = {
-        "generic": lambda: PureOracle.estimate(oracle, reports),
-        "grr": lambda: oracle.estimate(reports),
-    }
-    same = np.array_equal(calls["generic"]().view(np.int64), calls["grr"]().view(np.int64))
-    times: dict[str, list[float]] = {"generic": [], "grr": []}
-    for r in range(rounds):
-        for name in ("generic", "grr") if r % 2 == 0 else ("grr", "generic"):
-            times[name].append(_seconds(calls[name]))
-    ratios = [g / f for g, f in zip(times["generic"], times["grr"], strict=True)]
+
+    def generic() -> np.ndarray:
+        return PureOracle.estimate(oracle, reports)
+
+    def counted() -> np.ndarray:
+        return oracle.estimate(reports)
+
+    same = np.array_equal(generic().view(np.int64), counted().view(np.int64))
+    timed = alternate(generic, counted, rounds)
     return {
         "d": d,
         "n": n,
         "epsilon": epsilon,
-        "generic_ms": 1e3 * statistics.median(times["generic"]),
-        "grr_ms": 1e3 * statistics.median(times["grr"]),
-        "ratio": statistics.median(ratios),
-        "low": min(ratios),
-        "high": max(ratios),
+        "generic_ms": timed["first_ms"],
+        "grr_ms": timed["second_ms"],
+        "ratio": timed["ratio"],
+        "low": timed["low"],
+        "high": timed["high"],
         "same": same,
     }
 

@@ -17,12 +17,11 @@ in one process; per point: milliseconds of each (median), the ratio by key ÷ by
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
+from benchmarks.side_by_side import alternate
 from ldp import hashing
 
 #: (k', g, candidates): FLH's pools at ε = 1 (g = 4) and 4 (g = 56), the domains of the
@@ -39,12 +38,6 @@ POINTS = (
 QUICK_POINTS = ((1_000, 4, 1024), (10_000, 56, 1024))
 
 
-def _time(call) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
-
-
 def measure(k: int, g: int, d: int, rounds: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     table = rng.integers(0, 1000, (k, g)).astype(np.int64)
@@ -52,30 +45,27 @@ def measure(k: int, g: int, d: int, rounds: int, seed: int = 0) -> dict:
     a, b = hashing.user_functions(seeds)
     digests = hashing.digest(hashing.as_words(np.arange(d, dtype=np.int64)))
     g64 = np.uint64(g)
-    kernels = {
-        "key": lambda: hashing._lookup_kernel(table, a, b, digests, g64),
-        "row": lambda: hashing._lookup_rows_kernel(table, a, b, digests, g64),
-    }
-    same = np.array_equal(kernels["key"](), kernels["row"]())  # also compiles both
-    times: dict[str, list[float]] = {"key": [], "row": []}
-    for r in range(rounds):
-        order = ("key", "row") if r % 2 == 0 else ("row", "key")
-        for name in order:
-            times[name].append(_time(kernels[name]))
-    ratios = [kk / rr for kk, rr in zip(times["key"], times["row"], strict=True)]
-    picked = "row" if table.nbytes > hashing.LOOKUP_CACHE_BYTES else "key"
+
+    def by_key() -> np.ndarray:
+        return hashing._lookup_kernel(table, a, b, digests, g64)
+
+    def by_row() -> np.ndarray:
+        return hashing._lookup_rows_kernel(table, a, b, digests, g64)
+
+    same = np.array_equal(by_key(), by_row())  # also compiles both
+    timed = alternate(by_key, by_row, rounds)
     return {
         "k": k,
         "g": g,
         "d": d,
         "table_mib": table.nbytes / 2**20,
-        "key_ms": 1e3 * statistics.median(times["key"]),
-        "row_ms": 1e3 * statistics.median(times["row"]),
-        "ratio": statistics.median(ratios),
-        "low": min(ratios),
-        "high": max(ratios),
+        "key_ms": timed["first_ms"],
+        "row_ms": timed["second_ms"],
+        "ratio": timed["ratio"],
+        "low": timed["low"],
+        "high": timed["high"],
         "same": same,
-        "picked": picked,
+        "picked": "row" if table.nbytes > hashing.LOOKUP_CACHE_BYTES else "key",
     }
 
 
