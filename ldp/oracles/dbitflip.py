@@ -42,6 +42,7 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import ROUND_PAIR_BYTES, FrequencyOracle, check_variance_input
 from ldp.oracles.longitudinal import Rounds
+from ldp.oracles.memo import memo_slots
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_int, check_values
 
@@ -182,14 +183,9 @@ class DBitFlip(FrequencyOracle):
         self.check_report_size(n * max(tau, 1), ROUND_PAIR_BYTES)
         buckets = self.sample_buckets(n, rng)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
-        if n * self.domain_size < 2**63:  # one int64 key a pair, in the pairs' own order
-            keys, which = np.unique(users * self.domain_size + flat, return_inverse=True)
-            pair_users, pair_values = np.divmod(keys, self.domain_size)
-        else:  # 10x slower: np.unique over rows
-            pairs, which = np.unique(np.stack([users, flat], axis=1), axis=0, return_inverse=True)
-            pair_users, pair_values = pairs[:, 0], pairs[:, 1]
-        memo = self.respond(pair_values, buckets[pair_users], rng)
-        which = which.reshape(n, tau)
+        pairs = memo_slots(users, flat, n, self.domain_size)
+        memo = self.respond(pairs.new_values, buckets[pairs.new_users], rng)
+        which = pairs.slots.reshape(n, tau)
         return [DBitFlipReports(buckets, memo[which[:, t]]) for t in range(tau)]
 
     def rounds_epsilon(self, tau: int) -> float:

@@ -43,6 +43,7 @@ from ldp.oracles import exact
 from ldp.oracles.base import ROUND_PAIR_BYTES
 from ldp.oracles.local_hashing import HashReports, _LocalHashing
 from ldp.oracles.longitudinal import Memoized, _cell_counts, _coin
+from ldp.oracles.memo import memo_slots
 from ldp.registry import register
 from ldp.theory import longitudinal as chain
 from ldp.validation import ParameterError, check_generator, check_int, check_values
@@ -161,14 +162,9 @@ class LOLOHA(Memoized):
         seeds = self._seeds(n, rng)
         cells = hashing.hash_values(flat, np.repeat(seeds, tau), self.g).astype(np.int64)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
-        if n * self.g < 2**62:  # one int64 key per (user, cell)
-            keys, which = np.unique(users * self.g + cells, return_inverse=True)
-            memo_cells = keys % self.g
-        else:
-            pairs, which = np.unique(np.stack([users, cells], axis=1), axis=0, return_inverse=True)
-            memo_cells = pairs[:, 1]
-        memos = self.permanent(memo_cells, rng)
-        which = which.reshape(n, tau)
+        memo = memo_slots(users, cells, n, self.g)  # one memo per (user, hashed value)
+        memos = self.permanent(memo.new_values, rng)
+        which = memo.slots.reshape(n, tau)
         return [HashReports(seeds, self.instantaneous(memos[which[:, t]], rng)) for t in range(tau)]
 
     def join(self, rounds: list) -> np.ndarray:

@@ -42,6 +42,7 @@ from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import ROUND_PAIR_BYTES, PureOracle
 from ldp.oracles.direct import GRR, MAX_GRR_DOMAIN
+from ldp.oracles.memo import memo_slots
 from ldp.oracles.unary import CHUNK, UnaryEncoding, UnaryReports
 from ldp.registry import register
 from ldp.theory import longitudinal as chain
@@ -173,14 +174,9 @@ class Memoized(PureOracle):
         rng = check_generator(rng)
         self.check_report_size(n * max(tau, 1), ROUND_PAIR_BYTES)
         users = np.repeat(np.arange(n, dtype=np.int64), tau)
-        if n * self.domain_size < 2**62:  # one int64 key per (user, value): a fast 1-D unique
-            keys, which = np.unique(users * self.domain_size + flat, return_inverse=True)
-            memo_values = keys % self.domain_size
-        else:
-            pairs, which = np.unique(np.stack([users, flat], axis=1), axis=0, return_inverse=True)
-            memo_values = pairs[:, 1]
-        memos = self.permanent(memo_values, rng)
-        which = which.reshape(n, tau)
+        memo = memo_slots(users, flat, n, self.domain_size)
+        memos = self.permanent(memo.new_values, rng)
+        which = memo.slots.reshape(n, tau)
         return [self.instantaneous(self.take(memos, which[:, t]), rng) for t in range(tau)]
 
     # --- privacy over rounds -------------------------------------------------------------

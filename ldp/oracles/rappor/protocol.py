@@ -80,6 +80,7 @@ from ldp.contract import Capabilities
 from ldp.lazy import lazy_module
 from ldp.oracles import exact, md5
 from ldp.oracles.base import FrequencyOracle, check_variance_input
+from ldp.oracles.memo import MemoIndex
 from ldp.oracles.rappor.decoder import CohortCounts, RapporDecoding, decode, design_columns
 from ldp.registry import register
 from ldp.validation import (
@@ -979,8 +980,12 @@ class RapporClients:
 
     oracle: RAPPOR
     cohorts: np.ndarray
-    _keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    _memo: np.ndarray | None = None
+    _index: MemoIndex | None = None
+    _memo: np.ndarray | None = None  #: the packed PRRs in slot order
+
+    def __post_init__(self) -> None:
+        if self._index is None:
+            self._index = MemoIndex(self.cohorts.shape[0], self.oracle.domain_size)
 
     @classmethod
     def new(cls, oracle: RAPPOR, n_clients: int, rng: np.random.Generator) -> RapporClients:
@@ -992,7 +997,7 @@ class RapporClients:
     @property
     def memoized(self) -> int:
         """How many (client, value) PRRs are stored."""
-        return int(self._keys.shape[0])
+        return len(self._index)
 
     def report(self, values: np.ndarray, rng: np.random.Generator) -> RapporReports:
         """One report per client (``values[i]``: its value now): memoized PRR, fresh IRR."""
@@ -1001,19 +1006,12 @@ class RapporClients:
         if values.shape != self.cohorts.shape:
             raise ValueError(f"values must hold one value per client ({self.cohorts.shape[0]})")
         rng = check_generator(rng)
-        keys = np.arange(values.shape[0], dtype=np.int64) * oracle.domain_size + values
-        where = np.searchsorted(self._keys, keys)
-        found = where < self._keys.shape[0]
-        found[found] = self._keys[where[found]] == keys[found]
-        missing = np.flatnonzero(~found)
-        if missing.size:
-            bloom = oracle.bloom_bits(self.cohorts[missing], values[missing])
+        memo = self._index.assign(np.arange(values.shape[0], dtype=np.int64), values)
+        if memo.new_users.size:
+            bloom = oracle.bloom_bits(self.cohorts[memo.new_users], memo.new_values)
             fresh = pack(oracle.permanent(bloom, rng))
             stored = np.empty((0, fresh.shape[1]), np.uint8) if self._memo is None else self._memo
-            all_keys = np.concatenate([self._keys, keys[missing]])
-            order = np.argsort(all_keys, kind="stable")
-            self._keys = all_keys[order]
-            self._memo = np.concatenate([stored, fresh])[order]
-        prr = unpack(self._memo[np.searchsorted(self._keys, keys)], oracle.k)
+            self._memo = np.concatenate([stored, fresh])
+        prr = unpack(self._memo[memo.slots], oracle.k)
         bits = pack(oracle.instantaneous(prr, rng))
         return RapporReports(self.cohorts.copy(), bits, oracle.k)
