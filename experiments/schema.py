@@ -244,6 +244,9 @@ class TrialOptions:
     postprocess: str | None = choice(None, POSTPROCESS_METHODS)
     #: oracle trials with engine=reports: also record the aggregator's seconds (server_seconds)
     time_server: bool = False
+    #: heavy-hitter trials: trial 0 also records the protocol's refined identification
+    #: model as Eq. (4)'s scores (refined.f1, refined.ncr), once per setting
+    model: bool = False
     #: longitudinal trials: τ, the collections from the same users (None: 1)
     rounds: int | None = ranged(None, ge=1, le=1000)
     #: longitudinal trials: ρ, the chance that a user redraws their value at each round after

@@ -43,6 +43,7 @@ class TrialStreams(NamedTuple):
 
     data: np.random.Generator  #: who the users are
     mechanism: np.random.Generator  #: what the protocol does with them
+    trial: int = 0  #: the trial's index (what is recorded once per setting, trial 0 records)
 
 
 def trial_seed_sequence(seed: int, trial: int) -> np.random.SeedSequence:
@@ -73,4 +74,4 @@ def trial_streams(
     root = trial_seed_sequence(seed, trial)
     data = np.random.SeedSequence(root.entropy, spawn_key=(trial, 0))
     mechanism = np.random.SeedSequence(root.entropy, spawn_key=(trial, 1, protocol_word(protocol)))
-    return TrialStreams(np.random.default_rng(data), np.random.default_rng(mechanism))
+    return TrialStreams(np.random.default_rng(data), np.random.default_rng(mechanism), trial)

@@ -238,6 +238,17 @@ class HasReportGroups(Protocol):
 
 
 @runtime_checkable
+class HasIdentificationModel(Protocol):
+    """A heavy hitter's model of how likely it finds each true heavy hitter."""
+
+    def identification_model(
+        self, values: np.ndarray, counts: np.ndarray, refined: bool = True
+    ) -> np.ndarray | None:
+        """P(the j-th most frequent value is identified), j = 1..k, on data of these
+        distinct values and counts; None to decline (no model for this configuration)."""
+
+
+@runtime_checkable
 class HasPublicDraws(Protocol):
     """Representative public randomness for the exact privacy loss (:mod:`ldp.privacy`)."""
 

@@ -37,10 +37,10 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (setting, metric, panel): x, empirical mean and SE, model (4)."""
     rows = sec5.settings(table)
     frequencies = sec5.true_frequencies(table)
-    sec5.prepare_refined(rows[[_cell(etas) is not None for etas in rows["protocol.etas"]]])
     out = []
     for metric in sec5.METRICS:
         stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
+        refined = sec5.refined_scores(table, metric)
         for key, row in rows.iterrows():
             if key not in stats.index:
                 continue
@@ -58,7 +58,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
             if len(etas) == 2 and etas[0] == etas[1]:
                 panels.append(("users", shares[0] * n))
             model = sec5.model_utility(row, frequencies[key], metric)
-            extra = {"model": model, "refined": sec5.refined_utility(row, metric), "etas": etas}
+            extra = {"model": model, "refined": refined.get(key, np.nan), "etas": etas}
             for panel, x in panels:
                 out.append(sec5.point(stats, key, row, metric, panel=panel, x=float(x), **extra))
     frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "refined", "etas"])
@@ -189,9 +189,12 @@ def model_claim(data: pd.DataFrame) -> ClaimCheck:
     against the refined model (the step's other candidates the data's own prefixes)."""
     unique = data.drop_duplicates(["config_hash", "metric"]).reset_index(drop=True)
     text, beyond = sec5.model_text(unique, _where)
-    refined, beyond_refined = sec5.model_text(unique, _where, "refined")
     few = set(_few_bits(data))
     few_bits = sum(key in few for key in unique.loc[beyond, "config_hash"])
+    if unique["refined"].isna().all():  # trials recorded without options.model
+        refined, beyond_refined = "not recorded", np.zeros(len(unique), dtype=bool)
+    else:
+        refined, beyond_refined = sec5.model_text(unique, _where, "refined")
     return ClaimCheck(
         source="PEM Sec. V-B (Fig. 3)",
         paper="all points (empirical) lie on the line (analysis (4)) under every configuration",

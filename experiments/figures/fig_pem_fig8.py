@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from experiments.execute import parallel_map
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -109,6 +108,7 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
 
 def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     stats = summary(rows, "f1", ["protocol.eta", "epsilon"])
+    refined = summary(rows, "refined.f1", ["protocol.eta", "epsilon"])  # options.model
     etas = sorted(int(e) for e in stats["protocol.eta"].unique())
     grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
     for eta, colour in zip(etas, style.shades(sec6.proposed(), len(etas)), strict=True):
@@ -116,9 +116,8 @@ def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
         sec6.points(ax, series["epsilon"], series, colour, join=False, label=f"η = {eta}")
         row = rows[rows["protocol.eta"] == eta].iloc[0]
         sec6.model_line(ax, grid, [sec6.pem_model(row, "f1", epsilon=e) for e in grid], colour)
-        epsilons = series["epsilon"].to_numpy()
-        refined = parallel_map(sec6.pem_refined_model, [(row, "f1", e) for e in epsilons])
-        sec6.model_line(ax, epsilons, refined, colour, ls="--")
+        model = refined[refined["protocol.eta"] == eta].sort_values("epsilon")
+        sec6.model_line(ax, model["epsilon"], model["mean"], colour, ls="--")
     ax.set_title("(b) PEM with a fixed η")
     _model_legend(ax, {"model, Eq. (4) with (5)": "-", "refined model (prefix competition)": "--"})
 
@@ -406,5 +405,4 @@ FIGURE = FigureSpec(
     quick_for=sec6.QUICK_FOR_FIG8,
     order=20.8,
     claims=claims,
-    drawing_seconds=40.0,  # panel (b)'s refined model: about 1 s a point, 40 points
 )

@@ -14,19 +14,16 @@ frequencies come from the table's ``frequency`` rows (``options.per_value``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from experiments.execute import parallel_map
 from experiments.figures import style
-from experiments.figures.pem_section6 import built, histogram, n_users, proposed
+from experiments.figures.pem_section6 import built, n_users, proposed
 from experiments.figures.tolerance import Part, WithinSE
 from ldp.theory import pem as theory
-from ldp.theory.pem_refined import refined_identification
 
 
 def dataset_colors() -> dict[str, tuple[float, float, float]]:
@@ -93,60 +90,13 @@ def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
     )
 
 
-def dataset_histogram(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values and counts of a setting's (synthetic) data set, rebuilt from its
-    ``dataset.*`` columns."""
-    params = {}
-    for column, value in row.items():
-        name = str(column).removeprefix("dataset.")
-        if not str(column).startswith("dataset.") or name in ("name", "label"):
-            continue
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            continue
-        value = value.item() if isinstance(value, np.generic) else value
-        params[name] = int(value) if float(value).is_integer() else float(value)
-    return histogram(str(row["dataset.name"]), json.dumps(params, sort_keys=True))
-
-
-#: The refined model's identification probabilities, by the JSON of a setting's cells.
-_REFINED: dict[str, np.ndarray] = {}
-
-
-def _refined(row_json: str) -> np.ndarray:
-    row = pd.Series(json.loads(row_json))
-    values, counts = dataset_histogram(row)
-    k = int(row["k"])
-    return refined_identification(
-        values, counts, int(row["dataset.m"]), float(row["epsilon"]), pem_config(row), top=k
-    )
-
-
-def _cells(row: pd.Series) -> str:
-    """What the refined model of a setting depends on, as JSON (its cache key)."""
-    cells = {
-        str(c): (v.item() if isinstance(v, np.generic) else v)
-        for c, v in row.items()
-        if str(c).startswith(("protocol.", "dataset.")) or c in ("epsilon", "k", "n")
-    }
-    cells = {c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in cells.items()}
-    return json.dumps(cells, sort_keys=True, default=str)
-
-
-def prepare_refined(rows: pd.DataFrame) -> None:
-    """Compute the refined model of every setting in ``rows`` not computed yet, settings in
-    parallel (a third of a second each; a figure has dozens)."""
-    todo = sorted({_cells(row) for _, row in rows.iterrows()} - set(_REFINED))
-    _REFINED.update(zip(todo, parallel_map(_refined, [(cells,) for cells in todo]), strict=True))
-
-
-def refined_utility(row: pd.Series, goal: str) -> float:
-    """The refined model (:mod:`ldp.theory.pem_refined`): Eq. (4) with identification
-    probabilities that let the step's other candidates be the data's own prefixes."""
-    cells = _cells(row)
-    if cells not in _REFINED:
-        _REFINED[cells] = _refined(cells)
-    k = int(row["k"])
-    return float(theory.utility_weights(k, goal) @ _REFINED[cells])
+def refined_scores(table: pd.DataFrame, goal: str) -> pd.Series:
+    """The refined model's score (:mod:`ldp.theory.pem_refined`: Eq. (4) with identification
+    probabilities that let the step's other candidates be the data's own prefixes) per
+    setting, from the ``refined.<goal>`` rows its trial 0 recorded (``options.model``);
+    a setting run without them is absent."""
+    rows = table[table["metric"] == f"refined.{goal}"]
+    return rows.groupby("config_hash")["value"].first()
 
 
 def check_recorded(table: pd.DataFrame) -> list[str]:

@@ -27,7 +27,7 @@ from experiments.figures.tolerance import Band, Beyond, Part, WithinSE, bonferro
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
 from experiments.schema import FigureConfig
 from ldp.theory import pem as pem_theory
-from ldp.theory import pem_figures, pem_refined
+from ldp.theory import pem_figures
 
 #: The data sets of Sec. VI, in the paper's column order.
 DATASETS = ("url", "aol", "exponential")
@@ -183,32 +183,6 @@ def pem_model(
     epsilon = float(row["epsilon"] if epsilon is None else epsilon)
     f = exponential_frequencies(row)
     return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
-
-
-@functools.lru_cache(maxsize=64)
-def histogram(name: str, params: str) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values and counts of data set ``name`` loaded with ``params`` (JSON)."""
-    from ldp import datasets
-
-    data = datasets.load(name, **json.loads(params))
-    return np.unique(data.values, return_counts=True)
-
-
-def pem_refined_model(
-    row: pd.Series, goal: str = "f1", epsilon: float | None = None, k: int | None = None
-) -> float:
-    """The refined model (:func:`ldp.theory.pem_refined.refined_utility`) for a PEM setting
-    on the exponential data, with the data set's own histogram as the distribution."""
-    protocol = built(row, epsilon, k)
-    params = {}
-    for name in ("n", "m", "scale", "support", "seed"):
-        value = row.get(f"dataset.{name}")
-        if value is not None and not pd.isna(value):
-            params[name] = float(value) if name == "scale" else int(value)
-    values, counts = histogram("exponential", json.dumps(params, sort_keys=True))
-    epsilon = float(row["epsilon"] if epsilon is None else epsilon)
-    k, m = int(row["k"] if k is None else k), int(row["dataset.m"])
-    return pem_refined.refined_utility(values, counts, m, epsilon, protocol.config, k, goal)
 
 
 def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
@@ -515,6 +489,6 @@ SYNTHETIC_ONLY = ("hydra.sweeper.params.dataset=exponential",)
 QUICK_FOR_FIG5 = {"pem_fig5_sens": SYNTHETIC_ONLY}
 QUICK_FOR_FIG6 = {"pem_fig6_sens": SYNTHETIC_ONLY, "pem_fig6_block": SYNTHETIC_ONLY}
 QUICK_FOR_FIG7 = {"pem_fig7_partitioned_theta": ("protocol.threshold=0.04",)}
-#: Fig. 8b's refined model costs 1-3 s a point at draw time: --quick keeps its ε = 0.9 (the
-#: claim's) and 2.
+#: Fig. 8b's refined model costs 1-3 s a setting (trial 0, ``options.model``): --quick keeps
+#: its ε = 0.9 (the claim's) and 2.
 QUICK_FOR_FIG8 = {"pem_fig8_eta": ("hydra.sweeper.params.epsilon='0.9,2'",)}

@@ -7,7 +7,10 @@ A protocol of :mod:`ldp.heavy_hitters` identifies the top k; recorded: ``f1``, `
 (``item`` = its true rank, 1 = most frequent).  With ``protocol.threshold`` = θ the truth
 is every value above θ n instead of the top k.  A protocol that declares
 ``report_groups()`` also gets ``adversary_success`` and ``adversary_baseline``
-(:func:`heavy_hitter_adversary_rows`).
+(:func:`heavy_hitter_adversary_rows`).  With ``options.model``, trial 0 of a protocol that
+declares ``identification_model`` records its refined model's scores once per setting,
+``refined.f1`` and ``refined.ncr`` (:func:`model_rows`): deterministic, a second or so
+each, computed with the trials rather than when a figure is drawn.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from experiments.build import cached_heavy_hitter
 from experiments.kinds import NAN, Measurement, TrialResult
 from experiments.population import load_dataset
 from experiments.seeding import TrialStreams
-from ldp.contract import HasReportGroups
+from ldp.contract import HasIdentificationModel, HasReportGroups
 
 
 def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialResult:
@@ -61,7 +64,26 @@ def heavy_hitter_trial(config: dict[str, Any], streams: TrialStreams) -> TrialRe
             rows.append(Measurement("identified", float(hit), item=rank))
             rows.append(Measurement("frequency", float(count) / data.n, item=rank))
     rows += heavy_hitter_adversary_rows(protocol, data)
+    if config["options"]["model"] and streams.trial == 0:
+        rows += model_rows(protocol, data)
     return TrialResult(rows, data.source, data.n, protocol=protocol)
+
+
+def model_rows(protocol, data) -> list[Measurement]:
+    """``refined.f1`` and ``refined.ncr``: [PEM] Eq. (4)'s scores Σ_j w_j P(v_j found) with
+    the protocol's refined identification model on the data's own histogram; no rows for a
+    protocol that declares none or declines."""
+    from ldp.theory.pem import utility_weights
+
+    if not isinstance(protocol, HasIdentificationModel):
+        return []
+    found = protocol.identification_model(*data.histogram(), refined=True)
+    if found is None:
+        return []
+    return [
+        Measurement(f"refined.{goal}", float(utility_weights(len(found), goal) @ found))
+        for goal in ("f1", "ncr")
+    ]
 
 
 def heavy_hitter_adversary_rows(protocol, data) -> list[Measurement]:

@@ -239,6 +239,28 @@ class PEM:
         """The oracle group ``step`` reports through: over its 2^{γ+η[1]+...+η[i]} prefixes."""
         return self.oracle(epsilon=self.epsilon, domain_size=2 ** self.config.lengths[step])
 
+    def identification_model(
+        self, values: np.ndarray, counts: np.ndarray, refined: bool = True
+    ) -> np.ndarray | None:
+        """P(v_j survives every step), j = 1..k, v_j the j-th most frequent of ``values``
+        (held ``counts`` times): [PEM] Eq. (4)'s Π_i Piden_j[i] with Eq. (5) from the
+        frequencies alone (``refined=False``), or the refined model
+        (:func:`ldp.theory.pem_refined.refined_identification`), whose competing candidates
+        at each step are the data's own prefixes.  Both take OLH's (p*, q*) (Sec. II), so
+        None for another oracle."""
+        if self.oracle is not OLH:
+            return None
+        values, counts = np.asarray(values), np.asarray(counts)
+        if refined:
+            from ldp.theory.pem_refined import refined_identification
+
+            return refined_identification(
+                values, counts, self.m, self.epsilon, self.config, top=self.k
+            )
+        n = int(counts.sum())
+        frequencies = np.sort(counts)[::-1][: self.k] / n
+        return theory.overall_identification(frequencies, n, self.epsilon, self.config)
+
     def report_groups(self) -> tuple[ReportGroup, ...]:
         """Group i (weight n[i]/n) sends one report: the step oracle's of v[0:γ+η[1]+...+η[i]]."""
         total, m = float(sum(self.config.fractions)), self.m

@@ -228,8 +228,7 @@ def test_fig9_series_cover_the_same_epsilons():
 
 @pytest.fixture(scope="module")
 def drawn(quick_table) -> dict[str, plt.Figure]:
-    """Each figure drawn once from the quick table (the refined model lines of Figs. 3 and
-    8b take seconds a point), for the tests that read the drawing."""
+    """Each figure drawn once from the quick table, for the tests that read the drawing."""
     figures = {}
     for name, spec in SPECS.items():
         table = quick_table[quick_table["experiment"].isin(spec.experiments)]
@@ -393,8 +392,8 @@ def test_best_reads_twice_and_names_where_a_rival_leads() -> None:
 
 
 def test_quick_keeps_fig8b_to_the_points_its_claim_reads():
-    """Fig. 8b's refined model is computed at draw time for every (η, ε) point: --quick
-    keeps every η (the claim reads η = 2 to 10) at ε = 0.9 (the claim's) and 2."""
+    """Fig. 8b's refined model costs a second or more per (η, ε) setting: --quick keeps
+    every η (the claim reads η = 2 to 10) at ε = 0.9 (the claim's) and 2."""
     (spec,) = [s for s in SPECS.values() if "pem_fig8_eta" in s.experiments]
     quick = _settings("pem_fig8_eta", *spec.quick_overrides("pem_fig8_eta"))
     points = {(s.config["protocol"]["eta"], s.config["epsilon"]) for s in quick}

@@ -161,3 +161,38 @@ def test_multiple_questions_record_each_approach_adversary(compose_config):
     split, partition = metrics["adversary_success.split"], metrics["adversary_success.partition"]
     assert split.value == split.analytic and partition.value == partition.analytic
     assert split.value < partition.value < 1
+
+
+def test_a_heavy_hitter_trial_records_the_refined_model_once_with_options_model(compose_config):
+    """``options.model``: trial 0 records Eq. (4)'s scores with the protocol's refined
+    identification model on the trial's own data, the numbers the theory gives; the other
+    trials, and a run without the option, record none."""
+    from experiments.population import load_dataset
+    from ldp.heavy_hitters import PEM
+    from ldp.theory import pem_refined
+
+    overrides = ("protocol=pem", "dataset=zipf", "dataset.n=20000", "dataset.m=16")
+    overrides += ("dataset.support=4096", "k=8", "protocol.etas=[6,6]", "protocol.gamma=4")
+    config = make_setting(compose_config(*overrides, "options.model=true")).config
+    first = {m.metric: m.value for m in run_trial(config, 0).measurements}
+    data = load_dataset(config["dataset"])
+    pem = PEM(epsilon=config["epsilon"], k=8, m=16, etas=(6, 6), gamma=4)
+    for goal in ("f1", "ncr"):
+        values, counts = data.histogram()
+        expected = pem_refined.refined_utility(
+            values, counts, 16, config["epsilon"], pem.config, 8, goal
+        )
+        assert first[f"refined.{goal}"] == pytest.approx(expected, rel=1e-12)
+    assert 0 < first["refined.ncr"] < 1
+    assert not any(m.metric.startswith("refined.") for m in run_trial(config, 1).measurements)
+    plain = make_setting(compose_config(*overrides)).config
+    assert not any(m.metric.startswith("refined.") for m in run_trial(plain, 0).measurements)
+
+
+def test_pem_declines_a_model_for_an_oracle_the_model_does_not_describe():
+    from ldp.heavy_hitters import PEM
+
+    values, counts = np.arange(40), np.arange(40, 0, -1)
+    assert PEM(epsilon=2.0, k=4, m=8, oracle="GRR").identification_model(values, counts) is None
+    found = PEM(epsilon=2.0, k=4, m=8).identification_model(values, counts, refined=False)
+    assert found.shape == (4,) and np.all((0 <= found) & (found <= 1))
