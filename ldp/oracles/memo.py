@@ -53,7 +53,8 @@ class MemoIndex:
         self.size = check_int(size, "size", minimum=1)
         self._packed = self.n_users * self.size <= PACKED_KEYS
         self._keys = np.empty(0, dtype=np.int64 if self._packed else "V16")  # sorted
-        self._slots = np.empty(0, dtype=np.int64)  # the slot of each sorted key
+        #: the slot of each sorted key; None while they are in key order (one batch)
+        self._slots: np.ndarray | None = None
 
     def __len__(self) -> int:
         """How many pairs have a memo."""
@@ -78,26 +79,22 @@ class MemoIndex:
         values = np.asarray(values, dtype=np.int64)
         keys = self._key(users, values)
         first_new = len(self)
-        if first_new:
-            where = np.searchsorted(self._keys, keys)
-            found = where < first_new
-            found[found] = self._keys[where[found]] == keys[found]
-        else:
-            where, found = np.zeros(keys.shape[0], np.int64), np.zeros(keys.shape[0], bool)
+        if not first_new:  # the first batch: its sorted distinct keys are the slots
+            self._keys, inverse = np.unique(keys, return_inverse=True)
+            return Slots(inverse.reshape(-1), *self._pairs(self._keys), 0)
+        if self._slots is None:
+            self._slots = np.arange(first_new, dtype=np.int64)
+        where = np.searchsorted(self._keys, keys)
+        found = where < first_new
+        found[found] = self._keys[where[found]] == keys[found]
         slots = np.empty(keys.shape[0], dtype=np.int64)
         slots[found] = self._slots[where[found]]
         fresh, inverse = np.unique(keys[~found], return_inverse=True)
         slots[~found] = first_new + inverse.reshape(-1)
         new_slots = np.arange(first_new, first_new + fresh.shape[0], dtype=np.int64)
-        if first_new:
-            all_keys = np.concatenate([self._keys, fresh])
-            order = np.argsort(all_keys, kind="stable")
-            self._keys, self._slots = (
-                all_keys[order],
-                np.concatenate([self._slots, new_slots])[order],
-            )
-        else:
-            self._keys, self._slots = fresh, new_slots
+        all_keys = np.concatenate([self._keys, fresh])
+        order = np.argsort(all_keys, kind="stable")
+        self._keys, self._slots = all_keys[order], np.concatenate([self._slots, new_slots])[order]
         return Slots(slots, *self._pairs(fresh), first_new)
 
 
