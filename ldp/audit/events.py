@@ -395,10 +395,20 @@ def hashed_events(g: int, key: Any, key_other: Any) -> list[Event]:
 
 
 def hashed_features(g: int, key: Any, key_other: Any) -> list[Feature]:
-    """H_seed(v) and H_seed(v') of each report's seed, as columns for the search."""
+    """H_seed(v) and H_seed(v') of each report's seed, and whether the cell is one of them
+    and not the other (the evidence of :func:`hashed_events`), as columns for the search:
+    the conjunction of such a hit with a bit of the cell catches a leak that moves cells
+    by their bits (``docs/privacy.md``, the power table)."""
+
+    def only(reports: Any, k: Any, k_other: Any) -> np.ndarray:
+        y = np.asarray(reports.values)
+        return (hash_of(k, reports.seeds, g) == y) & (hash_of(k_other, reports.seeds, g) != y)
+
     return [
         Feature("H(seed, v)", lambda r: hash_of(key, r.seeds, g)),
         Feature("H(seed, v')", lambda r: hash_of(key_other, r.seeds, g)),
+        Feature("H(seed, v) == y != H(seed, v')", lambda r: only(r, key, key_other)),
+        Feature("H(seed, v') == y != H(seed, v)", lambda r: only(r, key_other, key)),
     ]
 
 
