@@ -164,8 +164,10 @@ def tightness_table(
     seed: int = TABLE_SEED,
     trials: int = TRIALS,
     alpha: float = 0.01,
+    names: Sequence[str] | None = None,
 ) -> str:
-    """ε_lower/ε of the default audit of every registered oracle (docs/privacy.md).
+    """ε_lower/ε of the default audit of every registered oracle (docs/privacy.md), or of
+    ``names`` only (each row's seeds come from its name, so a row is the same either way).
 
     A cell is the bound over ε; where the declared loss of one report is below ε (THE,
     RAPPOR's ε₁), the bound over that loss follows in parentheses.  The last column is
@@ -184,6 +186,8 @@ def tightness_table(
         "|---|" + "---:|" * len(epsilons) + "---:|",
     ]
     for name, entry in registry.protocols("oracle").items():
+        if names is not None and name not in names:
+            continue
         cells, needed = [], []
         for epsilon, child in zip(
             epsilons,
