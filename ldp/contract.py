@@ -249,6 +249,30 @@ class HasIdentificationModel(Protocol):
 
 
 @runtime_checkable
+class HasReportSpace(Protocol):
+    """A pure oracle's report space, for the random perturbed-value attack
+    (:mod:`ldp.poisoning`)."""
+
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> Any:
+        """n reports drawn uniformly from every report the client can send."""
+
+    def uniform_support(self) -> float:
+        """The chance that a uniform report supports a given value."""
+
+
+@runtime_checkable
+class CraftsReports(Protocol):
+    """The maximal gain attack's fake reports (:mod:`ldp.poisoning`)."""
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> Any:
+        """n valid reports that together support the ``targets`` as much as possible."""
+
+    def crafted_support(self, targets: np.ndarray) -> float | None:
+        """S: the expected count of targets one crafted report supports; None if not
+        known exactly (the attack's gain then rests on the measured support)."""
+
+
+@runtime_checkable
 class HasPublicDraws(Protocol):
     """Representative public randomness for the exact privacy loss (:mod:`ldp.privacy`)."""
 

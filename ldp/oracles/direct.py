@@ -135,6 +135,25 @@ class GRR(PureOracle):
         estimates[held] = theory.pure_estimate(counts, n, p, q)
         return estimates
 
+    # --- fake users (ldp.poisoning, [CJG21] Sec. 4) -----------------------------------------
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n values drawn uniformly from the domain."""
+        self.check_report_size(n)
+        return check_generator(rng).integers(0, self.domain_size, size=n, dtype=np.int64)
+
+    def uniform_support(self) -> float:
+        """1/d: a uniform value is the given one."""
+        return 1.0 / self.domain_size
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The maximal gain attack: each fake user reports a uniformly drawn target."""
+        self.check_report_size(n)
+        return check_generator(rng).choice(np.asarray(targets, dtype=np.int64), size=n)
+
+    def crafted_support(self, targets: np.ndarray) -> float:
+        """1: a value supports itself only."""
+        return 1.0
+
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         reports = check_values(reports, self.domain_size, name="reports")
         if 8 * candidates.shape[0] >= self.domain_size:  # many candidates: one histogram

@@ -44,6 +44,12 @@ class HashReports(NamedTuple):
         return hashed.T == np.asarray(self.values)[:, None]
 
 
+#: Seeds each fake user of the maximal gain attack tries, and the (target, user, seed)
+#: cells hashed at once.
+MGA_SEED_TRIES = 1000
+MGA_CELLS = 2**21
+
+
 @dataclass(frozen=True, kw_only=True)
 class _LocalHashing(PureOracle):
     """Shared client and aggregator of BLH and OLH.
@@ -170,6 +176,53 @@ class _LocalHashing(PureOracle):
 
     def n_reports(self, reports: HashReports) -> int:
         return int(self._check_reports(reports).seeds.shape[0])
+
+    # --- fake users (ldp.poisoning, [CJG21] Sec. 4) -----------------------------------------
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> HashReports:
+        """n uniform seeds, each with a uniform cell of [0, g)."""
+        self.check_report_size(n)
+        rng = check_generator(rng)
+        seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+        return HashReports(seeds, rng.integers(0, self.g, size=n, dtype=np.int64))
+
+    def uniform_support(self) -> float:
+        """1/g: a uniform cell is the given value's."""
+        return 1.0 / self.g
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> HashReports:
+        """The maximal gain attack: each fake user tries :data:`MGA_SEED_TRIES` random
+        seeds and reports, under the one that hashes the most targets to one cell, that
+        cell ([CJG21] Sec. 4)."""
+        self.check_report_size(n)
+        rng = check_generator(rng)
+        targets = np.asarray(targets, dtype=np.int64)
+        r, tries = targets.shape[0], MGA_SEED_TRIES
+        seeds = np.empty(n, dtype=np.uint64)
+        cells = np.empty(n, dtype=np.int64)
+        rows = max(1, MGA_CELLS // (tries * r))
+        for start in range(0, n, rows):
+            size = min(rows, n - start)
+            tried = rng.integers(0, 2**64 - 1, size=(size, tries), dtype=np.uint64, endpoint=True)
+            hashed = hashing.hash_values(
+                np.broadcast_to(targets, (size * tries, r)).T.reshape(-1),
+                np.tile(tried.reshape(-1), r),
+                self.g,
+            ).reshape(r, size, tries)
+            together = (hashed[:, None] == hashed[None, :]).sum(axis=1)  # (r, size, tries)
+            best_target = together.argmax(axis=0)  # per (user, seed): a most shared cell
+            count = together.max(axis=0)
+            best_seed = count.argmax(axis=1)
+            users = np.arange(size)
+            seeds[start : start + size] = tried[users, best_seed]
+            cells[start : start + size] = hashed[best_target[users, best_seed], users, best_seed]
+        return HashReports(seeds, cells)
+
+    def crafted_support(self, targets: np.ndarray) -> float | None:
+        """r when a seed hashing every target to one cell is all but certain among the
+        tries (missed with probability below 1e-9), else None (measured instead)."""
+        r = np.asarray(targets).shape[0]
+        miss = (1 - float(self.g) ** -(r - 1)) ** MGA_SEED_TRIES
+        return float(r) if miss < 1e-9 else None
 
     def support_counts(self, reports: HashReports, candidates: np.ndarray) -> np.ndarray:
         seeds, values = self._check_reports(reports)

@@ -238,6 +238,41 @@ class UnaryEncoding(PureOracle):
     def support_counts(self, reports: UnaryReports, candidates: np.ndarray) -> np.ndarray:
         return column_sums(self._check_reports(reports), self.domain_size)[candidates]
 
+    # --- fake users (ldp.poisoning, [CJG21] Sec. 4) -----------------------------------------
+    def _packed(self, bits: np.ndarray) -> UnaryReports:
+        return UnaryReports(np.packbits(bits, axis=1), self.domain_size)
+
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> UnaryReports:
+        """n vectors of d uniform bits."""
+        self.check_report_size(n)
+        return self._packed(check_generator(rng).random((n, self.domain_size)) < 0.5)
+
+    def uniform_support(self) -> float:
+        """1/2: a uniform bit is set."""
+        return 0.5
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> UnaryReports:
+        """The maximal gain attack: every target's bit set, and l - r other bits drawn
+        at random, l = round(p* + (d - 1) q*) the expected number of ones of an honest
+        report, so a crafted report has the honest weight ([CJG21] Sec. 4)."""
+        self.check_report_size(n)
+        rng = check_generator(rng)
+        targets = np.asarray(targets, dtype=np.int64)
+        d = self.domain_size
+        ones = round(self.p_star + (d - 1) * self.q_star)
+        extra = min(max(ones - targets.shape[0], 0), d - targets.shape[0])
+        others = np.setdiff1d(np.arange(d), targets)
+        bits = np.zeros((n, d), dtype=bool)
+        bits[:, targets] = True
+        if extra:
+            picks = np.argsort(rng.random((n, others.shape[0])), axis=1)[:, :extra]
+            np.put_along_axis(bits, others[picks], True, axis=1)
+        return self._packed(bits)
+
+    def crafted_support(self, targets: np.ndarray) -> float:
+        """r: every target's bit is set."""
+        return float(np.asarray(targets).shape[0])
+
 
 @register(color="#de8f05", order=20)
 @dataclass(frozen=True, kw_only=True)

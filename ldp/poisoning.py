@@ -1,0 +1,181 @@
+"""Fake users against a frequency oracle: the data-poisoning attacks of [CJG21].
+
+Cao, Jia, Gong, *Data Poisoning Attacks to Local Differential Privacy Protocols* (USENIX
+Security 2021).  An attacker controls m fake users among N = n + m (β = m / N) and wants
+the server to over-estimate the frequencies of r target values T.  A fake user need not
+run the client: it sends any report the protocol accepts.
+
+* ``"RPA"`` (random perturbed-value attack): a report drawn uniformly from the report
+  space (the protocol's ``uniform_reports``, :class:`ldp.contract.HasReportSpace`);
+* ``"RIA"`` (random item attack): the honest report of a uniformly drawn target;
+* ``"MGA"`` (maximal gain attack): the report supporting as many targets as the protocol
+  allows (its ``craft_reports``, :class:`ldp.contract.CraftsReports`).
+
+:func:`attack` runs one collection and measures the *frequency gain* Σ_t (f̃_t after −
+f̃_t before) of the pure estimator; :func:`expected_gain` is its expectation
+(:mod:`ldp.theory.poisoning`).  A protocol that cannot express an attack gets a
+:class:`~ldp.validation.ParameterError` naming ``attack``.
+
+>>> import numpy as np
+>>> from ldp.oracles import OUE
+>>> from ldp import poisoning
+>>> oue = OUE(epsilon=1.0, domain_size=64)
+>>> values = np.random.default_rng(0).integers(0, 64, size=20_000)
+>>> found = poisoning.attack(oue, values, "MGA", [5, 6, 7], beta=0.05,
+...                          rng=np.random.default_rng(1))
+>>> expected = poisoning.expected_gain(oue, "MGA", [5, 6, 7], found.beta, found.f_targets)
+>>> round(expected, 2), abs(found.gain - expected) < 0.1
+(0.47, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ldp.audit.events import count, per_report_fields
+from ldp.contract import CraftsReports, HasReportSpace
+from ldp.reports import bare
+from ldp.theory import poisoning as theory
+from ldp.validation import ParameterError, check_generator, check_int
+
+#: The attacks of [CJG21].
+ATTACKS = ("RPA", "RIA", "MGA")
+
+
+def check_targets(oracle: Any, targets: Any) -> np.ndarray:
+    """Distinct target values of the oracle's domain, at least one."""
+    array = np.asarray(targets)
+    if array.ndim != 1 or array.shape[0] == 0 or array.dtype.kind not in "iu":
+        raise ParameterError("targets", targets, "a non-empty list of integer values")
+    array = array.astype(np.int64)
+    if array.min() < 0 or array.max() >= oracle.domain_size:
+        raise ParameterError("targets", targets, f"values in [0, {oracle.domain_size})")
+    if np.unique(array).shape[0] != array.shape[0]:
+        raise ParameterError("targets", targets, "distinct values")
+    return array
+
+
+def check_attack(oracle: Any, attack: str) -> str:
+    """``attack`` if it is one of :data:`ATTACKS` and the oracle can express it."""
+    if attack not in ATTACKS:
+        raise ParameterError("attack", attack, f"one of {ATTACKS}")
+    if attack == "RPA" and not isinstance(oracle, HasReportSpace):
+        raise ParameterError(
+            "attack",
+            attack,
+            "an attack the protocol can express: it declares no report space (uniform_reports)",
+        )
+    if attack == "MGA" and not isinstance(oracle, CraftsReports):
+        raise ParameterError(
+            "attack",
+            attack,
+            "an attack the protocol can express: it crafts no reports (craft_reports)",
+        )
+    return attack
+
+
+def fake_count(n_genuine: int, beta: float) -> int:
+    """m = round(β n / (1 − β)): the fake users that make a share β of n + m."""
+    if not 0.0 <= beta < 1.0:
+        raise ParameterError("beta", beta, "[0, 1)")
+    return round(beta * check_int(n_genuine, "n_genuine", minimum=1) / (1 - beta))
+
+
+def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.Generator) -> Any:
+    """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc)."""
+    targets = check_targets(oracle, targets)
+    check_attack(oracle, attack)
+    rng = check_generator(rng)
+    if attack == "RIA":
+        return bare(oracle.perturb(rng.choice(targets, size=n), rng))
+    if attack == "RPA":
+        return bare(oracle.uniform_reports(n, rng))
+    return bare(oracle.craft_reports(targets, n, rng))
+
+
+def join(first: Any, second: Any) -> Any:
+    """Two batches of one protocol's reports as one (per-report fields concatenated)."""
+    first, second = bare(first), bare(second)
+    if not isinstance(first, tuple):
+        return np.concatenate([np.asarray(first), np.asarray(second)])
+    layout = per_report_fields(first, count(first))
+    parts = [
+        np.concatenate([a, b]) if own else a
+        for a, b, own in zip(first, second, layout, strict=True)
+    ]
+    return type(first)._make(parts)
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """One poisoned collection: the targets' estimated frequencies before and after."""
+
+    before: np.ndarray  #: f̃_t from the n genuine reports
+    after: np.ndarray  #: f̃_t from the n + m reports
+    n_genuine: int
+    n_fake: int
+    f_targets: float  #: f_T, the targets' true frequency among the genuine users
+    supported: float  #: the mean count of targets a fake report supports (S measured)
+
+    @property
+    def beta(self) -> float:
+        """m / (n + m): the realised share of fake users."""
+        return self.n_fake / (self.n_genuine + self.n_fake)
+
+    @property
+    def gain(self) -> float:
+        """Σ_t (f̃_t after − f̃_t before): the frequency gain of this collection."""
+        return float(np.sum(self.after - self.before))
+
+
+def attack(
+    oracle: Any, values: Any, attack: str, targets: Any, beta: float, rng: np.random.Generator
+) -> AttackResult:
+    """n genuine users holding ``values`` report honestly; m = :func:`fake_count` fake
+    users mount ``attack``; the server estimates the targets' frequencies from the genuine
+    reports alone and from all of them."""
+    targets = check_targets(oracle, targets)
+    check_attack(oracle, attack)
+    rng = check_generator(rng)
+    values = np.asarray(values)
+    n = values.shape[0]
+    m = fake_count(n, beta)
+    genuine = bare(oracle.perturb(values, rng))
+    fake = fake_reports(oracle, attack, targets, m, rng)
+    before = oracle.estimate(genuine, candidates=targets) / n
+    after = oracle.estimate(join(genuine, fake), candidates=targets) / (n + m)
+    supported = float(oracle.support_counts(fake, targets).sum() / m) if m else 0.0
+    f_targets = float(np.isin(values, targets).sum() / n)
+    return AttackResult(before, after, n, m, f_targets, supported)
+
+
+def expected_gain(
+    oracle: Any,
+    attack: str,
+    targets: Any,
+    beta: float,
+    f_targets: float,
+    supported: float | None = None,
+) -> float:
+    """E[gain] of ``attack`` ([CJG21] Sec. 4, :func:`ldp.theory.poisoning.frequency_gain`)
+    at share β of fake users; ``supported`` (S) is needed only where the protocol does not
+    know it exactly (an MGA whose ``crafted_support`` is None)."""
+    targets = check_targets(oracle, targets)
+    check_attack(oracle, attack)
+    r = targets.shape[0]
+    p, q = oracle.p_star, oracle.q_star
+    if attack == "RIA":
+        supported = theory.random_item_support(p, q, r)
+    elif attack == "RPA":
+        supported = r * oracle.uniform_support()
+    else:
+        known = oracle.crafted_support(targets)
+        if known is None and supported is None:
+            raise ParameterError(
+                "supported", None, "the measured S: this attack's is not known exactly"
+            )
+        supported = known if known is not None else supported
+    return theory.frequency_gain(p, q, beta, supported, r, f_targets)

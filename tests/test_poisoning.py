@@ -1,0 +1,115 @@
+"""Fake users against the frequency oracles (:mod:`ldp.poisoning`, [CJG21]).
+
+The measured frequency gain of each (protocol, attack) is averaged over ``TRIALS``
+collections and compared with its closed form (:mod:`ldp.theory.poisoning`): within
+``Z`` standard errors, Z from a family-wise false alarm of 0.001 over the cases
+(Bonferroni, two-sided).  The same check rejects a closed form that forgets the targets'
+own frequency (the β f_T term), which shows its power.
+"""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldp import poisoning
+from ldp.oracles import BLH, GRR, HR, OLH, OUE, SUE
+from ldp.theory import poisoning as theory
+from ldp.validation import ParameterError
+
+PROTOCOLS = (GRR, SUE, OUE, BLH, OLH)
+CASES = [(cls, attack) for cls in PROTOCOLS for attack in poisoning.ATTACKS]
+TRIALS, N, D, BETA = 40, 10_000, 32, 0.05
+TARGETS = [3, 7, 11]
+Z = float(stats.norm.isf(0.001 / (2 * len(CASES))))
+DOC = Path(__file__).resolve().parents[1] / "docs" / "poisoning.md"
+
+
+def measured(cls, attack: str):
+    oracle = cls(epsilon=1.0, domain_size=D)
+    values = np.random.default_rng(0).integers(0, D, size=N)
+    found = [
+        poisoning.attack(oracle, values, attack, TARGETS, BETA, np.random.default_rng([5, t]))
+        for t in range(TRIALS)
+    ]
+    gains = np.array([f.gain for f in found])
+    supported = float(np.mean([f.supported for f in found]))
+    return oracle, found[0], gains.mean(), gains.std(ddof=1) / np.sqrt(TRIALS), supported
+
+
+@pytest.mark.parametrize(("cls", "attack"), CASES, ids=[f"{c.__name__}-{a}" for c, a in CASES])
+def test_the_measured_gain_is_the_closed_form(cls, attack: str) -> None:
+    oracle, first, mean, se, supported = measured(cls, attack)
+    expected = poisoning.expected_gain(
+        oracle, attack, TARGETS, first.beta, first.f_targets, supported
+    )
+    assert abs(mean - expected) <= Z * se + 1e-12, (mean, expected, se)
+
+
+def test_a_closed_form_without_the_targets_frequency_is_rejected() -> None:
+    """The planted formula β (S − r q*)/(p* − q*) misses −β f_T (0.005 here): the check
+    above rejects it for GRR's maximal gain attack, whose gain varies little."""
+    oracle, first, mean, se, _ = measured(GRR, "MGA")
+    p, q = oracle.p_star, oracle.q_star
+    wrong = first.beta * (1 - len(TARGETS) * q) / (p - q)
+    assert abs(mean - wrong) > Z * se
+
+
+def test_the_paper_closed_forms_for_grr_and_oue() -> None:
+    """[CJG21]: kRR's MGA gains β(1 − f_T) + β(d − r)/(e^ε − 1); OUE's MGA 2rβe^ε/(e^ε − 1)
+    − β f_T; RIA β(1 − f_T) for every pure oracle; OLH's RPA −β f_T."""
+    e, beta, f_t, r = np.exp(1.0), 0.05, 0.1, 3
+    grr, oue, olh = (cls(epsilon=1.0, domain_size=D) for cls in (GRR, OUE, OLH))
+    assert poisoning.expected_gain(grr, "MGA", TARGETS, beta, f_t) == pytest.approx(
+        beta * (1 - f_t) + beta * (D - r) / (e - 1), rel=1e-9
+    )
+    assert poisoning.expected_gain(oue, "MGA", TARGETS, beta, f_t) == pytest.approx(
+        2 * r * beta * e / (e - 1) - beta * f_t, rel=1e-9
+    )
+    for oracle in (grr, oue, olh):
+        assert poisoning.expected_gain(oracle, "RIA", TARGETS, beta, f_t) == pytest.approx(
+            beta * (1 - f_t), rel=1e-9
+        )
+    assert poisoning.expected_gain(olh, "RPA", TARGETS, beta, f_t) == pytest.approx(
+        -beta * f_t, abs=1e-12
+    )
+
+
+def test_crafted_reports_are_reports_the_protocol_accepts() -> None:
+    rng = np.random.default_rng(2)
+    for cls in PROTOCOLS:
+        oracle = cls(epsilon=1.0, domain_size=D)
+        for attack in poisoning.ATTACKS:
+            fake = poisoning.fake_reports(oracle, attack, TARGETS, 50, rng)
+            assert oracle.n_reports(fake) == 50
+            assert np.all(np.isfinite(oracle.estimate(fake, candidates=np.array(TARGETS))))
+    oue = OUE(epsilon=1.0, domain_size=D)
+    bits = np.unpackbits(poisoning.fake_reports(oue, "MGA", TARGETS, 20, rng).bits, axis=1)
+    assert (bits.sum(axis=1) == round(oue.p_star + (D - 1) * oue.q_star)).all()
+    assert bits[:, TARGETS].all()
+
+
+def test_bad_input_names_the_parameter() -> None:
+    grr, values = GRR(epsilon=1.0, domain_size=D), np.zeros(100, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ParameterError, match="beta"):
+        poisoning.attack(grr, values, "MGA", TARGETS, 1.0, rng)
+    with pytest.raises(ParameterError, match="targets"):
+        poisoning.attack(grr, values, "MGA", [3, D], 0.1, rng)
+    with pytest.raises(ParameterError, match="targets"):
+        poisoning.attack(grr, values, "MGA", [3, 3], 0.1, rng)
+    with pytest.raises(ParameterError, match="attack"):
+        poisoning.attack(grr, values, "XYZ", TARGETS, 0.1, rng)
+    with pytest.raises(ParameterError, match="attack"):  # HR crafts no reports
+        poisoning.attack(HR(epsilon=1.0, domain_size=D), values, "MGA", TARGETS, 0.1, rng)
+    with pytest.raises(ParameterError, match="beta"):
+        theory.frequency_gain(0.5, 0.1, -0.1, 1.0, 1, 0.0)
+
+
+def test_the_examples_run() -> None:
+    assert doctest.testmod(poisoning).failed == 0
+    assert doctest.testfile(str(DOC), module_relative=False).failed == 0
