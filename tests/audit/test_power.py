@@ -39,8 +39,7 @@ def _rows_changed(honest, leaked) -> np.ndarray:
 @pytest.mark.parametrize("cls", [GRR, OUE, OLH])
 def test_a_leak_alters_its_rate_of_the_reports_of_v_and_nothing_else(cls, leak) -> None:
     oracle = cls(epsilon=1.0, domain_size=4)
-    if plant.applies(oracle, leak) is not None:
-        pytest.skip(plant.applies(oracle, leak))
+    assert plant.applies(oracle, leak) is None  # every class applies to these three
     rate, n = 0.2, 20_000
     values = np.repeat([0, 1], n)
     honest = oracle.perturb(values, np.random.default_rng(3))
