@@ -46,7 +46,13 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp.contract import HasLogLikelihoods, HasReportGroups, capabilities_of
+from ldp.contract import (
+    CraftsReports,
+    HasLogLikelihoods,
+    HasReportGroups,
+    HasReportSpace,
+    capabilities_of,
+)
 from ldp.validation import ParameterError
 
 #: The false-alarm rate of every statistical assertion: a correct protocol fails one with
@@ -56,6 +62,9 @@ ALPHA = 1e-4
 Z = float(stats.norm.isf(ALPHA / 2))
 #: The power at which a check states the smallest error it detects (its note's "detects").
 POWER = 0.9
+#: Poisoned collections per attack in the ``poisoning`` check (a gain varies little: its
+#: spread is the fake users' and the rescaling's, not the genuine estimate's).
+POISONING_RUNS = 30
 #: The normal quantile of POWER: an error whose expected z is Z + Z_POWER is caught w.p. POWER.
 Z_POWER = float(stats.norm.isf(1 - POWER))
 
@@ -688,6 +697,42 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
             notes.append(note)
         return "; ".join(notes)
 
+    def poisoning() -> str:
+        """A class that declares the attack hooks (:mod:`ldp.poisoning`: ``HasReportSpace``,
+        ``CraftsReports``): for each attack it can express, the mean frequency gain of
+        :data:`POISONING_RUNS` poisoned collections of the population (β = 0.05, targets
+        0 and 1) lies within Z standard errors of its closed form ([CJG21], level ALPHA
+        each)."""
+        from ldp import poisoning as attacks
+
+        if not isinstance(oracle, HasReportSpace | CraftsReports):
+            raise CheckSkipped("declares no attack hooks (uniform_reports, craft_reports)")
+        values = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+        notes = []
+        for attack in attacks.ATTACKS:
+            try:
+                attacks.check_attack(oracle, attack)
+            except ParameterError:
+                continue
+            rng = _rng(settings, "poisoning", attack)
+            found = [
+                attacks.attack(oracle, values, attack, pair, 0.05, rng)
+                for _ in range(POISONING_RUNS)
+            ]
+            gains = np.array([f.gain for f in found])
+            supported = float(np.mean([f.supported for f in found]))
+            expected = attacks.expected_gain(
+                oracle, attack, pair, found[0].beta, found[0].f_targets, supported
+            )
+            se = gains.std(ddof=1) / math.sqrt(POISONING_RUNS)
+            z = (gains.mean() - expected) / max(se, 1e-12)
+            assert abs(z) <= Z, (
+                f"{attack}: mean gain {gains.mean():.5f} against its closed form "
+                f"{expected:.5f}: z = {z:.2f} beyond ±{Z:.2f} (level {ALPHA})"
+            )
+            notes.append(f"{attack} gain {gains.mean():.4f} (z = {z:+.2f})")
+        return "; ".join(notes)
+
     for check in (
         hooks,
         constructor_validation,
@@ -703,6 +748,7 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
         additive,
         privacy_audit,
         adversary,
+        poisoning,
     ):
         yield Check(check.__name__, check)
 

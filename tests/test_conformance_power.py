@@ -184,3 +184,22 @@ def test_expected_failed_checks_must_fail_and_names_must_exist() -> None:
         _run_all(iter(checks), {"representation": "stale"})
     with pytest.raises(ValueError, match="names no check"):
         _run_all(iter(checks), {"picklng": "a typo"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CraftsAtRandomGRR(GRR):
+    """GRR whose 'maximal gain' fake users send uniform values while it still claims that
+    each crafted report supports one target."""
+
+    def craft_reports(self, targets, n, rng):
+        return self.uniform_reports(n, rng)
+
+
+def test_the_poisoning_check_catches_a_crafted_report_that_does_not_do_what_it_claims():
+    """The honest GRR passes the ``poisoning`` check; a copy whose crafted reports are
+    uniform values (S = 2/d, not the 1 it declares) fails it."""
+    honest = next(c for c in oracle_checks(GRR, **CONTEXT) if c.name == "poisoning")
+    assert "MGA" in honest.run()
+    planted = next(c for c in oracle_checks(CraftsAtRandomGRR, **CONTEXT) if c.name == "poisoning")
+    with pytest.raises(AssertionError, match="MGA: mean gain"):
+        planted.run()
