@@ -88,6 +88,7 @@ def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.
     """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc)."""
     targets = check_targets(oracle, targets)
     check_attack(oracle, attack)
+    n = check_int(n, "n", minimum=0)
     rng = check_generator(rng)
     if attack == "RIA":
         return bare(oracle.perturb(rng.choice(targets, size=n), rng))

@@ -108,6 +108,8 @@ def test_bad_input_names_the_parameter() -> None:
         poisoning.attack(HR(epsilon=1.0, domain_size=D), values, "MGA", TARGETS, 0.1, rng)
     with pytest.raises(ParameterError, match="beta"):
         theory.frequency_gain(0.5, 0.1, -0.1, 1.0, 1, 0.0)
+    with pytest.raises(ParameterError, match="'n'|n "):
+        poisoning.fake_reports(grr, "MGA", TARGETS, -1, rng)
 
 
 def test_the_examples_run() -> None:

@@ -38,6 +38,7 @@ import numpy as np
 from ldp.audit.events import count, per_report_fields
 from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
+from ldp.validation import ParameterError
 
 #: The classes of leak, in the order of the power table.
 LEAKS = ("fixed report", "out of support", "biased bit", "bit pattern")
@@ -145,9 +146,9 @@ class Planted:
 
     def __init__(self, mechanism: Any, leak: str, rate: float, value: int = 0, other: int = 1):
         if leak not in LEAKS:
-            raise ValueError(f"leak must be one of {LEAKS}, got {leak!r}")
+            raise ParameterError("leak", leak, f"one of {LEAKS}")
         if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"rate must be in [0, 1], got {rate}")
+            raise ParameterError("rate", rate, "[0, 1]")
         self.mechanism, self.leak, self.rate = mechanism, leak, float(rate)
         self.value, self.other = value, other
         self._fixed = _draw(mechanism, value, 1, 0) if leak == "fixed report" else None

@@ -122,3 +122,15 @@ def test_the_table_is_replaced_between_its_markers() -> None:
     with pytest.raises(ValueError, match="power table"):
         power.replace_table("no markers", "x")
     assert re.search("caught", power.__doc__)
+
+
+def test_a_bad_leak_or_rate_is_refused_naming_it() -> None:
+    from ldp.validation import ParameterError
+
+    grr = GRR(epsilon=1.0, domain_size=4)
+    with pytest.raises(ParameterError) as error:
+        plant.Planted(grr, "no such leak", 0.1)
+    assert error.value.name == "leak"
+    with pytest.raises(ParameterError) as error:
+        plant.Planted(grr, "biased bit", 1.5)
+    assert error.value.name == "rate"
