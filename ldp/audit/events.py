@@ -678,6 +678,60 @@ def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
     return out
 
 
+#: Flags in a pattern column (:func:`pattern_columns`): 2^PATTERN_FLAGS codes, at most
+#: :data:`MAX_RATIO_CODES`, so that each code is ordered by its own ratio.
+PATTERN_FLAGS = 8
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """Which of some flag columns hold their chosen value: bit j of the code is flag j."""
+
+    flags: tuple[Column, ...]
+    values: tuple[bool, ...]
+
+    def __call__(self, reports: Any) -> np.ndarray:
+        code = np.zeros(count(reports), dtype=np.int64)
+        for j, (flag, value) in enumerate(zip(self.flags, self.values, strict=True)):
+            code |= (np.asarray(flag(reports), dtype=bool) == value).astype(np.int64) << j
+        return code
+
+
+def pattern_columns(
+    counted: Sequence[tuple[Sequence[Column], np.ndarray, np.ndarray]], n: int, n_other: int
+) -> list[Column]:
+    """A structured set of bits as one symbol: per direction, the pattern of the
+    :data:`PATTERN_FLAGS` flag values that most favour it on the training reports.
+
+    A leak spread over many bits (a fixed set of positions set together, at a rate too low
+    for any one bit or pair to show it) is one code of this column, and a union of such
+    sets is a prefix of its codes ordered by their ratio; the flags are chosen on the
+    training sample only, so the fresh count stays valid.  ``counted`` holds each chunk of
+    flag columns with how many reports of v and of v' set each.
+    """
+    if not counted:
+        return []
+    chunks = [chunk for chunk, _, _ in counted]
+    flags = [column for chunk in chunks for column in chunk]
+    if len(flags) < 2:
+        return []
+    ones = np.concatenate([k for _, k, _ in counted]).astype(float)
+    ones_other = np.concatenate([k for _, _, k in counted]).astype(float)
+    out = []
+    for favours, label in ((1, "v"), (-1, "v'")):
+        x, y, nx, ny = (
+            (ones, ones_other, n, n_other) if favours > 0 else (ones_other, ones, n_other, n)
+        )
+        set_ratio = np.log((x + 0.5) / (nx + 1)) - np.log((y + 0.5) / (ny + 1))
+        clear_ratio = np.log((nx - x + 0.5) / (nx + 1)) - np.log((ny - y + 0.5) / (ny + 1))
+        value = set_ratio >= clear_ratio
+        best = np.argsort(-np.maximum(set_ratio, clear_ratio), kind="stable")[:PATTERN_FLAGS]
+        pattern = _Pattern(tuple(flags[j] for j in best), tuple(bool(value[j]) for j in best))
+        name = f"pattern of the {len(best)} flags most favouring {label}"
+        out.append(Column(name, "feature", feature=pattern))
+    return out
+
+
 @dataclass(frozen=True)
 class FeatureSearch:
     """The most distinguishing set of one column's codes, or of two columns' conjunction.
@@ -712,10 +766,13 @@ class FeatureSearch:
         records: list[tuple] = []
         flags = [c for c in columns if c.kind in ("bit", "packed", "nan")]
         values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
+        counted = []
         for start in range(0, len(flags), CHUNK):
             chunk = flags[start : start + CHUNK]
             ones, ones_other = _flag_counts(chunk, reports), _flag_counts(chunk, reports_other)
             records += self._flag_records(chunk, ones, ones_other, n, n_other)
+            counted.append((chunk, ones, ones_other))
+        values += pattern_columns(counted, n, n_other)
         for column in values:
             x, y = column(reports), column(reports_other)
             if x.ndim != 1 or len(x) != n or len(y) != n_other:

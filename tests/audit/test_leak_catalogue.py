@@ -201,6 +201,25 @@ class FixedSeedOLH(OLH):
         return HashReports(seeds, np.where(rare, 1, np.asarray(reports.values)))
 
 
+class SpreadPatternOUE(OUE):
+    """OUE (d = 64) that, once in 100 reports of the value 0, sets bits 16 to 23 together
+    (the other bits honest): each bit moves by under 1% and no report repeats, so neither
+    a bit, a pair of bits nor the whole report shows it; the set of bits does."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        rare = (np.asarray(values) == 0) & (rng.random(len(values)) < 1e-2)
+        bits = np.array(reports.bits)
+        bits[rare, 2] = 0xFF
+        return UnaryReports(bits, self.domain_size)
+
+
+STRUCTURED = {
+    "OUE d=64, eight fixed bits set together once in 100": lambda: SpreadPatternOUE(
+        epsilon=1.0, domain_size=64
+    ),
+}
+
 WHOLE_REPORT = {
     "OUE d=64, every bit set once in 500": lambda: AllOnesOUE(epsilon=1.0, domain_size=64),
     "OLH, one fixed (seed, cell) once in 500": lambda: FixedSeedOLH(epsilon=1.0, domain_size=4),
@@ -220,6 +239,7 @@ LEAKS = {
     "FLH index names v": lambda: IndexFLH(epsilon=1.0, domain_size=4, k_prime=16),
     "float histogram keeps -0.0": NegativeZero,
     **WHOLE_REPORT,
+    **STRUCTURED,
 }
 SLOW = {"OUE d=1024, leak in bit 700", "GRR leaks v once in 1,000", "CMS never flips its own cell"}
 
@@ -250,9 +270,11 @@ def test_the_honest_float_and_pool_copies_hold() -> None:
 def test_a_whole_report_leak_needs_the_whole_report(name: str, monkeypatch) -> None:
     """The power of the "whole report" column: without it the same audit misses these
     leaks (its bound stays at or below the claim), with it (the catalogue test above)
-    each is caught."""
+    each is caught.  The pattern columns are left out too: every bit set is also a
+    pattern of eight bits set together, which they see."""
     from ldp.audit import events
 
+    monkeypatch.setattr(events, "pattern_columns", lambda *a, **k: [])
     every = events.report_columns
     monkeypatch.setattr(
         events,
@@ -260,6 +282,19 @@ def test_a_whole_report_leak_needs_the_whole_report(name: str, monkeypatch) -> N
         lambda *a, **k: [c for c in every(*a, **k) if c.kind != "report"],
     )
     leaky = WHOLE_REPORT[name]()
+    seed = np.random.SeedSequence([2024, *name.encode()])
+    result = audit.lower_bound(leaky, 0, 1, rng=np.random.default_rng(seed))
+    assert result.epsilon <= leaky.epsilon, str(result)
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_a_spread_pattern_needs_the_pattern_column(name: str, monkeypatch) -> None:
+    """The power of the pattern columns (a structured set of bits as one symbol): without
+    them the same audit misses the leak, with them (the catalogue test) it is caught."""
+    from ldp.audit import events
+
+    monkeypatch.setattr(events, "pattern_columns", lambda *a, **k: [])
+    leaky = STRUCTURED[name]()
     seed = np.random.SeedSequence([2024, *name.encode()])
     result = audit.lower_bound(leaky, 0, 1, rng=np.random.default_rng(seed))
     assert result.epsilon <= leaky.epsilon, str(result)
