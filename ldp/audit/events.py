@@ -654,11 +654,17 @@ def projected_bounds(
     return np.nan_to_num(np.asarray(out, dtype=float), nan=-np.inf)
 
 
+#: Bit j of each byte value (256 x 8), and each of a word's 8 bytes' place in one bincount.
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+_BYTE_OFFSETS = 256 * np.arange(8, dtype=np.intp)
+
+
 def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
     """How many reports set each of the chunk's flag columns (int64).
 
     A bit column's count comes from its word's 64 bit counts, taken at once from the
-    word's little-endian bytes (one unpack and one sum a word, not a boolean column a bit).
+    histograms of the word's 8 little-endian bytes (one bincount a word, not a boolean
+    column a bit): bit 8b + j is set in as many reports as byte b holds a value with bit j.
     """
     counts: dict[tuple, np.ndarray] = {}
     out = np.empty(len(chunk), dtype=np.int64)
@@ -672,8 +678,9 @@ def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
                 column.name, "values", column.part, column.index, column.width, member=column.member
             )
             words = np.ascontiguousarray(_as_words(entry(reports)), dtype="<u8")
-            bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-            counts[key] = bits.sum(axis=0, dtype=np.int64)  # [i]: reports with bit i set
+            by_byte = words.view(np.uint8).reshape(-1, 8).astype(np.intp) + _BYTE_OFFSETS
+            histograms = np.bincount(by_byte.ravel(), minlength=8 * 256).reshape(8, 256)
+            counts[key] = (histograms @ _BYTE_BITS).ravel()  # [i]: reports with bit i set
         out[j] = counts[key][column.index % column.width]
     return out
 

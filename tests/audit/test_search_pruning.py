@@ -41,3 +41,21 @@ def test_pruned_scoring_chooses_what_full_scoring_chooses(protocol, monkeypatch)
         best = sorted((c.scores[index] for c in everything), reverse=True)[: events.CHOICE_DEPTH]
         kept = sorted((c.scores[index] for c in pruned), reverse=True)[: events.CHOICE_DEPTH]
         np.testing.assert_array_equal(kept, best)
+
+
+def test_bit_counts_from_byte_histograms_are_the_bits_counted_one_by_one():
+    """The counts of a word's 64 bit columns (from its bytes' histograms) against each bit
+    read and counted alone, for floats, signed and unsigned integers of every width."""
+    rng = np.random.default_rng(11)
+    fields = (
+        rng.laplace(size=(500, 3)),
+        rng.integers(-(2**62), 2**62, size=500),
+        rng.integers(0, 2**31, size=(500, 2)).astype(np.int32),
+        rng.integers(0, 2**16, size=500).astype(np.uint16),
+    )
+    for part in fields:
+        chunk = [c for c in events.report_columns(part) if c.kind == "bit"]
+        counted = events._flag_counts(chunk, part)
+        alone = [int(np.count_nonzero(column(part))) for column in chunk]
+        assert counted.tolist() == alone
+        assert 0 < counted.sum() < 500 * len(chunk)
