@@ -27,6 +27,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments import estimate
 from experiments.codedigest import changed_files
 from experiments.provenance import plugin_of, provenance, short_commit
@@ -167,9 +168,9 @@ def run_batch(
             raise _trial_error(experiment, setting, trial, error) from None
     effective = effective_parameters(results[0][1].protocol) if results else {}
     columns = (
-        ("experiment", "config_hash", "trial", "metric", "item", "value", "analytic")
-        + (*params, *effective)
-        + ("data_source", "n", "wall_time", *stamp)
+        (col.EXPERIMENT, col.CONFIG_HASH, col.TRIAL, col.METRIC, col.ITEM, col.VALUE)
+        + (col.ANALYTIC, *params, *effective)
+        + (col.DATA_SOURCE, col.N, col.WALL_TIME, *stamp)
     )
     fixed, provenance_values = tuple(params.values()), tuple(stamp.values())
     rows: list[tuple[Any, ...]] = []

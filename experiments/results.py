@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
+from experiments import columns as col
 from experiments.build import build_heavy_hitter, build_protocol, protocol_from_row
 from experiments.check import check_figure
 from experiments.schema import FigureConfig
@@ -57,7 +58,7 @@ FRONTIER_VALUES = 256
 
 
 #: Where the experiment configs live.
-EXPERIMENT_DIR = Path(__file__).resolve().parent.parent / "conf" / "experiment"
+EXPERIMENT_DIR = Path(__file__).resolve().parent.parent / "conf/experiment"
 
 
 @functools.cache
@@ -77,7 +78,7 @@ def figure_config(experiment: str) -> FigureConfig:
 def per_trial(table: pd.DataFrame, metric: str | Collection[str]) -> pd.DataFrame:
     """The per-trial rows of a metric (or of several), without per-value rows."""
     metrics = [metric] if isinstance(metric, str) else list(metric)
-    return table[table["metric"].isin(metrics) & table["item"].isna()].copy()
+    return table[table[col.METRIC].isin(metrics) & table[col.ITEM].isna()].copy()
 
 
 def frequency_mse(row: pd.Series, epsilon: float, n: int, d: int) -> float:
@@ -90,20 +91,20 @@ def frequency_mse(row: pd.Series, epsilon: float, n: int, d: int) -> float:
 
 def label_of(rows: pd.DataFrame, name: str) -> str:
     """A protocol's legend text: the ``protocol.label`` of its rows, else its name."""
-    labels = rows["protocol.label"].dropna().unique() if "protocol.label" in rows else []
+    labels = rows[col.PROTOCOL_LABEL].dropna().unique() if col.PROTOCOL_LABEL in rows else []
     return str(labels[0]) if len(labels) else name
 
 
 def sources_text(table: pd.DataFrame) -> str:
     """Where a table's data came from, for a title: "real", "surrogate", ... or "unknown"."""
-    sources = sorted(str(s) for s in table["data_source"].dropna().unique())
+    sources = sorted(str(s) for s in table[col.DATA_SOURCE].dropna().unique())
     return ", ".join(s.split(":")[0] for s in sources) or "unknown"
 
 
 def protocol_name(table: pd.DataFrame) -> str:
     """The one protocol whose trials ``table`` holds (its registry name), for a figure of a
     single protocol that colours it without naming it; ValueError if there are several."""
-    names = table["protocol.name"].dropna().astype(str).unique()
+    names = table[col.PROTOCOL].dropna().astype(str).unique()
     if len(names) != 1:
         raise ValueError(f"expected the rows of one protocol, got {sorted(names)}")
     return str(names[0])
@@ -142,25 +143,26 @@ def summary(
         √trials.
     """
     rows = table if metric is None else per_trial(table, metric)
-    rows = rows.dropna(subset=["value"])
-    if "analytic" not in rows:  # a table built by hand may leave it out
-        rows = rows.assign(analytic=np.nan)
+    rows = rows.dropna(subset=[col.VALUE])
+    if col.ANALYTIC not in rows:  # a table built by hand may leave it out
+        rows = rows.assign(**{col.ANALYTIC: np.nan})
     if per is not None:
-        rows = rows.assign(value=rows["value"] / rows[per], analytic=rows["analytic"] / rows[per])
-    extra = {name: (column, "first") for name, column in (first or {}).items()}
-    out = (
-        rows.groupby(list(by), dropna=False)
-        .agg(
-            mean=("value", "mean"),
-            std=("value", "std"),
-            trials=("value", "size"),
-            analytic=("analytic", "mean"),
-            **extra,
+        rows = rows.assign(
+            **{col.VALUE: rows[col.VALUE] / rows[per], col.ANALYTIC: rows[col.ANALYTIC] / rows[per]}
         )
-        .reset_index()
-    )
-    out["std"] = out["std"].fillna(0.0)
-    out["se"] = out["std"] / np.sqrt(out["trials"])
+    groups = rows.groupby(list(by), dropna=False)
+    values = groups[col.VALUE]
+    out = pd.DataFrame(
+        {
+            col.MEAN: values.mean(),
+            col.STD: values.std(),
+            col.TRIALS: values.size(),
+            col.ANALYTIC: groups[col.ANALYTIC].mean(),
+            **{name: groups[column].first() for name, column in (first or {}).items()},
+        }
+    ).reset_index()
+    out[col.STD] = out[col.STD].fillna(0.0)
+    out[col.SE] = out[col.STD] / np.sqrt(out[col.TRIALS])
     return out
 
 
@@ -175,6 +177,6 @@ def worst_t(table: pd.DataFrame, level: float) -> tuple[float, float]:
     from scipy.stats import t as student_t  # scipy only where a figure checks its claims
 
     settings = len(table)
-    limit = float(student_t.isf(level / (2 * settings), int(table["trials"].min()) - 1))
-    t = (table["mean"] - table["analytic"]) / (table["std"] / np.sqrt(table["trials"]))
+    limit = float(student_t.isf(level / (2 * settings), int(table[col.TRIALS].min()) - 1))
+    t = (table[col.MEAN] - table[col.ANALYTIC]) / (table[col.STD] / np.sqrt(table[col.TRIALS]))
     return float(np.abs(t).max()), limit

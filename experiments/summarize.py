@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.provenance import short_commit
 from experiments.select import SelectionError, apply_where, check_one_setting, resolve
 from experiments.store import EFFECTIVE, CorruptPartWarning, ResultsStore
@@ -166,7 +167,7 @@ def render(summary: pd.DataFrame, *, per_value: bool = False) -> str:
 
 
 #: The statistics columns of :func:`statistics`, in order.
-STAT_COLUMNS = ("trials", "mean", "std", "se", "ci95_low", "ci95_high", "analytic")
+STAT_COLUMNS = col.STATISTICS
 
 
 def statistics(

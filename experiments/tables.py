@@ -15,26 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
+
 #: Columns that are not parameters of a setting.
-META_COLUMNS = (
-    "experiment",
-    "config_hash",
-    "trial",
-    "metric",
-    "item",
-    "value",
-    "analytic",
-    "data_source",
-    "n",
-    "wall_time",
-    "ldp_version",
-    "numpy_version",
-    "git_commit",
-    "plugin",
-    "plugin_version",
-    "code_digest",
-    "streams",
-)
+META_COLUMNS = col.META
 #: Short names for the common parameter columns.
 SHORT = {
     "protocol.name": "protocol",

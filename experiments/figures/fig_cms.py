@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Part, WithinSE
@@ -41,7 +42,7 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
 
     Along ``epsilons`` at the row's m, or along ``widths`` at one ε.
     """
-    n, d = int(row["dataset.n"]), int(row["options.domain_size"])
+    n, d = int(row[col.DATASET_N]), int(row[col.DOMAIN_SIZE])
     node = protocol_from_row(row)
     if widths is None:  # the row's m (NaN in the table: the class default)
         widths = build_protocol(node, 1.0, domain_size=d).m
@@ -54,31 +55,29 @@ def exact_line(row: pd.Series, epsilons, widths=None) -> np.ndarray:
 
 
 def _points(ax, rows: pd.DataFrame, x: str, colour, log_x: bool) -> None:
-    stats = summary(rows, None, ["engine", x]).set_index(["engine", x])
+    stats = summary(rows, None, [col.ENGINE, x]).set_index([col.ENGINE, x])
     for (engine, value), row in stats.iterrows():
-        half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
+        half = 2 * row[col.STD] / np.sqrt(row[col.TRIALS]) if row[col.TRIALS] > 1 else 0.0
         shift = value * (1 + DODGE[engine]) if log_x else value + DODGE[engine]
         fill = colour if engine == "sampled" else "white"
         marker = style.ENGINE_MARKERS.get(engine, "o")
-        ax.errorbar(shift, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
+        ax.errorbar(shift, row[col.MEAN], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels: Var/n against ε (d = 1024), and against m at ε = 2 (log-log)."""
     style.apply_theme()
     rows = per_trial(table, METRIC)
-    by_eps = rows[rows["experiment"] == "cms_variance"]
-    by_m = rows[rows["experiment"] == "cms_width"]
+    by_eps = rows[rows[col.EXPERIMENT] == "cms_variance"]
+    by_m = rows[rows[col.EXPERIMENT] == "cms_width"]
     figure, axes = plt.subplots(1, 2, figsize=(10.4, 4.2))
-    names = style.order(
-        list(dict.fromkeys([*rows["protocol.name"].unique(), *COMPARISON.reference]))
-    )
+    names = style.order(list(dict.fromkeys([*rows[col.PROTOCOL].unique(), *COMPARISON.reference])))
     ax = axes[0]
     if len(by_eps):
-        grid = np.linspace(by_eps["epsilon"].min(), by_eps["epsilon"].max(), 60)
-        d = int(by_eps["options.domain_size"].iloc[0])
+        grid = np.linspace(by_eps[col.EPSILON].min(), by_eps[col.EPSILON].max(), 60)
+        d = int(by_eps[col.DOMAIN_SIZE].iloc[0])
         for name in names:
-            mine = by_eps[by_eps["protocol.name"] == name]
+            mine = by_eps[by_eps[col.PROTOCOL] == name]
             if mine.empty:
                 continue
             colour = style.color(name)
@@ -87,18 +86,18 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             else:
                 line = table1_variance(name, grid, d)
             ax.plot(grid, line, color=colour, lw=1.0)
-            _points(ax, mine, "epsilon", colour, log_x=False)
+            _points(ax, mine, col.EPSILON, colour, log_x=False)
         ax.set(yscale="log", xlabel=style.EPSILON_LABEL, ylabel="Var[f(v)] / n")
         ax.set_title(f"(a) against ε, d = {d}, k = 256, m = 1024")
     ax = axes[1]
     if len(by_m):
-        epsilon = float(by_m["epsilon"].iloc[0])
-        d = int(by_m["options.domain_size"].iloc[0])
-        widths = np.unique(by_m["protocol.m"].astype(int))
+        epsilon = float(by_m[col.EPSILON].iloc[0])
+        d = int(by_m[col.DOMAIN_SIZE].iloc[0])
+        widths = np.unique(by_m[col.PROTOCOL_M].astype(int))
         for name in COMPARISON.reference:
             ax.axhline(float(table1_variance(name, epsilon, d)), color=style.color(name), lw=1.0)
         for name in COMPARISON.subjects:
-            mine = by_m[by_m["protocol.name"] == name]
+            mine = by_m[by_m[col.PROTOCOL] == name]
             if mine.empty:
                 continue
             colour = style.color(name)
@@ -108,12 +107,15 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             except ValueError:  # a width the sketch refuses (a Hadamard one: not 2^j)
                 fine, line = widths, exact_line(mine.iloc[0], epsilon, widths)
             ax.plot(fine, line, color=colour, lw=1.0)
-            _points(ax, mine, "protocol.m", colour, log_x=True)
+            _points(ax, mine, col.PROTOCOL_M, colour, log_x=True)
         ax.set_xscale("log", base=2)
         ax.set(yscale="log", xlabel="sketch width m")
         ax.set_title(f"(b) against m, ε = {epsilon:g}, k = 256")
     handles = [style.key(n, style.color(n), lw=1.5) for n in names]
-    handles += [*style.engine_handles(rows["engine"].unique()), style.key("exact variance", lw=1.0)]
+    handles += [
+        *style.engine_handles(rows[col.ENGINE].unique()),
+        style.key("exact variance", lw=1.0),
+    ]
     return style.legend_right(figure, handles)
 
 
@@ -121,21 +123,21 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """The sketches' exact variance (with the collision term) against the trials."""
     rows = per_trial(table, METRIC)
     out = []
-    for experiment, x in (("cms_variance", "epsilon"), ("cms_width", "protocol.m")):
-        sketches = rows["protocol.name"].isin(COMPARISON.subjects)
-        mine = rows[(rows["experiment"] == experiment) & sketches]
+    for experiment, x in (("cms_variance", col.EPSILON), ("cms_width", col.PROTOCOL_M)):
+        sketches = rows[col.PROTOCOL].isin(COMPARISON.subjects)
+        mine = rows[(rows[col.EXPERIMENT] == experiment) & sketches]
         if mine.empty:
             continue
         means, exacts, ses, trials = [], [], [], []
         # one t statistic per engine: pooling both engines' rows into one mean would count
         # HCMS twice (its sampled engine draws the users' triples as its client does, from
         # the same stream, so its two engines' rows coincide) and halve the SE's variance
-        for _, group in mine.groupby(["protocol.name", x, "engine"]):
+        for _, group in mine.groupby([col.PROTOCOL, x, col.ENGINE]):
             first = group.iloc[0]
-            width = None if pd.isna(first.get("protocol.m")) else [int(first["protocol.m"])]
-            exacts.append(exact_line(first, first["epsilon"], width)[0])
-            means.append(group["value"].mean())
-            ses.append(group["value"].std() / np.sqrt(len(group)))
+            width = None if pd.isna(first.get(col.PROTOCOL_M)) else [int(first[col.PROTOCOL_M])]
+            exacts.append(exact_line(first, first[col.EPSILON], width)[0])
+            means.append(group[col.VALUE].mean())
+            ses.append(group[col.VALUE].std() / np.sqrt(len(group)))
             trials.append(len(group))
         means, exacts, ses = np.array(means), np.array(exacts), np.array(ses)
         z = np.abs(means - exacts) / np.where(ses > 0, ses, np.nan)

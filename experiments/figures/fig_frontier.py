@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import ExactOrder, Identity, Part, WithinSE
@@ -36,18 +37,18 @@ def costs(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (d, ε, oracle): ``variance`` (exact where declared, else measured),
     ``measured`` and its standard error ``se`` over trials, ``exact``, ``bits``,
     ``decode_s`` (median over trials) and ``skipped`` (the worst reason code, 0 if none)."""
-    rows = table[table["metric"].str.contains(".", regex=False)].copy()
-    rows[["what", "oracle"]] = rows["metric"].str.split(".", n=1, expand=True)
-    keys = ["options.domain_size", "epsilon", "oracle"]
+    rows = table[table[col.METRIC].str.contains(".", regex=False)].copy()
+    rows[["what", "oracle"]] = rows[col.METRIC].str.split(".", n=1, expand=True)
+    keys = [col.DOMAIN_SIZE, col.EPSILON, "oracle"]
     grouped = rows.groupby([*keys, "what"])
-    value = grouped["value"]
+    value = grouped[col.VALUE]
     wide = pd.DataFrame(
         {
             "median": value.median(),
-            "mean": value.mean(),
+            col.MEAN: value.mean(),
             "sd": value.std(),
             "runs": value.count(),
-            "exact": grouped["analytic"].mean(),
+            "exact": grouped[col.ANALYTIC].mean(),
         }
     ).reset_index()
 
@@ -57,9 +58,9 @@ def costs(table: pd.DataFrame) -> pd.DataFrame:
 
     out = pd.DataFrame(
         {
-            "measured": column("sq_error_n", "mean"),
-            "se": column("sq_error_n", "sd") / np.sqrt(column("sq_error_n", "runs")),
-            "trials": column("sq_error_n", "runs"),
+            "measured": column("sq_error_n", col.MEAN),
+            col.SE: column("sq_error_n", "sd") / np.sqrt(column("sq_error_n", "runs")),
+            col.TRIALS: column("sq_error_n", "runs"),
             "exact": column("sq_error_n", "exact"),
             "bits": column("bits", "median"),
             "decode_s": column("decode_s", "median"),
@@ -68,7 +69,7 @@ def costs(table: pd.DataFrame) -> pd.DataFrame:
     )
     out["skipped"] = out["skipped"].fillna(0.0)
     out["variance"] = out["exact"].where(out["exact"].notna(), out["measured"])
-    out = out.reset_index().rename(columns={"options.domain_size": "d"})
+    out = out.reset_index().rename(columns={col.DOMAIN_SIZE: "d"})
     out["d"] = out["d"].astype(int)
     return out
 
@@ -86,7 +87,7 @@ def frontier(panel: pd.DataFrame) -> pd.Series:
 
 
 def with_frontier(stats: pd.DataFrame) -> pd.DataFrame:
-    parts = [frontier(panel) for _, panel in stats.groupby(["d", "epsilon"])]
+    parts = [frontier(panel) for _, panel in stats.groupby(["d", col.EPSILON])]
     return stats.assign(on_frontier=pd.concat(parts) if parts else False)
 
 
@@ -95,7 +96,7 @@ def advice(stats: pd.DataFrame) -> list[str]:
     marks a measured variance, where no closed form applies) and the oracles not placed
     with their reasons."""
     lines = []
-    for (d, epsilon), panel in stats.groupby(["d", "epsilon"]):
+    for (d, epsilon), panel in stats.groupby(["d", col.EPSILON]):
         members = panel[panel["on_frontier"]].sort_values("variance")
         best = members.iloc[0] if len(members) else None
         names = ", ".join(
@@ -121,11 +122,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     frontier members filled and named, dominated ones open."""
     style.apply_theme()
     stats = with_frontier(costs(table))
-    ds, epsilons = sorted(stats["d"].unique()), sorted(stats["epsilon"].unique())
+    ds, epsilons = sorted(stats["d"].unique()), sorted(stats[col.EPSILON].unique())
     figure, axes = plt.subplots(
         len(ds),
         len(epsilons),
-        figsize=(3.6 * len(epsilons), 3.3 * len(ds) + 0.3 * len(stats.groupby(["d", "epsilon"]))),
+        figsize=(3.6 * len(epsilons), 3.3 * len(ds) + 0.3 * len(stats.groupby(["d", col.EPSILON]))),
         squeeze=False,
         sharex="row",
     )
@@ -140,7 +141,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
     for (i, d), (j, epsilon) in ((a, b) for a in enumerate(ds) for b in enumerate(epsilons)):
         ax = axes[i][j]
-        panel = stats[(stats["d"] == d) & (stats["epsilon"] == epsilon)].dropna(subset=COSTS)
+        panel = stats[(stats["d"] == d) & (stats[col.EPSILON] == epsilon)].dropna(subset=COSTS)
         for _, row in panel.sort_values("on_frontier").iterrows():
             colour = style.color(row["oracle"])
             ax.scatter(
@@ -206,7 +207,7 @@ def _table1_claim(stats: pd.DataFrame, table1: list[str]) -> ClaimCheck | None:
             continue
         chosen.append(mine)
         z = (mine["measured"] - mine["exact"]) / model_se(mine)
-        e = np.exp(mine["epsilon"])
+        e = np.exp(mine[col.EPSILON])
         gap = mine["measured"] / (4 * e / (e - 1) ** 2) - 1
         texts.append(
             f"{name}: measured/Table 1 {gap.min():+.1%} to {gap.max():+.1%} over {len(mine)} "
@@ -235,7 +236,7 @@ def model_se(rows: pd.DataFrame) -> pd.Series:
     """Standard error of the measured Var/n: exact × √(2/(m T)) (a mean of m squared
     normal errors per trial, T trials; m values nobody holds, see FRONTIER_VALUES)."""
     values = np.minimum(rows["d"] - 1, FRONTIER_VALUES)
-    return rows["exact"] * np.sqrt(2.0 / (values * rows["trials"]))
+    return rows["exact"] * np.sqrt(2.0 / (values * rows[col.TRIALS]))
 
 
 #: "Matches (up to 1 + o(1))" read at the table's largest d as within 1%.
@@ -250,7 +251,7 @@ def _least_variance_claim(stats: pd.DataFrame, optimal: str, matched: str) -> Cl
     if optimal not in set(panel["oracle"]):
         return None
     texts, least, pgr = [], [], []
-    for epsilon, mine in panel.groupby("epsilon"):
+    for epsilon, mine in panel.groupby(col.EPSILON):
         ranked = mine.sort_values("exact")
         ss = float(mine.loc[mine["oracle"] == optimal, "exact"].iloc[0])
         others = mine[~mine["oracle"].isin([optimal, matched])]
@@ -295,12 +296,12 @@ def _least_variance_claim(stats: pd.DataFrame, optimal: str, matched: str) -> Cl
 def _hadamard_claim(stats: pd.DataFrame, hadamard: str) -> ClaimCheck | None:
     """Hadamard response (``hadamard``): log2 K bits, within 1.5x of the least variance at
     high privacy (ε <= 1)."""
-    mine = stats[(stats["oracle"] == hadamard) & (stats["epsilon"] <= 1)]
+    mine = stats[(stats["oracle"] == hadamard) & (stats[col.EPSILON] <= 1)]
     if mine.empty:
         return None
     order = np.log2(2 ** np.ceil(np.log2(mine["d"] + 1)))
-    least = stats[stats["epsilon"] <= 1].groupby(["d", "epsilon"])["variance"].min()
-    ratio = mine.set_index(["d", "epsilon"])["variance"] / least
+    least = stats[stats[col.EPSILON] <= 1].groupby(["d", col.EPSILON])["variance"].min()
+    ratio = mine.set_index(["d", col.EPSILON])["variance"] / least
     return ClaimCheck(
         source="Acharya, Sun, Zhang, AISTATS 2019, Sec. 1 (Table 1)",
         paper="Hadamard response: order-optimal error in the high-privacy regime with "

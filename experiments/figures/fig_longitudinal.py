@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Identity, Part, WithinSE
@@ -33,41 +34,44 @@ LEVEL = 1e-3
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per (protocol, ε₁): mean, std and number of trials of the per-trial MSE, its exact
     expectation, n and d."""
-    first = {"n": "n", "d": "options.domain_size"}
-    return summary(table, "sq_error_f", ["protocol.name", "epsilon"], first=first)
+    first = {col.N: col.N, "d": col.DOMAIN_SIZE}
+    return summary(table, "sq_error_f", [col.PROTOCOL, col.EPSILON], first=first)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
     stats = _summary(table)
-    at_focus = np.isclose(table["epsilon"], FOCUS)
+    at_focus = np.isclose(table[col.EPSILON], FOCUS)
     for name in figure_config("longitudinal_tau").series:
-        mine = stats[stats["protocol.name"] == name].sort_values("epsilon")
+        mine = stats[stats[col.PROTOCOL] == name].sort_values(col.EPSILON)
         if mine.empty:
             continue
         colour, label = style.color(name), registry.get(name).label
         look = {"fmt": "o", "color": colour, "capsize": 2, "label": label}
-        left.errorbar(2 * mine["epsilon"], mine["mean"], yerr=2 * mine["se"], ms=5, **look)
-        grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 60)
-        n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
-        row = table[table["protocol.name"] == name].iloc[0]
+        left.errorbar(2 * mine[col.EPSILON], mine[col.MEAN], yerr=2 * mine[col.SE], ms=5, **look)
+        grid = np.linspace(mine[col.EPSILON].min(), mine[col.EPSILON].max(), 60)
+        n, d = int(mine[col.N].iloc[0]), int(mine["d"].iloc[0])
+        row = table[table[col.PROTOCOL] == name].iloc[0]
         curve = [frequency_mse(row, e, n, d) for e in grid]  # the exact expectation along ε₁
         left.plot(2 * grid, curve, color=colour, lw=1.1)
-        own = table[(table["protocol.name"] == name) & at_focus]
-        rounds = own[(own["metric"] == "sq_error_f") & own["item"].notna()]
+        own = table[(table[col.PROTOCOL] == name) & at_focus]
+        rounds = own[(own[col.METRIC] == "sq_error_f") & own[col.ITEM].notna()]
         if not rounds.empty:
-            per_round = rounds.groupby("item")["value"].agg(["mean", "std", "size"])
-            half = 2 * per_round["std"] / np.sqrt(per_round["size"])
-            middle.errorbar(per_round.index, per_round["mean"], yerr=half, ms=4, **look)
-            middle.axhline(rounds["analytic"].mean(), color=colour, lw=1.1)
-        spent = own[own["metric"] == "epsilon_spent"]
+            by_round = rounds.groupby(col.ITEM)[col.VALUE]
+            per_round = pd.DataFrame(
+                {col.MEAN: by_round.mean(), col.STD: by_round.std(), "size": by_round.size()}
+            )
+            half = 2 * per_round[col.STD] / np.sqrt(per_round["size"])
+            middle.errorbar(per_round.index, per_round[col.MEAN], yerr=half, ms=4, **look)
+            middle.axhline(rounds[col.ANALYTIC].mean(), color=colour, lw=1.1)
+        spent = own[own[col.METRIC] == "epsilon_spent"]
         if not spent.empty:
-            curve = spent.groupby("item")["value"].mean()
+            curve = spent.groupby(col.ITEM)[col.VALUE].mean()
             right.plot(curve.index, curve.values, "o-", color=colour, ms=3.5, lw=1.1, label=label)
     left.set(yscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2)", ylabel="MSE of the frequencies")
     if not table.empty:
-        tau = int(table["options.rounds"].max())
+        tau = int(table[col.ROUNDS].max())
         right.axhline(2 * FOCUS, color="0.3", ls="--", lw=1.0, label="memoization bound ε_∞")
         t = np.arange(1, tau + 1)
         right.plot(t, t * FOCUS, color="0.5", ls=":", lw=1.0, label="no memo: t ε₁ (composition)")
@@ -98,11 +102,11 @@ def closed_form_part(stats: pd.DataFrame, level: float) -> tuple[Part, str]:
     and a wide t quantile; the per-trial MSE's *relative* spread is alike across settings
     (the text gives its range), so it is pooled over them: SE = pooled relative SD /
     √trials, with the pooled degrees of freedom.  Returns the part and that text."""
-    relative = stats["std"] / stats["analytic"]
-    dof = stats["trials"] - 1
+    relative = stats[col.STD] / stats[col.ANALYTIC]
+    dof = stats[col.TRIALS] - 1
     pooled = float(np.sqrt((dof * relative**2).sum() / dof.sum()))
-    ratio = stats["mean"] / stats["analytic"]
-    se = pooled / np.sqrt(stats["trials"])
+    ratio = stats[col.MEAN] / stats[col.ANALYTIC]
+    se = pooled / np.sqrt(stats[col.TRIALS])
     worst = float(((ratio - 1) / se).abs().max())
     text = (
         f"MSE / exact {ratio.min():.3f}-{ratio.max():.3f}, largest |gap| {worst:.2f} SE (per-"
@@ -126,24 +130,24 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     config = figure_config("longitudinal_tau")
     (osue,), (oue, grr) = config.subjects, config.reference
     stats = _summary(table)
-    if stats.empty or set(stats["protocol.name"]) != set(config.series):
+    if stats.empty or set(stats[col.PROTOCOL]) != set(config.series):
         return []
-    settings, trials = len(stats), int(stats["trials"].min())
-    mean = stats.pivot(index="epsilon", columns="protocol.name", values="mean")
-    se = stats.pivot(index="epsilon", columns="protocol.name", values="se")
-    expected = stats.pivot(index="epsilon", columns="protocol.name", values="analytic")
+    settings, trials = len(stats), int(stats[col.TRIALS].min())
+    mean = stats.pivot(index=col.EPSILON, columns=col.PROTOCOL, values=col.MEAN)
+    se = stats.pivot(index=col.EPSILON, columns=col.PROTOCOL, values=col.SE)
+    expected = stats.pivot(index=col.EPSILON, columns=col.PROTOCOL, values=col.ANALYTIC)
     low, high = mean.index.min(), mean.index.max()
     better, better_se = _ratio(mean, se, osue, oue)
     cross, cross_se = _ratio(mean.loc[[low, high]], se.loc[[low, high]], grr, osue)
     cross_exact = expected.loc[[low, high], grr] / expected.loc[[low, high], osue]
-    spent = table[table["metric"] == "epsilon_spent"]
-    first = spent[spent["item"] == 1]
-    eps_inf = 2 * spent["epsilon"]
-    largest = (spent["value"] / eps_inf).groupby(spent["epsilon"]).max()
-    tau = int(spent["item"].max())
-    last = spent[spent["item"] == tau]
-    reached = (last["value"] / (2 * last["epsilon"])).groupby(last["epsilon"]).min()
-    rounds = int(table["options.rounds"].max())
+    spent = table[table[col.METRIC] == "epsilon_spent"]
+    first = spent[spent[col.ITEM] == 1]
+    eps_inf = 2 * spent[col.EPSILON]
+    largest = (spent[col.VALUE] / eps_inf).groupby(spent[col.EPSILON]).max()
+    tau = int(spent[col.ITEM].max())
+    last = spent[spent[col.ITEM] == tau]
+    reached = (last[col.VALUE] / (2 * last[col.EPSILON])).groupby(last[col.EPSILON]).min()
+    rounds = int(table[col.ROUNDS].max())
     fit, fit_text = closed_form_part(stats, LEVEL)
     ratios = ", ".join(f"{2 * e:g}: {better[e]:.2f}" for e in better.index)
     return [
@@ -217,12 +221,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             source="[RAPPOR] Sec. 3 and 6 (memoization); [ACBX22] Sec. 3",
             paper="any number of reports of one memoized value is ε_∞-LDP; one report is ε₁-LDP",
             ours=(
-                f"exact loss of t <= {tau} reports: at t = 1 {_values(first['value'])} "
-                f"(ε₁ = {_values(first['epsilon'])}); largest over t / ε_∞ per setting "
+                f"exact loss of t <= {tau} reports: at t = 1 {_values(first[col.VALUE])} "
+                f"(ε₁ = {_values(first[col.EPSILON])}); largest over t / ε_∞ per setting "
                 f"{_values(largest)}; at t = {tau} / ε_∞ {_values(reached)}"
             ),
             parts=(
-                Part("exact loss of one report", first["value"], Identity(first["epsilon"])),
+                Part("exact loss of one report", first[col.VALUE], Identity(first[col.EPSILON])),
                 Part(
                     "largest exact loss over the rounds / ε_∞, per ε_∞",
                     largest,

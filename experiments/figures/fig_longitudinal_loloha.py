@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.fig_longitudinal import closed_form_part
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -47,34 +48,34 @@ def _with_eps_inf(table: pd.DataFrame) -> pd.DataFrame:
     """The table with ``who`` (the protocol's label) and ``eps_inf`` per setting: the
     claimed bound of the last round's ``epsilon_spent`` (ε_∞, or ε for a replayed report)."""
     table = table.copy()
-    label = table.get("protocol.label", pd.Series(np.nan, index=table.index))
-    table["who"] = label.fillna(table["protocol.name"])
-    spent = table[table["metric"] == "epsilon_spent"]
-    last = spent[spent["item"] == spent["item"].max()]
-    eps_inf = last.groupby(["who", "epsilon"])["analytic"].first().rename("eps_inf")
-    return table.join(eps_inf, on=["who", "epsilon"])
+    label = table.get(col.PROTOCOL_LABEL, pd.Series(np.nan, index=table.index))
+    table["who"] = label.fillna(table[col.PROTOCOL])
+    spent = table[table[col.METRIC] == "epsilon_spent"]
+    last = spent[spent[col.ITEM] == spent[col.ITEM].max()]
+    eps_inf = last.groupby(["who", col.EPSILON])[col.ANALYTIC].first().rename("eps_inf")
+    return table.join(eps_inf, on=["who", col.EPSILON])
 
 
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per (label, ε): the trials' MSE (mean, std, trials, se), its expectation and ε_∞."""
-    return summary(table, "sq_error_f", ["who", "epsilon"], first={"eps_inf": "eps_inf"})
+    return summary(table, "sq_error_f", ["who", col.EPSILON], first={"eps_inf": "eps_inf"})
 
 
 def _at(rows: pd.DataFrame, metric: str, eps_inf: float) -> pd.DataFrame:
     """The rows of ``metric`` at ε_∞ = ``eps_inf``."""
-    rows = rows[rows["metric"] == metric]
+    rows = rows[rows[col.METRIC] == metric]
     return rows[np.isclose(rows["eps_inf"], eps_inf)]
 
 
 def _curve(row: pd.Series, epsilons: np.ndarray) -> np.ndarray:
     """Var(n, n/d)/n² of the row's protocol along ε (its ``variance``, a closed form)."""
-    n, d = int(row["n"]), int(row["options.domain_size"])
+    n, d = int(row[col.N]), int(row[col.DOMAIN_SIZE])
     return np.array([frequency_mse(row, e, n, d) for e in epsilons])
 
 
 def _style(table: pd.DataFrame, who: str, order: list[str]) -> dict:
     """Colour of the protocol (by its registry name), a marker per label."""
-    name = str(table.loc[table["who"] == who, "protocol.name"].iloc[0])
+    name = str(table.loc[table["who"] == who, col.PROTOCOL].iloc[0])
     return {"color": style.color(name), "marker": MARKERS[order.index(who) % len(MARKERS)]}
 
 
@@ -90,12 +91,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         look = _style(table, who, order)
         colour, marker = look["color"], look["marker"]
         linestyle = "--" if who.startswith("Bi") else "-"
-        mine = stats[stats["who"] == who].sort_values("epsilon")
-        ratio = float((mine["eps_inf"] / mine["epsilon"]).iloc[0])
-        yerr = 2 * mine["se"]
+        mine = stats[stats["who"] == who].sort_values(col.EPSILON)
+        ratio = float((mine["eps_inf"] / mine[col.EPSILON]).iloc[0])
+        yerr = 2 * mine[col.SE]
         left.errorbar(
             mine["eps_inf"],
-            mine["mean"],
+            mine[col.MEAN],
             yerr=yerr,
             fmt=marker,
             color=colour,
@@ -104,25 +105,25 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             label=who,
         )
         own = table[table["who"] == who]
-        first = own[own["metric"] == "sq_error_f"].iloc[0]
-        grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 40)
+        first = own[own[col.METRIC] == "sq_error_f"].iloc[0]
+        grid = np.linspace(mine[col.EPSILON].min(), mine[col.EPSILON].max(), 40)
         left.plot(ratio * grid, _curve(first, grid), color=colour, lw=1.1, ls=linestyle)
         changing = _at(own, "epsilon_spent_changing", SPENT_AT)
         if not changing.empty:
-            curve = changing.groupby("item")["value"].mean()
+            curve = changing.groupby(col.ITEM)[col.VALUE].mean()
             middle.plot(curve.index, curve.values, ls=linestyle, lw=1.1, ms=3.5, label=who, **look)
         success = _at(own, "adversary_success", ADVERSARY_AT)
         if success.empty:
             continue
-        curve = success.groupby("item")[["value", "analytic"]].mean()
-        if curve["analytic"].notna().all():
-            right.plot(curve.index, curve["value"], color=colour, ls=linestyle, label=who)
+        curve = success.groupby(col.ITEM)[[col.VALUE, col.ANALYTIC]].mean()
+        if curve[col.ANALYTIC].notna().all():
+            right.plot(curve.index, curve[col.VALUE], color=colour, ls=linestyle, label=who)
             continue
-        se = _at(own, "adversary_success_se", ADVERSARY_AT).groupby("item")["value"].mean()
+        se = _at(own, "adversary_success_se", ADVERSARY_AT).groupby(col.ITEM)[col.VALUE].mean()
         yerr = 2 * se.reindex(curve.index).values
         right.errorbar(
             curve.index,
-            curve["value"],
+            curve[col.VALUE],
             yerr=yerr,
             fmt=marker,
             color=colour,
@@ -130,15 +131,15 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             capsize=1.5,
             label=f"{who} (empirical)",
         )
-    tau = int(table["options.rounds"].max())
+    tau = int(table[col.ROUNDS].max())
     middle.axhline(SPENT_AT, color="0.3", ls=":", lw=1.0, label="unchanged value: ε_∞")
     bound = _at(table, "adversary_bound", ADVERSARY_AT)
     if not bound.empty:
-        right.axhline(bound["analytic"].max(), color="0.3", ls=":", lw=1.0, label="ε_∞-LDP bound")
-    baseline = table[table["metric"] == "adversary_baseline"]["value"]
+        right.axhline(bound[col.ANALYTIC].max(), color="0.3", ls=":", lw=1.0, label="ε_∞-LDP bound")
+    baseline = table[table[col.METRIC] == "adversary_baseline"][col.VALUE]
     if not baseline.empty:
         right.axhline(baseline.mean(), color="0.6", ls="-.", lw=1.0, label="blind guess π_max")
-    rho = table["options.change_prob"].max()
+    rho = table[col.CHANGE_PROB].max()
     left.set(yscale="log", xscale="log", xlabel="ε_∞ (ε₁ = ε_∞/2; dBitFlip ε = ε_∞)")
     left.set(ylabel="MSE of the frequencies")
     ticks = sorted(stats["eps_inf"].unique())
@@ -161,7 +162,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     table = _with_eps_inf(table)
     stats = _summary(table)
     whos = set(stats["who"])
-    subjects = table["protocol.name"].isin(figure_config("longitudinal_loloha").subjects)
+    subjects = table[col.PROTOCOL].isin(figure_config("longitudinal_loloha").subjects)
     hashed = sorted(whos & set(table.loc[subjects, "who"]))
     others = sorted(whos - set(hashed))
     if not hashed or not others:
@@ -184,9 +185,9 @@ def _closed_form_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
             "also when values change between rounds"
         ),
         ours=(
-            f"{len(stats)} settings, the MSE of {int(table['options.rounds'].max())} rounds per "
-            f"trial with ρ = {table['options.change_prob'].max():g}, "
-            f"{int(stats['trials'].min())} trials: {fit_text}"
+            f"{len(stats)} settings, the MSE of {int(table[col.ROUNDS].max())} rounds per "
+            f"trial with ρ = {table[col.CHANGE_PROB].max():g}, "
+            f"{int(stats[col.TRIALS].min())} trials: {fit_text}"
         ),
         parts=fit,
     )
@@ -196,7 +197,7 @@ def _utility_claim(stats: pd.DataFrame, hashed: list[str], others: list[str]) ->
     """2. LOLOHA against the other protocol with the smallest exact MSE at the same ε_∞."""
     mean, se, exact = (
         stats.pivot(index="eps_inf", columns="who", values=column)
-        for column in ("mean", "se", "analytic")
+        for column in (col.MEAN, col.SE, col.ANALYTIC)
     )
     subject = hashed[-1]
     rows = exact.index[exact[subject].notna() & exact[others].notna().any(axis=1)]
@@ -233,7 +234,7 @@ def _utility_claim(stats: pd.DataFrame, hashed: list[str], others: list[str]) ->
                         exact.loc[rows, subject] / rival_exact,
                         ratio_se,
                         alpha=0.01,
-                        df=int(stats["trials"].min()) - 1,
+                        df=int(stats[col.TRIALS].min()) - 1,
                         what="the ratio of the closed forms",
                     ),
                 ),
@@ -245,11 +246,12 @@ def _utility_claim(stats: pd.DataFrame, hashed: list[str], others: list[str]) ->
 
 def _spent_claim(table: pd.DataFrame, hashed: list[str], others: list[str]) -> list[ClaimCheck]:
     """3. the privacy spent with changing values after τ rounds, at equal ε_∞."""
-    changing = table[table["metric"] == "epsilon_spent_changing"]
-    tau = int(table["options.rounds"].max())
-    last = changing[changing["item"] == tau]
-    spent = last.groupby(["who", "eps_inf"])[["value", "analytic"]].agg(
-        {"value": "mean", "analytic": "max"}
+    changing = table[table[col.METRIC] == "epsilon_spent_changing"]
+    tau = int(table[col.ROUNDS].max())
+    last = changing[changing[col.ITEM] == tau]
+    groups = last.groupby(["who", "eps_inf"])
+    spent = pd.DataFrame(
+        {col.VALUE: groups[col.VALUE].mean(), col.ANALYTIC: groups[col.ANALYTIC].max()}
     )
     caps, orders, lines = [], [], []
     for eps_inf in sorted(set(last["eps_inf"])):
@@ -258,11 +260,11 @@ def _spent_claim(table: pd.DataFrame, hashed: list[str], others: list[str]) -> l
         if not set(hashed) <= set(here.index) or not rivals:
             continue
         for who in hashed:
-            caps.append(here.loc[who, "analytic"] / (_cells(table, who, eps_inf) * eps_inf))
-        orders.append(here.loc[hashed[0], "value"] / here.loc[rivals, "value"].min())
+            caps.append(here.loc[who, col.ANALYTIC] / (_cells(table, who, eps_inf) * eps_inf))
+        orders.append(here.loc[hashed[0], col.VALUE] / here.loc[rivals, col.VALUE].min())
         lines.append(
             f"ε_∞ = {eps_inf:g}: "
-            + ", ".join(f"{w} {here.loc[w, 'value'] / eps_inf:.2f}" for w in here.index)
+            + ", ".join(f"{w} {here.loc[w, col.VALUE] / eps_inf:.2f}" for w in here.index)
         )
     if not lines:
         return []
@@ -298,19 +300,19 @@ def _spent_claim(table: pd.DataFrame, hashed: list[str], others: list[str]) -> l
 
 def _adversary_claim(table: pd.DataFrame) -> ClaimCheck:
     """4. the adversary from t reports: nondecreasing in t, below both bounds."""
-    keys = ["who", "epsilon", "item"]
-    success = table[table["metric"] == "adversary_success"].groupby(keys)
-    success = success[["value", "analytic"]].mean()
-    se = table[table["metric"] == "adversary_success_se"].groupby(keys)["value"].mean()
+    keys = ["who", col.EPSILON, col.ITEM]
+    success = table[table[col.METRIC] == "adversary_success"].groupby(keys)
+    success = success[[col.VALUE, col.ANALYTIC]].mean()
+    se = table[table[col.METRIC] == "adversary_success_se"].groupby(keys)[col.VALUE].mean()
     # exact rates (no se row) are compared to float rounding
     se = se.reindex(success.index).fillna(ROUNDING)
-    bound = table[table["metric"] == "adversary_bound"].groupby(keys)
-    bound = bound[["value", "analytic"]].mean().reindex(success.index)
-    steps = success["value"].groupby(level=[0, 1]).diff()
+    bound = table[table[col.METRIC] == "adversary_bound"].groupby(keys)
+    bound = bound[[col.VALUE, col.ANALYTIC]].mean().reindex(success.index)
+    steps = success[col.VALUE].groupby(level=[0, 1]).diff()
     step_se = np.hypot(se, se.groupby(level=[0, 1]).shift())
     kept = steps.notna()
-    rise = success.groupby(level=[0, 1])["value"].agg(lambda s: s.iloc[-1] - s.iloc[0])
-    tau = int(table["options.rounds"].max())
+    rise = success.groupby(level=[0, 1])[col.VALUE].agg(lambda s: s.iloc[-1] - s.iloc[0])
+    tau = int(table[col.ROUNDS].max())
     return ClaimCheck(
         source="[RAPPOR] Sec. 3 (ε_∞-LDP of every report sequence); docs/adversary.md",
         paper=(
@@ -320,9 +322,10 @@ def _adversary_claim(table: pd.DataFrame) -> ClaimCheck:
         ours=(
             f"{len(success)} (protocol, ε, t) points: smallest step t -> t+1 "
             f"{float((steps[kept] / step_se[kept]).min()):+.2f} SE; largest excess over the "
-            f"bound of the exact loss {_excess_in_se(success['value'], bound['value'], se):+.2f}"
+            f"bound of the exact loss "
+            f"{_excess_in_se(success[col.VALUE], bound[col.VALUE], se):+.2f}"
             f" SE, over the ε_∞ bound "
-            f"{_excess_in_se(success['value'], bound['analytic'], se):+.2f} SE; largest "
+            f"{_excess_in_se(success[col.VALUE], bound[col.ANALYTIC], se):+.2f} SE; largest "
             f"rise over {tau} rounds {float(rise.max()):.3f}"
         ),
         parts=(
@@ -333,13 +336,13 @@ def _adversary_claim(table: pd.DataFrame) -> ClaimCheck:
             ),
             Part(
                 "success at t",
-                success["value"],
-                WithinSE(bound["value"], se, side="below", what="the bound of the exact loss"),
+                success[col.VALUE],
+                WithinSE(bound[col.VALUE], se, side="below", what="the bound of the exact loss"),
             ),
             Part(
                 "success at t",
-                success["value"],
-                WithinSE(bound["analytic"], se, side="below", what="the bound of ε_∞"),
+                success[col.VALUE],
+                WithinSE(bound[col.ANALYTIC], se, side="below", what="the bound of ε_∞"),
             ),
         ),
         note=(
@@ -358,8 +361,8 @@ def _excess_in_se(values: pd.Series, bound: pd.Series, se: pd.Series) -> float:
 def _cells(table: pd.DataFrame, who: str, eps_inf: float) -> int:
     """g of a LOLOHA-type setting: its protocol rebuilt from a row (g defaults from ε₁)."""
     row = table[(table["who"] == who) & np.isclose(table["eps_inf"], eps_inf)].iloc[0]
-    node, d = protocol_from_row(row), int(row["options.domain_size"])
-    return int(build_protocol(node, float(row["epsilon"]), domain_size=d).g)
+    node, d = protocol_from_row(row), int(row[col.DOMAIN_SIZE])
+    return int(build_protocol(node, float(row[col.EPSILON]), domain_size=d).g)
 
 
 FIGURE = FigureSpec(

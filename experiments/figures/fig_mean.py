@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Digits, Identity, Part, WithinSE
@@ -43,18 +44,18 @@ def _worst(name: str, epsilon: float) -> float:
 
 
 def _stats(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return summary(table, metric, ["protocol.name", "dataset.law", "epsilon"])
+    return summary(table, metric, [col.PROTOCOL, col.DATASET_LAW, col.EPSILON])
 
 
 def worst_case(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and ε: the larger measured per-report variance of the two data sets."""
     measured = _stats(table, "report_variance")
-    index = measured.groupby(["protocol.name", "epsilon"])["mean"].idxmax()
-    return measured.loc[index].set_index(["protocol.name", "epsilon"])
+    index = measured.groupby([col.PROTOCOL, col.EPSILON])[col.MEAN].idxmax()
+    return measured.loc[index].set_index([col.PROTOCOL, col.EPSILON])
 
 
 def _names(table: pd.DataFrame) -> list[str]:
-    present = set(table["protocol.name"])
+    present = set(table[col.PROTOCOL])
     return [name for name in registry.protocols("mean") if name in present]
 
 
@@ -63,10 +64,10 @@ def _panel(axis: plt.Axes, names: list[str], measured: pd.DataFrame, closed_form
     along :data:`EPS_GRID`, in its colour."""
     for name in names:
         colour, label = style.color(name), registry.get(name).label
-        mine = measured[measured["protocol.name"] == name]
-        yerr = 2 * mine["se"]
+        mine = measured[measured[col.PROTOCOL] == name]
+        yerr = 2 * mine[col.SE]
         axis.errorbar(
-            mine["epsilon"], mine["mean"], yerr=yerr, fmt="o", ms=4, capsize=2, color=colour
+            mine[col.EPSILON], mine[col.MEAN], yerr=yerr, fmt="o", ms=4, capsize=2, color=colour
         )
         curve = [closed_form(name, e) for e in EPS_GRID]
         axis.plot(EPS_GRID, curve, color=colour, lw=1.1, label=label)
@@ -79,7 +80,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     errors = _stats(table, "sq_error_n")
     names = _names(table)
     for axis, letter, (law, t) in zip(axes[:2], "ab", LAWS.items(), strict=True):
-        mine = errors[errors["dataset.law"] == law]
+        mine = errors[errors[col.DATASET_LAW] == law]
         _panel(axis, names, mine, lambda name, e, t=t: _formula(name)(e, t))
         axis.set(ylabel="n · (mean error)²")
         where = "t = 0" if law == "centre" else "t = ±1"
@@ -113,14 +114,16 @@ def _crossing(worst: pd.DataFrame, pm: str, duchi: str) -> tuple[float, float, f
     pm_rows, duchi_rows = worst.loc[pm], worst.loc[duchi]
     grid = np.array(sorted(set(pm_rows.index) & set(duchi_rows.index)))
     pm_rows, duchi_rows = pm_rows.loc[grid], duchi_rows.loc[grid]
-    log_ratio = np.log(pm_rows["mean"].to_numpy() / duchi_rows["mean"].to_numpy())
+    log_ratio = np.log(pm_rows[col.MEAN].to_numpy() / duchi_rows[col.MEAN].to_numpy())
     found = _interpolated_crossing(grid, log_ratio)
     exact = np.log([_worst(pm, e) / _worst(duchi, e) for e in grid])
     expected = _interpolated_crossing(grid, exact)
     if found is None or expected is None:
         return math.nan, math.nan, math.nan
     crossing, i = found
-    variance = (pm_rows["se"] / pm_rows["mean"]) ** 2 + (duchi_rows["se"] / duchi_rows["mean"]) ** 2
+    variance = (pm_rows[col.SE] / pm_rows[col.MEAN]) ** 2 + (
+        duchi_rows[col.SE] / duchi_rows[col.MEAN]
+    ) ** 2
     variance = variance.to_numpy()
     low, high = log_ratio[i], log_ratio[i + 1]
     gap = low - high
@@ -136,7 +139,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     config = figure_config("mean_eps")
     (pm, hybrid), (duchi,) = config.subjects, config.reference
     names = set(_names(table))
-    if not {duchi, pm, hybrid} <= names or set(table["dataset.law"]) < set(LAWS):
+    if not {duchi, pm, hybrid} <= names or set(table[col.DATASET_LAW]) < set(LAWS):
         return []
     worst = worst_case(table)
     crossing, crossing_se, expected = _crossing(worst, pm, duchi)
@@ -172,12 +175,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     # (2) HM at most both, at every ε, one-sided at LEVEL overall
     hm = worst.loc[hybrid]
     better = [
-        min((worst.loc[other].loc[eps] for other in (pm, duchi)), key=lambda r: r["mean"])
+        min((worst.loc[other].loc[eps] for other in (pm, duchi)), key=lambda r: r[col.MEAN])
         for eps in hm.index
     ]
     best = pd.DataFrame(better, index=hm.index)
-    spread = np.hypot(hm["se"], best["se"])
-    z = (hm["mean"] - best["mean"]) / spread
+    spread = np.hypot(hm[col.SE], best[col.SE])
+    z = (hm[col.MEAN] - best[col.MEAN]) / spread
     result.append(
         ClaimCheck(
             source="Wang et al., ICDE 2019, Sec. III-C (Lemma 3)",
@@ -188,9 +191,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ),
             parts=Part(
                 "HM's measured worst-case variance per ε",
-                hm["mean"],
+                hm[col.MEAN],
                 WithinSE(
-                    best["mean"],
+                    best[col.MEAN],
                     spread,
                     alpha=LEVEL,
                     side="below",
@@ -203,11 +206,11 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     )
     # (3) the estimator's MSE matches the closed forms on both data sets
     errors = _stats(table, "sq_error_n")
-    errors = errors[errors["protocol.name"].isin(registry.protocols("mean"))]
+    errors = errors[errors[col.PROTOCOL].isin(registry.protocols("mean"))]
     # R mean(n·err²)/Var ~ χ²_R when the mean error is normal (CLT over n users); its cube
     # root is normal with mean 1 - 2/(9R) and variance 2/(9R) (Wilson and Hilferty 1931)
-    ratio = errors["mean"] / errors["analytic"]
-    shrink = 2 / (9 * errors["trials"])
+    ratio = errors[col.MEAN] / errors[col.ANALYTIC]
+    shrink = 2 / (9 * errors[col.TRIALS])
     z = (np.cbrt(ratio) - (1 - shrink)) / np.sqrt(shrink)
     result.append(
         ClaimCheck(
@@ -217,7 +220,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 "grid: laplace_grid_variance, within 0.04%)"
             ),
             ours=(
-                f"n·(mean error)² over {int(errors['trials'].min())} trials against the closed "
+                f"n·(mean error)² over {int(errors[col.TRIALS].min())} trials against the closed "
                 f"form at {len(errors)} settings: MSE/Var {ratio.min():.3f}-{ratio.max():.3f}, "
                 f"largest |z| = {float(z.abs().max()):.2f} (Wilson-Hilferty)"
             ),
@@ -239,7 +242,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     )
     # (4) the recorded closed forms are the paper's formulas
     formulas = np.array([_paper_form(row) for _, row in errors.iterrows()])
-    gap = float(np.max(np.abs(errors["analytic"].to_numpy() / formulas - 1)))
+    gap = float(np.max(np.abs(errors[col.ANALYTIC].to_numpy() / formulas - 1)))
     result.append(
         ClaimCheck(
             source="Wang et al., ICDE 2019, Eq. (2), Lemma 1, Lemma 3; docs/numeric.md",
@@ -251,7 +254,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ),
             parts=Part(
                 "recorded closed form per setting",
-                errors["analytic"],
+                errors[col.ANALYTIC],
                 Identity(formulas, rtol=1e-6),
             ),
         )
@@ -261,7 +264,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
 
 def _paper_form(row: pd.Series) -> float:
     """The paper's Var[t*|t] of a row's mechanism at its ε and its data set's value."""
-    return _formula(row["protocol.name"])(row["epsilon"], LAWS[row["dataset.law"]])
+    return _formula(row[col.PROTOCOL])(row[col.EPSILON], LAWS[row[col.DATASET_LAW]])
 
 
 FIGURE = FigureSpec(

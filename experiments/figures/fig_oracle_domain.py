@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.fig_oracle_variance import series_of
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -38,9 +39,9 @@ def variance_line(rows: pd.DataFrame, epsilon: float, d: int, n: int) -> float:
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
-    errors = table[(table["metric"] == "sq_error_n") & table["item"].isna()]
-    seconds = table[table["metric"] == "server_seconds"]
-    epsilons = sorted(errors["epsilon"].unique())
+    errors = table[(table[col.METRIC] == "sq_error_n") & table[col.ITEM].isna()]
+    seconds = table[table[col.METRIC] == "server_seconds"]
+    epsilons = sorted(errors[col.EPSILON].unique())
     figure, axes = plt.subplots(
         len(epsilons), 3, figsize=(14, 3.6 * max(len(epsilons), 1)), squeeze=False
     )
@@ -50,22 +51,22 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         first.setdefault(name, label)  # the first line of a protocol solid, the others dashed
     for row_axes, epsilon in zip(axes, epsilons, strict=True):
         for name, label, rows in lines:
-            mine = rows[rows["epsilon"] == epsilon]
+            mine = rows[rows[col.EPSILON] == epsilon]
             if mine.empty:
                 continue
             colour = style.color(name)
             ls = "-" if first[name] == label else "--"
-            ds = np.sort(mine["options.domain_size"].unique()).astype(int)
-            n = int(mine["dataset.n"].iloc[0])
-            means = mine.groupby("options.domain_size")["value"].mean()
+            ds = np.sort(mine[col.DOMAIN_SIZE].unique()).astype(int)
+            n = int(mine[col.DATASET_N].iloc[0])
+            means = mine.groupby(col.DOMAIN_SIZE)[col.VALUE].mean()
             curve = [variance_line(mine, epsilon, d, n) for d in ds]
             row_axes[0].plot(ds, curve, color=colour, ls=ls)
             row_axes[0].plot(means.index, means.to_numpy(), "o", color=colour, ms=4)
             bits = [float(oracle_at(mine, epsilon, d).report_bits()) for d in ds]
             row_axes[1].plot(ds, bits, marker="o", color=colour, ms=3, ls=ls)
-            timed = seconds[seconds["config_hash"].isin(set(mine["config_hash"]))]
+            timed = seconds[seconds[col.CONFIG_HASH].isin(set(mine[col.CONFIG_HASH]))]
             if len(timed):
-                median = timed.groupby("options.domain_size")["value"].median()
+                median = timed.groupby(col.DOMAIN_SIZE)[col.VALUE].median()
                 row_axes[2].plot(median.index, median.to_numpy(), "o-", color=colour, ms=3)
         labels = ("Var[ĉ(v)] / n", "bits per report", "server seconds")
         for ax, label in zip(row_axes, labels, strict=True):
@@ -93,17 +94,19 @@ MEDIAN_EFFICIENCY = np.sqrt(np.pi / 2)
 def log_times(seconds: pd.DataFrame) -> pd.DataFrame:
     """Per (protocol, ε, d): the median of the trials' log seconds, its standard error
     √(π/2) sd/√T, and T."""
-    logs = seconds.assign(log=np.log(seconds["value"]))
-    grouped = logs.groupby(["protocol.name", "epsilon", "options.domain_size"])["log"]
-    out = pd.DataFrame({"median": grouped.median(), "sd": grouped.std(), "trials": grouped.size()})
-    out["se"] = MEDIAN_EFFICIENCY * out["sd"].fillna(0.0) / np.sqrt(out["trials"])
+    logs = seconds.assign(log=np.log(seconds[col.VALUE]))
+    grouped = logs.groupby([col.PROTOCOL, col.EPSILON, col.DOMAIN_SIZE])["log"]
+    out = pd.DataFrame(
+        {"median": grouped.median(), "sd": grouped.std(), col.TRIALS: grouped.size()}
+    )
+    out[col.SE] = MEDIAN_EFFICIENCY * out["sd"].fillna(0.0) / np.sqrt(out[col.TRIALS])
     return out
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Local hashing's aggregation is the slowest at the largest d it ran: OLH against every
     other oracle there (the Hadamard one, whose cost is a transform, by the widest margin)."""
-    seconds = table[table["metric"] == "server_seconds"]
+    seconds = table[table[col.METRIC] == "server_seconds"]
     if seconds.empty:
         return []
     times = log_times(seconds)
@@ -130,8 +133,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         for key in common:
             keys.append((name, key[0]))
             gaps.append(olh.loc[key, "median"] - mine.loc[key, "median"])
-            ses.append(np.hypot(olh.loc[key, "se"], mine.loc[key, "se"]))
-            trials.append(int(min(olh.loc[key, "trials"], mine.loc[key, "trials"])))
+            ses.append(np.hypot(olh.loc[key, col.SE], mine.loc[key, col.SE]))
+            trials.append(int(min(olh.loc[key, col.TRIALS], mine.loc[key, col.TRIALS])))
     if not keys:
         return []
     gap, se = np.array(gaps), np.array(ses)
@@ -152,7 +155,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             paper="Hadamard-based oracles aggregate in O(n + d log d) and local hashing in "
             "O(n d) (FLH: O(n + k' d)); OLH's server time is the largest at large d",
             ours="; ".join(texts)
-            + f" (n = {int(seconds['dataset.n'].max()):,} real reports, median of {min(trials)} "
+            + f" (n = {int(seconds[col.DATASET_N].max()):,} real reports, median of {min(trials)} "
             "trials)",
             parts=(
                 not_slower(

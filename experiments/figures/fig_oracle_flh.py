@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Part, WithinSE, not_slower
@@ -33,17 +34,20 @@ def _point_counts(d: int, n: int) -> np.ndarray:
 def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     errors = per_trial(table, "sq_error_n")
-    seconds = table[table["metric"] == "server_seconds"]
+    seconds = table[table[col.METRIC] == "server_seconds"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     markers = {1.0: "o", 4.0: "s"}
-    for epsilon in sorted(errors["epsilon"].unique()):
+    for epsilon in sorted(errors[col.EPSILON].unique()):
         marker = markers.get(float(epsilon), "D")
-        here, timed = errors[errors["epsilon"] == epsilon], seconds[seconds["epsilon"] == epsilon]
-        flh, olh = here[here["protocol.name"] == POOL], here[here["protocol.name"] == REFERENCE]
+        here, timed = (
+            errors[errors[col.EPSILON] == epsilon],
+            seconds[seconds[col.EPSILON] == epsilon],
+        )
+        flh, olh = here[here[col.PROTOCOL] == POOL], here[here[col.PROTOCOL] == REFERENCE]
         if len(flh):
-            pools = np.sort(flh["protocol.k_prime"].unique()).astype(int)
-            means = flh.groupby("protocol.k_prime")["value"].mean()
-            d, n = int(flh["options.domain_size"].iloc[0]), int(flh["dataset.n"].iloc[0])
+            pools = np.sort(flh[col.PROTOCOL_K_PRIME].unique()).astype(int)
+            means = flh.groupby(col.PROTOCOL_K_PRIME)[col.VALUE].mean()
+            d, n = int(flh[col.DOMAIN_SIZE].iloc[0]), int(flh[col.DATASET_N].iloc[0])
             node = protocol_from_row(flh.iloc[0])
             exact = []  # Var/n given the population, at each pool size
             for k in pools:
@@ -51,16 +55,16 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                 exact.append(float(pool.variances(_point_counts(d, n), np.array([1]))[0]) / n)
             left.plot(pools, exact, color=style.color(POOL), lw=1)
             left.plot(means.index, means.to_numpy(), marker, color=style.color(POOL), ms=5)
-            mine = timed[timed["protocol.name"] == POOL]
-            median = mine.groupby("protocol.k_prime")["value"].median()
+            mine = timed[timed[col.PROTOCOL] == POOL]
+            median = mine.groupby(col.PROTOCOL_K_PRIME)[col.VALUE].median()
             right.plot(median.index, median.to_numpy(), marker + "-", color=style.color(POOL))
         if len(olh):
-            d, n = int(olh["options.domain_size"].iloc[0]), int(olh["dataset.n"].iloc[0])
+            d, n = int(olh[col.DOMAIN_SIZE].iloc[0]), int(olh[col.DATASET_N].iloc[0])
             oracle = build_protocol(protocol_from_row(olh.iloc[0]), float(epsilon), domain_size=d)
             left.axhline(oracle.variance(n) / n, color=style.color(REFERENCE), ls="--", lw=1)
-            mine = timed[timed["protocol.name"] == REFERENCE]
+            mine = timed[timed[col.PROTOCOL] == REFERENCE]
             if len(mine):
-                right.axhline(mine["value"].median(), color=style.color(REFERENCE), ls="--", lw=1)
+                right.axhline(mine[col.VALUE].median(), color=style.color(REFERENCE), ls="--", lw=1)
     for ax, label in ((left, "Var[ĉ(v)] / n"), (right, "server seconds")):
         ax.set(xscale="log", yscale="log", xlabel="pool size k'", ylabel=label)
     handles = [
@@ -79,16 +83,18 @@ MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)
 def _log_times(seconds: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per setting: the median of log seconds over the trials, its standard error
     (√(π/2) sd/√T) and the trials T."""
-    logs = seconds.assign(log=np.log(seconds["value"]))
+    logs = seconds.assign(log=np.log(seconds[col.VALUE]))
     grouped = logs.groupby(keys)["log"]
-    out = pd.DataFrame({"median": grouped.median(), "sd": grouped.std(), "trials": grouped.size()})
-    out["se"] = MEDIAN_EFFICIENCY * out["sd"].fillna(0.0) / np.sqrt(out["trials"])
+    out = pd.DataFrame(
+        {"median": grouped.median(), "sd": grouped.std(), col.TRIALS: grouped.size()}
+    )
+    out[col.SE] = MEDIAN_EFFICIENCY * out["sd"].fillna(0.0) / np.sqrt(out[col.TRIALS])
     return out
 
 
 def _exact_mse(errors: pd.DataFrame, name: str, epsilon: float, pool: float | None) -> float:
-    rows = errors[(errors["protocol.name"] == name) & (errors["epsilon"] == epsilon)]
-    d, n = int(rows["options.domain_size"].iloc[0]), int(rows["dataset.n"].iloc[0])
+    rows = errors[(errors[col.PROTOCOL] == name) & (errors[col.EPSILON] == epsilon)]
+    d, n = int(rows[col.DOMAIN_SIZE].iloc[0]), int(rows[col.DATASET_N].iloc[0])
     node = protocol_from_row(rows.iloc[0])
     if pool is not None:
         node = {**node, "k_prime": int(pool)}
@@ -99,28 +105,30 @@ def _exact_mse(errors: pd.DataFrame, name: str, epsilon: float, pool: float | No
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """FLH's aggregation is faster than OLH's beyond timing noise; its error is its exact
     variance given the population, and approaches OLH's as k' grows."""
-    seconds = table[table["metric"] == "server_seconds"]
+    seconds = table[table[col.METRIC] == "server_seconds"]
     errors = per_trial(table, "sq_error_n")
-    flh_t = seconds[seconds["protocol.name"] == POOL]
-    olh_t = seconds[seconds["protocol.name"] == REFERENCE]
+    flh_t = seconds[seconds[col.PROTOCOL] == POOL]
+    olh_t = seconds[seconds[col.PROTOCOL] == REFERENCE]
     if flh_t.empty or olh_t.empty:
         return []
-    pool_times = _log_times(flh_t, ["epsilon", "protocol.k_prime"])
-    olh_times = _log_times(olh_t, ["epsilon"]).reindex(pool_times.index, level=0)
+    pool_times = _log_times(flh_t, [col.EPSILON, col.PROTOCOL_K_PRIME])
+    olh_times = _log_times(olh_t, [col.EPSILON]).reindex(pool_times.index, level=0)
     log_speedup = olh_times["median"] - pool_times["median"]
-    speed_se = np.hypot(olh_times["se"], pool_times["se"])
-    trials = int(min(pool_times["trials"].min(), olh_times["trials"].min()))
+    speed_se = np.hypot(olh_times[col.SE], pool_times[col.SE])
+    trials = int(min(pool_times[col.TRIALS].min(), olh_times[col.TRIALS].min()))
     speedups = np.exp(log_speedup)
     # the error: FLH/OLH MSE per (ε, k') against the ratio of exact variances
-    flh_e = errors[errors["protocol.name"] == POOL]
-    olh_e = errors[errors["protocol.name"] == REFERENCE]
-    flh_s = flh_e.groupby(["epsilon", "protocol.k_prime"])["value"].agg(["mean", "std", "size"])
-    olh_s = olh_e.groupby("epsilon")["value"].agg(["mean", "std", "size"])
+    flh_e = errors[errors[col.PROTOCOL] == POOL]
+    olh_e = errors[errors[col.PROTOCOL] == REFERENCE]
+    flh_s = flh_e.groupby([col.EPSILON, col.PROTOCOL_K_PRIME])[col.VALUE].agg(
+        [col.MEAN, col.STD, "size"]
+    )
+    olh_s = olh_e.groupby(col.EPSILON)[col.VALUE].agg([col.MEAN, col.STD, "size"])
     olh_s = olh_s.reindex(flh_s.index, level=0)
-    ratio = flh_s["mean"] / olh_s["mean"]
+    ratio = flh_s[col.MEAN] / olh_s[col.MEAN]
     rel = np.hypot(
-        flh_s["std"] / flh_s["mean"] / np.sqrt(flh_s["size"]),
-        olh_s["std"] / olh_s["mean"] / np.sqrt(olh_s["size"]),
+        flh_s[col.STD] / flh_s[col.MEAN] / np.sqrt(flh_s["size"]),
+        olh_s[col.STD] / olh_s[col.MEAN] / np.sqrt(olh_s["size"]),
     )
     exact = pd.Series(
         [

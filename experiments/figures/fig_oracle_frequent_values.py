@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Part, WithinSE
@@ -26,23 +27,25 @@ def per_value(table: pd.DataFrame) -> pd.DataFrame:
     Columns: ``protocol``, ``item``, ``truth`` (c(v)/n), ``mean``, ``sd``, ``trials``,
     ``rmse`` (√ mean (ĉ(v)/n - c(v)/n)^2), ``rmse_expected`` (√Var[ĉ(v)]/n).
     """
-    rows = table[table["item"].notna()]
-    estimates = rows[rows["metric"] == "estimate_n"]
-    errors = rows[rows["metric"] == "sq_error_n"]
-    keys = ["protocol.name", "item"]
+    rows = table[table[col.ITEM].notna()]
+    estimates = rows[rows[col.METRIC] == "estimate_n"]
+    errors = rows[rows[col.METRIC] == "sq_error_n"]
+    keys = [col.PROTOCOL, col.ITEM]
     est = summary(estimates, None, keys).set_index(keys)
-    est = est.rename(columns={"analytic": "truth", "std": "sd"})[["truth", "mean", "sd", "trials"]]
-    err = summary(errors, None, keys, per="n").set_index(keys)
-    out = est.join(err[["mean", "analytic"]].set_axis(["sq", "expected"], axis=1), how="left")
+    est = est.rename(columns={col.ANALYTIC: "truth", col.STD: "sd"})[
+        ["truth", col.MEAN, "sd", col.TRIALS]
+    ]
+    err = summary(errors, None, keys, per=col.N).set_index(keys)
+    out = est.join(err[[col.MEAN, col.ANALYTIC]].set_axis(["sq", "expected"], axis=1), how="left")
     out = out.reset_index()
     out["rmse"] = np.sqrt(out["sq"])
     out["rmse_expected"] = np.sqrt(out["expected"])
-    out["item"] = out["item"].astype(int)
-    return out.rename(columns={"protocol.name": "protocol"}).drop(columns=["sq", "expected"])
+    out[col.ITEM] = out[col.ITEM].astype(int)
+    return out.rename(columns={col.PROTOCOL: "protocol"}).drop(columns=["sq", "expected"])
 
 
 def _epsilon(table: pd.DataFrame) -> str:
-    values = sorted(float(e) for e in table["epsilon"].dropna().unique())
+    values = sorted(float(e) for e in table[col.EPSILON].dropna().unique())
     return ", ".join(f"{e:g}" for e in values)
 
 
@@ -61,23 +64,23 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     low = positive.min() / 6 if len(positive) else 1e-4
     high = positive.max() * 2.5 if len(positive) else 1.0
     for ax, name in zip(flat, protocols, strict=False):
-        mine = stats[stats["protocol"] == name].sort_values("item")
+        mine = stats[stats["protocol"] == name].sort_values(col.ITEM)
         colour = style.color(name)
-        ax.plot(mine["item"], mine["truth"], color="black", lw=1.0, marker=".", ms=3)
-        x, sd = mine["item"], mine["sd"]
-        ax.errorbar(x, mine["mean"], yerr=sd, fmt="o", color=colour, ms=3.5, capsize=1.5, lw=0.8)
-        title = label_of(table[table["protocol.name"] == name], name)
+        ax.plot(mine[col.ITEM], mine["truth"], color="black", lw=1.0, marker=".", ms=3)
+        x, sd = mine[col.ITEM], mine["sd"]
+        ax.errorbar(x, mine[col.MEAN], yerr=sd, fmt="o", color=colour, ms=3.5, capsize=1.5, lw=0.8)
+        title = label_of(table[table[col.PROTOCOL] == name], name)
         ax.set(yscale="log", ylim=(low, high), title=title, xlabel="rank of the item")
     for ax in axes[:, 0]:
         ax.set_ylabel("frequency")
     last = flat[len(protocols)] if len(protocols) < len(flat) else None
     if last is not None:
         for name in protocols:
-            mine = stats[stats["protocol"] == name].sort_values("item")
+            mine = stats[stats["protocol"] == name].sort_values(col.ITEM)
             colour = style.color(name)
             ratio = mine["truth"].where(mine["truth"] > 0)
-            last.plot(mine["item"], mine["rmse_expected"] / ratio, color=colour, lw=1.0)
-            last.plot(mine["item"], mine["rmse"] / ratio, "o", color=colour, ms=3)
+            last.plot(mine[col.ITEM], mine["rmse_expected"] / ratio, color=colour, lw=1.0)
+            last.plot(mine[col.ITEM], mine["rmse"] / ratio, "o", color=colour, ms=3)
         last.legend(
             handles=[
                 style.key(name, style.color(name), marker="o", ms=3, lw=1.0) for name in protocols
@@ -98,8 +101,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         style.key("relative error: exact √Var / truth", lw=1.0),
         style.key("relative error: measured", marker="o", ls="", ms=3),
     ]
-    trials = int(stats["trials"].max()) if len(stats) else 0
-    top = int(stats["item"].max()) if len(stats) else 0
+    trials = int(stats[col.TRIALS].max()) if len(stats) else 0
+    top = int(stats[col.ITEM].max()) if len(stats) else 0
     figure.suptitle(
         f"Kosarak ({sources_text(table)}), top {top} items, ε = {_epsilon(table)}, {trials} runs",
         fontweight="bold",
@@ -116,18 +119,19 @@ def item_mse(table: pd.DataFrame) -> pd.DataFrame:
 
     Columns: ``protocol``, ``mean``, ``se``, ``trials``, ``exact``, ``items``.
     """
-    rows = table[table["item"].notna() & (table["metric"] == "sq_error_n")]
-    rows = rows.assign(value=rows["value"] / rows["n"], analytic=rows["analytic"] / rows["n"])
-    per_trial = rows.groupby(["protocol.name", "trial"]).agg(
-        value=("value", "mean"), analytic=("analytic", "mean"), items=("item", "size")
+    rows = table[table[col.ITEM].notna() & (table[col.METRIC] == "sq_error_n")]
+    rows = rows.assign(
+        value=rows[col.VALUE] / rows[col.N], analytic=rows[col.ANALYTIC] / rows[col.N]
     )
-    grouped = per_trial.groupby(level="protocol.name")
+    by_trial = rows.groupby([col.PROTOCOL, col.TRIAL])
+    per_trial = by_trial[[col.VALUE, col.ANALYTIC]].mean().assign(items=by_trial[col.ITEM].size())
+    grouped = per_trial.groupby(level=col.PROTOCOL)
     out = pd.DataFrame(
         {
-            "mean": grouped["value"].mean(),
-            "se": grouped["value"].std() / np.sqrt(grouped["value"].size()),
-            "trials": grouped["value"].size(),
-            "exact": grouped["analytic"].mean(),
+            col.MEAN: grouped[col.VALUE].mean(),
+            col.SE: grouped[col.VALUE].std() / np.sqrt(grouped[col.VALUE].size()),
+            col.TRIALS: grouped[col.VALUE].size(),
+            "exact": grouped[col.ANALYTIC].mean(),
             "items": grouped["items"].max(),
         }
     )
@@ -149,17 +153,17 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     ratio, se, exact = [], [], []
     for name in subjects:
         row = score.loc[name]
-        r = row["mean"] / olh["mean"]
+        r = row[col.MEAN] / olh[col.MEAN]
         ratio.append(r)
-        se.append(r * math.hypot(row["se"] / row["mean"], olh["se"] / olh["mean"]))
+        se.append(r * math.hypot(row[col.SE] / row[col.MEAN], olh[col.SE] / olh[col.MEAN]))
         exact.append(row["exact"] / olh["exact"])
     ratio, se, exact = np.array(ratio), np.array(se), np.array(exact)
-    ranking = score.sort_values("mean")
+    ranking = score.sort_values(col.MEAN)
     listed = ", ".join(
-        f"{name} {100 * math.sqrt(row['mean']):.3f}%" for name, row in ranking.iterrows()
+        f"{name} {100 * math.sqrt(row[col.MEAN]):.3f}%" for name, row in ranking.iterrows()
     )
     names = [f"{name}/{reference}" for name in subjects]
-    trials, items = int(score["trials"].min()), int(score["items"].max())
+    trials, items = int(score[col.TRIALS].min()), int(score["items"].max())
     return [
         ClaimCheck(
             source="USENIX'17 Sec. 6 / slides 'Accuracy on Frequent Values' (figure only)",

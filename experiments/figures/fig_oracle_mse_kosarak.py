@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Part, WithinSE
@@ -46,16 +47,16 @@ def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     Columns: ``protocol``, ``epsilon``, ``mean``, ``se``, ``trials``, ``analytic`` (the
     trials' exact expectation, averaged), ``n``, ``d``.
     """
-    first = {"n": "n", "d": "options.domain_size"}
-    out = summary(table, METRIC, ["protocol.name", "epsilon"], per="n", first=first)
-    return out.rename(columns={"protocol.name": "protocol"})
+    first = {col.N: col.N, "d": col.DOMAIN_SIZE}
+    out = summary(table, METRIC, [col.PROTOCOL, col.EPSILON], per=col.N, first=first)
+    return out.rename(columns={col.PROTOCOL: "protocol"})
 
 
 def main_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of the whole-domain experiment (not the RAPPOR comparison's)."""
-    if "experiment" not in table:
+    if col.EXPERIMENT not in table:
         return table
-    return table[table["experiment"] != RAPPOR_EXPERIMENT]
+    return table[table[col.EXPERIMENT] != RAPPOR_EXPERIMENT]
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -70,27 +71,27 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     protocols = style.order(list(stats["protocol"].unique()))
     handles = []
     for index, name in enumerate(protocols):
-        mine = stats[stats["protocol"] == name].sort_values("epsilon")
-        protocol_rows = rows[rows["protocol.name"] == name]
+        mine = stats[stats["protocol"] == name].sort_values(col.EPSILON)
+        protocol_rows = rows[rows[col.PROTOCOL] == name]
         label = label_of(protocol_rows, name)
         colour, marker = style.series_color(label), style.series_marker(label)
         # side by side: BLH, HR and HM (and OUE, OLH) coincide
-        x = mine["epsilon"] + DODGE * (index - (len(protocols) - 1) / 2)
-        n, d = int(mine["n"].iloc[0]), int(mine["d"].iloc[0])
-        grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 120)
+        x = mine[col.EPSILON] + DODGE * (index - (len(protocols) - 1) / 2)
+        n, d = int(mine[col.N].iloc[0]), int(mine["d"].iloc[0])
+        grid = np.linspace(mine[col.EPSILON].min(), mine[col.EPSILON].max(), 120)
         if len(grid) and grid[0] == grid[-1]:
             grid = grid[:1]
         line = [expected_mse(protocol_rows, e, n, d) for e in grid]
         ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9)
         points = {"fmt": marker, "color": colour, "lw": 0.8}
-        ax.errorbar(x, mine["mean"], yerr=2 * mine["se"], ms=4.5, capsize=2, **points)
-        expected = np.array([expected_mse(protocol_rows, e, n, d) for e in mine["epsilon"]])
-        ratio, half = mine["mean"] / expected, 2 * mine["se"] / expected
+        ax.errorbar(x, mine[col.MEAN], yerr=2 * mine[col.SE], ms=4.5, capsize=2, **points)
+        expected = np.array([expected_mse(protocol_rows, e, n, d) for e in mine[col.EPSILON]])
+        ratio, half = mine[col.MEAN] / expected, 2 * mine[col.SE] / expected
         ax_ratio.errorbar(x, ratio, yerr=half, ms=3.5, capsize=1.5, **points)
         handles.append(style.series_key(label, lw=1.0))
     ax.set(yscale="log", ylabel="MSE of the frequencies ĉ(v)/n")
     if len(stats):
-        n, d = int(stats["n"].iloc[0]), int(stats["d"].iloc[0])
+        n, d = int(stats[col.N].iloc[0]), int(stats["d"].iloc[0])
         ax.set_title(f"Kosarak ({sources_text(table)}): n = {n:,}, d = {d:,}, all values")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
     ax_ratio.set(ylabel="empirical /\nexpected", xlabel=style.EPSILON_LABEL)
@@ -107,15 +108,15 @@ ORDER_OF_MAGNITUDE = 10.0
 
 
 def _at(stats: pd.DataFrame, protocol: str, epsilon: float) -> pd.Series | None:
-    hit = stats[(stats["protocol"] == protocol) & np.isclose(stats["epsilon"], epsilon)]
+    hit = stats[(stats["protocol"] == protocol) & np.isclose(stats[col.EPSILON], epsilon)]
     return None if hit.empty else hit.iloc[0]
 
 
 def _ratio(row: pd.Series, reference: pd.Series) -> tuple[float, float]:
     """``row``'s mean MSE over ``reference``'s, and the standard error of that ratio (the
     relative standard errors of independent means add in quadrature)."""
-    ratio = row["mean"] / reference["mean"]
-    rel = math.hypot(row["se"] / row["mean"], reference["se"] / reference["mean"])
+    ratio = row[col.MEAN] / reference[col.MEAN]
+    rel = math.hypot(row[col.SE] / row[col.MEAN], reference[col.SE] / reference[col.MEAN])
     return ratio, rel * ratio
 
 
@@ -124,29 +125,29 @@ def ratio_table(stats: pd.DataFrame, subjects, reference: str) -> pd.DataFrame:
     standard error (``se``) and the ratio of their exact expectations (``exact``)."""
     rows = []
     for name in subjects:
-        for epsilon in sorted(stats["epsilon"].unique()):
+        for epsilon in sorted(stats[col.EPSILON].unique()):
             row, olh = _at(stats, name, epsilon), _at(stats, reference, epsilon)
             if row is None or olh is None:
                 continue
             ratio, se = _ratio(row, olh)
-            exact = row["analytic"] / olh["analytic"]
+            exact = row[col.ANALYTIC] / olh[col.ANALYTIC]
             rows.append(
                 {
                     "protocol": name,
-                    "epsilon": float(epsilon),
+                    col.EPSILON: float(epsilon),
                     "ratio": ratio,
-                    "se": se,
+                    col.SE: se,
                     "exact": exact,
-                    "dof": max(int(min(row["trials"], olh["trials"])) - 1, 1),
+                    "dof": max(int(min(row[col.TRIALS], olh[col.TRIALS])) - 1, 1),
                 }
             )
-    return pd.DataFrame(rows, columns=["protocol", "epsilon", "ratio", "se", "exact", "dof"])
+    return pd.DataFrame(rows, columns=["protocol", col.EPSILON, "ratio", col.SE, "exact", "dof"])
 
 
 def _ratio_text(ratios: pd.DataFrame) -> str:
     return ", ".join(
         f"{r:.1f} ± {2 * e:.1f} (ε = {eps:g})"
-        for eps, r, e in zip(ratios["epsilon"], ratios["ratio"], ratios["se"], strict=True)
+        for eps, r, e in zip(ratios[col.EPSILON], ratios["ratio"], ratios[col.SE], strict=True)
     )
 
 
@@ -156,11 +157,11 @@ def _lead_parts(ratios: pd.DataFrame, reference: str) -> list[Part]:
     measured ratio at every ε against the ratio of the exact expectations (the sharp part)."""
     parts = []
     for name, mine in ratios.groupby("protocol", sort=False):
-        mine = mine.sort_values("epsilon")
+        mine = mine.sort_values(col.EPSILON)
         top, bottom = mine.iloc[-1], mine.iloc[0]
         parts.append(
             Part(
-                f"{name}/{reference} MSE at ε = {top['epsilon']:g}",
+                f"{name}/{reference} MSE at ε = {top[col.EPSILON]:g}",
                 top["ratio"],
                 Band(low=ORDER_OF_MAGNITUDE, reading="'orders of magnitude' read as >= 10x"),
                 otherwise="partly",
@@ -169,8 +170,8 @@ def _lead_parts(ratios: pd.DataFrame, reference: str) -> list[Part]:
         if len(mine) > 1:
             parts.append(
                 Part(
-                    f"{name}/{reference} at ε = {top['epsilon']:g} over the same at ε = "
-                    f"{bottom['epsilon']:g}",
+                    f"{name}/{reference} at ε = {top[col.EPSILON]:g} over the same at ε = "
+                    f"{bottom[col.EPSILON]:g}",
                     top["ratio"] / bottom["ratio"],
                     Band(low=1.0, strict=True, reading="'especially when ε is large' read as > 1"),
                     otherwise="partly",
@@ -184,7 +185,7 @@ def _lead_parts(ratios: pd.DataFrame, reference: str) -> list[Part]:
                     exact["ratio"],
                     WithinSE(
                         exact["exact"],
-                        exact["se"],
+                        exact[col.SE],
                         alpha=0.01,
                         what="the ratio of the exact expectations",
                         df=float(mine["dof"].min()),
@@ -197,10 +198,10 @@ def _lead_parts(ratios: pd.DataFrame, reference: str) -> list[Part]:
 def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     """Full one-time RAPPOR against OLH on Kosarak's top items: the paper's claim for the
     protocol it names, where SUE (basic RAPPOR) stands in on the whole domain."""
-    if "experiment" not in table:
+    if col.EXPERIMENT not in table:
         return None
     comparison = figure_config(RAPPOR_EXPERIMENT)
-    stats = mse_stats(table[table["experiment"] == RAPPOR_EXPERIMENT])
+    stats = mse_stats(table[table[col.EXPERIMENT] == RAPPOR_EXPERIMENT])
     name, (reference,) = comparison.subjects[0], comparison.reference
     ratios = ratio_table(stats, comparison.subjects, reference)
     full = ratios[ratios["protocol"] == name]
@@ -214,9 +215,9 @@ def rappor_claim(table: pd.DataFrame) -> ClaimCheck | None:
     exact = full[np.isfinite(full["exact"])]
     if len(exact):
         ours += f"; exact {name}/{reference} " + ", ".join(
-            f"{x:.2f} (ε = {e:g})" for e, x in zip(exact["epsilon"], exact["exact"], strict=True)
+            f"{x:.2f} (ε = {e:g})" for e, x in zip(exact[col.EPSILON], exact["exact"], strict=True)
         )
-    n = int(table.loc[table["experiment"] == RAPPOR_EXPERIMENT, "n"].iloc[0])
+    n = int(table.loc[table[col.EXPERIMENT] == RAPPOR_EXPERIMENT, col.N].iloc[0])
     return ClaimCheck(
         source="USENIX'17 slides 'Experiments Highlights' (Kosarak), RAPPOR itself",
         paper="OLH performs orders of magnitude better than RAPPOR, especially when ε is large",
@@ -258,11 +259,11 @@ def _lead_claim(table: pd.DataFrame, stats: pd.DataFrame, full: pd.DataFrame) ->
     ratios = ratio_table(stats, subjects, reference)
     if set(ratios["protocol"]) != set(subjects):
         return None
-    top, bottom = ratios["epsilon"].max(), ratios["epsilon"].min()
-    at = {e: ratios[ratios["epsilon"] == e].set_index("protocol") for e in (top, bottom)}
+    top, bottom = ratios[col.EPSILON].max(), ratios[col.EPSILON].min()
+    at = {e: ratios[ratios[col.EPSILON] == e].set_index("protocol") for e in (top, bottom)}
     ours = f"MSE ratios at ε = {top:g} on Kosarak ({sources_text(table)}): " + "; ".join(
         f"{name}/{reference} = {at[top].loc[name, 'ratio']:.2f} ± "
-        f"{2 * at[top].loc[name, 'se']:.2f} (exact {at[top].loc[name, 'exact']:.2f})"
+        f"{2 * at[top].loc[name, col.SE]:.2f} (exact {at[top].loc[name, 'exact']:.2f})"
         for name in subjects
     )
     ours += " (±2 SE)"
@@ -270,7 +271,7 @@ def _lead_claim(table: pd.DataFrame, stats: pd.DataFrame, full: pd.DataFrame) ->
         ours += f"; at ε = {bottom:g}: " + ", ".join(
             f"{name}/{reference} = {at[bottom].loc[name, 'ratio']:.2f}" for name in subjects
         )
-    z = ((ratios["ratio"] - ratios["exact"]) / ratios["se"]).abs()
+    z = ((ratios["ratio"] - ratios["exact"]) / ratios[col.SE]).abs()
     ours += f"; every ε's ratio against its exact ratio: largest |gap|/SE = {z.max():.1f}"
     return ClaimCheck(
         source="USENIX'17 Sec. 6 / slides 'Experiments Highlights' (Kosarak)",
@@ -284,35 +285,35 @@ def _lead_claim(table: pd.DataFrame, stats: pd.DataFrame, full: pd.DataFrame) ->
 
 def _expectation_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
     """Every setting's mean MSE against its exact expectation."""
-    single = table[table["item"].isna()]
+    single = table[table[col.ITEM].isna()]
 
     def expectation(row: pd.Series) -> float:
-        rows = single[single["protocol.name"] == row["protocol"]]
-        return expected_mse(rows, row["epsilon"], int(row["n"]), int(row["d"]))
+        rows = single[single[col.PROTOCOL] == row["protocol"]]
+        return expected_mse(rows, row[col.EPSILON], int(row[col.N]), int(row["d"]))
 
     expected = stats.apply(expectation, axis=1).to_numpy()
-    gap = stats["mean"].to_numpy() / expected - 1
+    gap = stats[col.MEAN].to_numpy() / expected - 1
     worst = int(np.nanargmax(np.abs(gap)))
-    z = np.abs((stats["mean"].to_numpy() - expected) / stats["se"].to_numpy())
+    z = np.abs((stats[col.MEAN].to_numpy() - expected) / stats[col.SE].to_numpy())
     row = stats.iloc[worst]
     return ClaimCheck(
         source="USENIX'17 slides 'Experiments Highlights'",
         paper="the Kosarak results confirm the analytical conclusion (variances of Table 1)",
         ours=(
             f"empirical MSE vs its exact expectation, {len(stats)} settings "
-            f"({int(stats['trials'].min())} trials each): largest relative gap "
-            f"{100 * gap[worst]:+.2f}% ({row['protocol']}, ε = {row['epsilon']:g}); "
+            f"({int(stats[col.TRIALS].min())} trials each): largest relative gap "
+            f"{100 * gap[worst]:+.2f}% ({row['protocol']}, ε = {row[col.EPSILON]:g}); "
             f"largest |gap|/SE = {np.nanmax(z):.1f}"
         ),
         parts=Part(
             "mean MSE per setting",
-            stats["mean"],
+            stats[col.MEAN],
             WithinSE(
                 expected,
-                stats["se"],
+                stats[col.SE],
                 alpha=0.01,
                 what="the exact expectation",
-                df=max(int(stats["trials"].min()) - 1, 1),
+                df=max(int(stats[col.TRIALS].min()) - 1, 1),
             ),
         ),
         reason="a setting further from its exact expectation than sampling error allows",
@@ -322,10 +323,10 @@ def _expectation_claim(table: pd.DataFrame, stats: pd.DataFrame) -> ClaimCheck:
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """OLH's lead over BLH and SUE at the largest ε; the MSE matches its expectation; full
     RAPPOR's lead over OLH on Kosarak's top items."""
-    full = pd.DataFrame(columns=["protocol", "epsilon", "ratio", "se", "exact", "dof"])
-    if "experiment" in table:
+    full = pd.DataFrame(columns=["protocol", col.EPSILON, "ratio", col.SE, "exact", "dof"])
+    if col.EXPERIMENT in table:
         comparison = figure_config(RAPPOR_EXPERIMENT)
-        rappor = mse_stats(table[table["experiment"] == RAPPOR_EXPERIMENT])
+        rappor = mse_stats(table[table[col.EXPERIMENT] == RAPPOR_EXPERIMENT])
         if len(rappor):
             full = ratio_table(rappor, comparison.subjects[:1], comparison.reference[0])
     stats = mse_stats(main_rows(table))

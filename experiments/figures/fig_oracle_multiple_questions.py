@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Identity, Part, WithinSE
@@ -32,14 +33,14 @@ def approach_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per approach and ε: mean squared error, its standard error, the exact expectation,
     and the slides' closed form.  Columns: ``approach``, ``epsilon``, ``mean``, ``se``,
     ``trials``, ``exact``, ``closed``, ``n``."""
-    out = summary(table, METRICS, ["metric", "epsilon"], first={"n": "n"})
-    out = out.rename(columns={"analytic": "exact"})
-    out["approach"] = out["metric"].map(METRICS)
+    out = summary(table, METRICS, [col.METRIC, col.EPSILON], first={col.N: col.N})
+    out = out.rename(columns={col.ANALYTIC: "exact"})
+    out["approach"] = out[col.METRIC].map(METRICS)
     out["closed"] = [
         float(multiple_questions_variance(e, int(n))[a])
-        for e, n, a in zip(out["epsilon"], out["n"], out["approach"], strict=True)
+        for e, n, a in zip(out[col.EPSILON], out[col.N], out["approach"], strict=True)
     ]
-    return out.drop(columns="metric")
+    return out.drop(columns=col.METRIC)
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -52,23 +53,23 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     )
     handles = []
     for approach, (label, ls, marker) in APPROACHES.items():
-        mine = stats[stats["approach"] == approach].sort_values("epsilon")
+        mine = stats[stats["approach"] == approach].sort_values(col.EPSILON)
         if mine.empty:
             continue
-        n = int(mine["n"].iloc[0])
-        grid = np.linspace(mine["epsilon"].min(), mine["epsilon"].max(), 200)
+        n = int(mine[col.N].iloc[0])
+        grid = np.linspace(mine[col.EPSILON].min(), mine[col.EPSILON].max(), 200)
         ax.plot(grid, multiple_questions_variance(grid, n)[approach], color=colour, ls=ls, lw=1.0)
         fill = colour if approach == "partition" else "white"
-        x = mine["epsilon"]
+        x = mine[col.EPSILON]
         look = {"fmt": marker, "color": colour, "mfc": fill, "lw": 0.8}
-        ax.errorbar(x, mine["mean"], yerr=2 * mine["se"], ms=5, capsize=2, **look)
-        ratio, half = mine["mean"] / mine["closed"], 2 * mine["se"] / mine["closed"]
+        ax.errorbar(x, mine[col.MEAN], yerr=2 * mine[col.SE], ms=5, capsize=2, **look)
+        ratio, half = mine[col.MEAN] / mine["closed"], 2 * mine[col.SE] / mine["closed"]
         ax_ratio.errorbar(x, ratio, yerr=half, ms=4, capsize=1.5, **look)
         ax_ratio.plot(x, mine["exact"] / mine["closed"], color=colour, ls=":", lw=1)
         handles.append(style.key(label, colour, ls=ls, marker=marker, mfc=fill))
     ax.set(yscale="log", ylabel="Var[ĉ(v)/n]")
     if len(stats):
-        ax.set_title(f"OLH, two questions, n = {int(stats['n'].iloc[0]):,}")
+        ax.set_title(f"OLH, two questions, n = {int(stats[col.N].iloc[0]):,}")
     ax_ratio.axhline(1.0, color="0.3", lw=0.8)
     ax_ratio.set(ylabel="empirical /\nclosed form", xlabel=style.EPSILON_LABEL)
     handles += [
@@ -80,7 +81,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 
 def _worst_z(mine: pd.DataFrame) -> float:
-    z = ((mine["mean"] - mine["exact"]) / mine["se"].where(mine["se"] > 0)).abs()
+    z = ((mine[col.MEAN] - mine["exact"]) / mine[col.SE].where(mine[col.SE] > 0)).abs()
     return float(z.max()) if z.notna().any() else math.nan
 
 
@@ -90,15 +91,15 @@ def _closed_form_claim(stats: pd.DataFrame) -> ClaimCheck:
         mine = stats[stats["approach"] == approach]
         if mine.empty:
             continue
-        gap = mine["mean"] / mine["closed"] - 1
+        gap = mine[col.MEAN] / mine["closed"] - 1
         g_gap = mine["exact"] / mine["closed"] - 1
         worst = int(np.argmax(np.abs(gap.to_numpy())))
         texts.append(
             f"{approach}: largest gap to the closed form {100 * gap.iloc[worst]:+.1f}% "
-            f"(ε = {mine['epsilon'].iloc[worst]:g}), of which the integer g accounts for "
+            f"(ε = {mine[col.EPSILON].iloc[worst]:g}), of which the integer g accounts for "
             f"{100 * g_gap.iloc[worst]:+.1f}%"
         )
-    trials = int(stats["trials"].min())
+    trials = int(stats[col.TRIALS].min())
     return ClaimCheck(
         source="USENIX'17 slides 'On answering multiple questions'",
         paper="OLH, two questions: Var[c(v)/n] = 4e^{ε/2}/(n(e^{ε/2}-1)^2) splitting ε, "
@@ -106,14 +107,14 @@ def _closed_form_claim(stats: pd.DataFrame) -> ClaimCheck:
         ours=(
             f"{'; '.join(texts)}; empirical vs the exact expectation of our OLH: largest "
             f"|gap|/SE = {_worst_z(stats):.1f} over {len(stats)} points ({trials} trials "
-            f"each, n = {int(stats['n'].iloc[0]):,})"
+            f"each, n = {int(stats[col.N].iloc[0]):,})"
         ),
         parts=Part(
             "mean Var[ĉ(v)/n] per (approach, ε)",
-            stats["mean"],
+            stats[col.MEAN],
             WithinSE(
                 stats["exact"],
-                stats["se"],
+                stats[col.SE],
                 alpha=0.01,
                 what="the exact expectation of our OLH (g = ⌈e^ε + 1⌉)",
                 df=max(trials - 1, 1),
@@ -127,14 +128,14 @@ def _closed_form_claim(stats: pd.DataFrame) -> ClaimCheck:
 
 def _partition_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     wide = stats.pivot_table(
-        index="epsilon", columns="approach", values=["mean", "se", "exact", "closed"]
+        index=col.EPSILON, columns="approach", values=[col.MEAN, col.SE, "exact", "closed"]
     )
-    if not {"split", "partition"} <= set(wide["mean"].columns):
+    if not {"split", "partition"} <= set(wide[col.MEAN].columns):
         return None
-    ratio = wide["mean"]["split"] / wide["mean"]["partition"]
+    ratio = wide[col.MEAN]["split"] / wide[col.MEAN]["partition"]
     rel = np.hypot(
-        wide["se"]["split"] / wide["mean"]["split"],
-        wide["se"]["partition"] / wide["mean"]["partition"],
+        wide[col.SE]["split"] / wide[col.MEAN]["split"],
+        wide[col.SE]["partition"] / wide[col.MEAN]["partition"],
     )
     exact = wide["exact"]["split"] / wide["exact"]["partition"]
     closed = wide["closed"]["split"] / wide["closed"]["partition"]
@@ -165,7 +166,7 @@ def _partition_claim(stats: pd.DataFrame) -> ClaimCheck | None:
                     rel * ratio,
                     alpha=0.01,
                     what="the ratio of the exact expectations (relative SEs in quadrature)",
-                    df=max(int(stats["trials"].min()) - 1, 1),
+                    df=max(int(stats[col.TRIALS].min()) - 1, 1),
                 ),
             ),
         ),
@@ -176,8 +177,8 @@ def _partition_claim(stats: pd.DataFrame) -> ClaimCheck | None:
 def _central_claim(stats: pd.DataFrame) -> ClaimCheck:
     """The centralised contrast: split (sequential composition) and partition (parallel
     composition) give the same noise variance with the Laplace mechanism."""
-    eps = np.sort(stats["epsilon"].unique())
-    n = int(stats["n"].iloc[0])
+    eps = np.sort(stats[col.EPSILON].unique())
+    n = int(stats[col.N].iloc[0])
     central = central_multiple_questions_variance(eps, n)
     ratio = central["split"] / central["partition"]
     local = multiple_questions_variance(eps, n)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Part, WithinSE
@@ -41,9 +42,9 @@ def mse_stats(table: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, method, metric and ε: mean frequency MSE over trials, its SE, and the
     unbiased estimates' exact expectation (sq_error_n only)."""
     rows = per_trial(table, [m for m, _ in METRICS])
-    rows["method"] = rows["options.postprocess"].fillna("none")
-    out = summary(rows, None, ["protocol.name", "method", "metric", "epsilon"], per="n")
-    return out.rename(columns={"protocol.name": "protocol", "analytic": "exact"})
+    rows["method"] = rows[col.POSTPROCESS].fillna("none")
+    out = summary(rows, None, [col.PROTOCOL, "method", col.METRIC, col.EPSILON], per=col.N)
+    return out.rename(columns={col.PROTOCOL: "protocol", col.ANALYTIC: "exact"})
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -56,17 +57,17 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     for column, name in enumerate(protocols):
         for row, (metric, label) in enumerate(METRICS):
             ax = axes[row][column]
-            mine = stats[(stats["protocol"] == name) & (stats["metric"] == metric)]
+            mine = stats[(stats["protocol"] == name) & (stats[col.METRIC] == metric)]
             for method, (_text, colour, marker) in METHODS.items():
-                line = mine[mine["method"] == method].sort_values("epsilon")
+                line = mine[mine["method"] == method].sort_values(col.EPSILON)
                 if line.empty:
                     continue
-                yerr, fmt = 2 * line["se"], marker + "-"
+                yerr, fmt = 2 * line[col.SE], marker + "-"
                 ax.errorbar(
-                    line["epsilon"], line["mean"], yerr=yerr, fmt=fmt, color=colour, **POINT
+                    line[col.EPSILON], line[col.MEAN], yerr=yerr, fmt=fmt, color=colour, **POINT
                 )
                 if method == "none" and metric == "sq_error_n" and line["exact"].notna().all():
-                    ax.plot(line["epsilon"], line["exact"], color="0.5", lw=0.8, ls=":")
+                    ax.plot(line[col.EPSILON], line["exact"], color="0.5", lw=0.8, ls=":")
             ax.set(yscale="log", title=f"{name}: {label}", xlabel=style.EPSILON_LABEL)
         axes[0][column].set_ylabel("MSE of the frequencies")
         axes[1][column].set_ylabel("MSE of the frequencies")
@@ -78,9 +79,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 def _to_unbiased(full: pd.DataFrame, base: pd.DataFrame, method: str) -> pd.Series | None:
     """A method's mean MSE over the unbiased estimates' at each (protocol, ε) both have;
     None when they share none."""
-    other = full[full["method"] == method].set_index(["protocol", "epsilon"])
+    other = full[full["method"] == method].set_index(["protocol", col.EPSILON])
     common = base.index.intersection(other.index)
-    return other.loc[common, "mean"] / base.loc[common, "mean"] if len(common) else None
+    return other.loc[common, col.MEAN] / base.loc[common, col.MEAN] if len(common) else None
 
 
 #: "Changes little" read as a ratio to the unbiased estimates' MSE within 5%.
@@ -93,10 +94,10 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """Norm-Sub and PowerNS beat the unbiased estimates on the full distribution, most at
     small ε; Norm changes little; the unbiased MSE matches its exact expectation."""
     stats = mse_stats(table)
-    full = stats[stats["metric"] == "sq_error_n"]
+    full = stats[stats[col.METRIC] == "sq_error_n"]
     if full.empty:
         return []
-    base = full[full["method"] == "none"].set_index(["protocol", "epsilon"])
+    base = full[full["method"] == "none"].set_index(["protocol", col.EPSILON])
     texts, parts = [], []
     for method in ("norm_sub", "power_ns", "base_pos", "norm"):
         ratio = _to_unbiased(full, base, method)
@@ -106,7 +107,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         ratio = _to_unbiased(full, base, method)
         if ratio is None:
             continue
-        wide = ratio.unstack("epsilon")
+        wide = ratio.unstack(col.EPSILON)
         low, high = wide.iloc[:, 0], wide.iloc[:, -1]
         label = METHODS[method][0]
         parts.append(
@@ -148,16 +149,16 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
                 ),
             )
         )
-    trials = int(base["trials"].min())
-    z = ((base["mean"] - base["exact"]) / base["se"].where(base["se"] > 0)).abs()
+    trials = int(base[col.TRIALS].min())
+    z = ((base[col.MEAN] - base["exact"]) / base[col.SE].where(base[col.SE] > 0)).abs()
     if trials > 1 and bool(base["exact"].notna().all()):  # one trial: no standard error
         parts.append(
             Part(
                 "unbiased MSE per (oracle, ε)",
-                base["mean"],
+                base[col.MEAN],
                 WithinSE(
                     base["exact"],
-                    base["se"],
+                    base[col.SE],
                     alpha=0.01,
                     what="its exact expectation",
                     df=trials - 1,

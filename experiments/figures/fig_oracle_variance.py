@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, ExactOrder, Identity, Part, WithinSE
@@ -96,13 +97,13 @@ def series_of(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     the default) gives one line per value, labelled with it, never one line pooling them.
     """
     lines = []
-    for name in style.order(list(rows["protocol.name"].astype(str).unique())):
-        mine = rows[rows["protocol.name"].astype(str) == name]
+    for name in style.order(list(rows[col.PROTOCOL].astype(str).unique())):
+        mine = rows[rows[col.PROTOCOL].astype(str) == name]
         own = [
             c
             for c in mine.columns
             if c.startswith("protocol.")
-            and c not in ("protocol.name", "protocol.kind", "protocol.label")
+            and c not in (col.PROTOCOL, col.PROTOCOL_KIND, col.PROTOCOL_LABEL)
             and mine[c].astype(str).nunique(dropna=False) > 1
         ]
         label = label_of(mine, name)
@@ -123,7 +124,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """Two panels (d = 2, d = 1024): Table 1 as lines, both engines as points, log y."""
     style.apply_theme()
     rows = per_trial(table, METRIC)
-    domains = sorted(int(d) for d in rows["options.domain_size"].dropna().unique())
+    domains = sorted(int(d) for d in rows[col.DOMAIN_SIZE].dropna().unique())
     panels = max(len(domains), 1)
     figure, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.2), sharey=True, squeeze=False)
     lines = series_of(rows)
@@ -135,40 +136,44 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         ranks[name] = rank
         styles[label] = "-" if rank == 0 else VARIANT_LS[(rank - 1) % len(VARIANT_LS)]
     for ax, d in zip(axes[0], domains, strict=False):
-        panel = rows[rows["options.domain_size"] == d]
+        panel = rows[rows[col.DOMAIN_SIZE] == d]
         # spread side by side over the protocols of this panel only (d = 32: GRR and OLH)
-        here = [line for line in lines if (line[2]["options.domain_size"] == d).any()]
+        here = [line for line in lines if (line[2][col.DOMAIN_SIZE] == d).any()]
         for index, (name, label, mine) in enumerate(here):
-            points = mine[mine["options.domain_size"] == d]
+            points = mine[mine[col.DOMAIN_SIZE] == d]
             if points.empty:  # a protocol run at other domain sizes only: not in this panel
                 continue
-            grid = np.linspace(points["epsilon"].min(), points["epsilon"].max(), 200)
+            grid = np.linspace(points[col.EPSILON].min(), points[col.EPSILON].max(), 200)
             colour, marker = style.series_color(label), style.series_marker(label)
             line = analytic_line(points, name, grid, d)
             if line is not None:
                 ax.plot(grid, line, color=colour, lw=1.0, alpha=0.9, ls=styles[label])
-            stats = summary(points, None, ["engine", "epsilon"]).set_index(["engine", "epsilon"])
+            stats = summary(points, None, [col.ENGINE, col.EPSILON]).set_index(
+                [col.ENGINE, col.EPSILON]
+            )
             spread = (index - (len(here) - 1) / 2) * PROTOCOL_DODGE
             if spread and line is not None:
                 # moved off its ε, a point gets a tick of its own line's value there
-                epsilons = np.unique(stats.index.get_level_values("epsilon"))
+                epsilons = np.unique(stats.index.get_level_values(col.EPSILON))
                 ticks = analytic_line(points, name, epsilons, d)
                 x = epsilons + spread
                 ax.hlines(ticks, x - 0.03, x + 0.03, color=colour, lw=1.4)
             for (engine, epsilon), row in stats.iterrows():
-                half = 2 * row["std"] / np.sqrt(row["trials"]) if row["trials"] > 1 else 0.0
+                half = 2 * row[col.STD] / np.sqrt(row[col.TRIALS]) if row[col.TRIALS] > 1 else 0.0
                 x = epsilon + spread + DODGE.get(engine, 0.0)
                 fill = colour if engine == "sampled" else "white"
-                ax.errorbar(x, row["mean"], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT)
+                ax.errorbar(
+                    x, row[col.MEAN], yerr=half, fmt=marker, color=colour, mfc=fill, **POINT
+                )
         ax.set_yscale("log")
-        means = panel.groupby(["protocol.name", "engine", "epsilon"])["value"].mean()
+        means = panel.groupby([col.PROTOCOL, col.ENGINE, col.EPSILON])[col.VALUE].mean()
         means = means[means > 0]
         if len(means):  # bars reaching below zero leave the axis instead of stretching it
             ax.set_ylim(means.min() / 4, means.max() * 4)
         ax.set(title=f"d = {d}", xlabel=style.EPSILON_LABEL)
     axes[0][0].set_ylabel("Var[ĉ(v)] / n")
     handles = [style.series_key(label, lw=1.2, ls=styles[label]) for _, label, _ in lines]
-    handles += style.engine_handles(rows["engine"].unique(), marker=None)
+    handles += style.engine_handles(rows[col.ENGINE].unique(), own_markers=False)
     # one look for every analytic line; the legend names which are Table 1's
     names = list(dict.fromkeys(name for name, _, _ in lines))
     tabled = [name for name in names if in_table1(name)]
@@ -188,9 +193,9 @@ def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
     Columns: ``protocol``, ``d``, ``engine``, ``epsilon``, ``mean``, ``se``, ``trials``,
     ``exact``, ``table1``.
     """
-    out = summary(table, METRIC, ["protocol.name", "options.domain_size", "engine", "epsilon"])
+    out = summary(table, METRIC, [col.PROTOCOL, col.DOMAIN_SIZE, col.ENGINE, col.EPSILON])
     out = out.rename(
-        columns={"protocol.name": "protocol", "options.domain_size": "d", "analytic": "exact"}
+        columns={col.PROTOCOL: "protocol", col.DOMAIN_SIZE: "d", col.ANALYTIC: "exact"}
     )
     out["d"] = out["d"].astype(int)
     # a newer oracle (HR, HM, SS) has no Table 1 entry: NaN (it is checked against its
@@ -199,7 +204,7 @@ def variance_stats(table: pd.DataFrame) -> pd.DataFrame:
     out["table1"] = [
         float(table1_variance(name, epsilon, d)) if tabled else math.nan
         for name, epsilon, d, tabled in zip(
-            out["protocol"], out["epsilon"], out["d"], out["in_table1"], strict=True
+            out["protocol"], out[col.EPSILON], out["d"], out["in_table1"], strict=True
         )
     ]
     return out
@@ -210,14 +215,14 @@ def _pooled(stats: pd.DataFrame, protocol: str, d: int) -> pd.DataFrame:
     mine = stats[(stats["protocol"] == protocol) & (stats["d"] == d)]
     if mine.empty:
         return mine
-    weight = 1 / mine["se"].where(mine["se"] > 0, np.nan) ** 2
+    weight = 1 / mine[col.SE].where(mine[col.SE] > 0, np.nan) ** 2
     weight = weight.fillna(weight.max() if weight.notna().any() else 1.0)
-    frame = mine.assign(w=weight, wm=weight * mine["mean"])
-    grouped = frame.groupby("epsilon")
+    frame = mine.assign(w=weight, wm=weight * mine[col.MEAN])
+    grouped = frame.groupby(col.EPSILON)
     return pd.DataFrame(
         {
-            "mean": grouped["wm"].sum() / grouped["w"].sum(),
-            "se": 1 / np.sqrt(grouped["w"].sum()),
+            col.MEAN: grouped["wm"].sum() / grouped["w"].sum(),
+            col.SE: 1 / np.sqrt(grouped["w"].sum()),
             "exact": grouped["exact"].mean(),
         }
     )
@@ -235,30 +240,30 @@ def _aligned(stats: pd.DataFrame, first: str, second: str):
 
 def _gap_text(mine: pd.DataFrame, against: str, name: str) -> str:
     """The largest relative gap of the points to ``against`` (with its 2 SE), and where."""
-    gap = mine["mean"] / mine[against] - 1
+    gap = mine[col.MEAN] / mine[against] - 1
     row = mine.loc[gap.abs().idxmax()]
     return (
-        f"largest gap to {name} {100 * (row['mean'] / row[against] - 1):+.1f}% "
-        f"± {200 * row['se'] / row[against]:.1f}% (2 SE; {row['protocol']}, "
-        f"{row['engine']}, ε = {row['epsilon']:g})"
+        f"largest gap to {name} {100 * (row[col.MEAN] / row[against] - 1):+.1f}% "
+        f"± {200 * row[col.SE] / row[against]:.1f}% (2 SE; {row['protocol']}, "
+        f"{row[col.ENGINE]}, ε = {row[col.EPSILON]:g})"
     )
 
 
 def _within_exact(mine: pd.DataFrame, quantity: str, what: str) -> Part:
     return Part(
         quantity,
-        mine["mean"],
-        WithinSE(mine["exact"], mine["se"], alpha=0.01, what=what, df=_dof(mine)),
+        mine[col.MEAN],
+        WithinSE(mine["exact"], mine[col.SE], alpha=0.01, what=what, df=_dof(mine)),
     )
 
 
 def _dof(mine: pd.DataFrame) -> float:
     """Degrees of freedom of the points' standard errors: the fewest trials less one."""
-    return float(max(int(mine["trials"].min()) - 1, 1))
+    return float(max(int(mine[col.TRIALS].min()) - 1, 1))
 
 
 def _worst_z(mine: pd.DataFrame) -> float:
-    z = ((mine["mean"] - mine["exact"]) / mine["se"].where(mine["se"] > 0)).abs()
+    z = ((mine[col.MEAN] - mine["exact"]) / mine[col.SE].where(mine[col.SE] > 0)).abs()
     return float(z.max()) if z.notna().any() else math.nan
 
 
@@ -279,7 +284,7 @@ def _table1_claim(stats: pd.DataFrame) -> ClaimCheck:
     ]
     text = (
         f"{len(tabled)} points of Table 1's oracles ({tabled['protocol'].nunique()} oracles × "
-        f"d × both engines × ε, at least {int(tabled['trials'].min())} trials each): "
+        f"d × both engines × ε, at least {int(tabled[col.TRIALS].min())} trials each): "
         f"{'; '.join(texts)}; against the exact expectation the largest |gap|/SE = "
         f"{_worst_z(tabled):.1f} ({reference}'s integer g = ⌈e^ε+1⌉ moves its exact "
         f"variance up to {100 * olh_gap:.1f}% from the table's g = e^ε+1)"
@@ -314,8 +319,8 @@ def _oue_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     parts, ratios, exacts, ses = [], [], [], []
     (reference,), same = COMPARISON.reference, COMPARISON.subjects[0]
     for d, olh, oue in _aligned(stats, reference, same):
-        ratio = olh["mean"] / oue["mean"]
-        rel = np.hypot(olh["se"] / olh["mean"], oue["se"] / oue["mean"])
+        ratio = olh[col.MEAN] / oue[col.MEAN]
+        rel = np.hypot(olh[col.SE] / olh[col.MEAN], oue[col.SE] / oue[col.MEAN])
         exact = olh["exact"] / oue["exact"]
         ratios.append(ratio)
         exacts.append(exact)
@@ -352,11 +357,13 @@ def _grr_olh_claim(stats: pd.DataFrame) -> ClaimCheck | None:
     (reference,), name = COMPARISON.reference, COMPARISON.subjects[1]
     for d, grr, olh in _aligned(stats, name, reference):
         eps = grr.index.to_numpy(dtype=float)
-        ratio = (grr["mean"] / olh["mean"]).to_numpy()
+        ratio = (grr[col.MEAN] / olh[col.MEAN]).to_numpy()
         predicted = d < 3 * np.exp(eps) + 2  # [FO] Table 1: GRR better iff d < 3e^ε + 2
         measured = ratio < 1
         ratios.append(ratio)
-        ses.append(ratio * np.hypot(grr["se"] / grr["mean"], olh["se"] / olh["mean"]).to_numpy())
+        ses.append(
+            ratio * np.hypot(grr[col.SE] / grr[col.MEAN], olh[col.SE] / olh[col.MEAN]).to_numpy()
+        )
         exacts.append((grr["exact"] / olh["exact"]).to_numpy())
         lows.append(np.where(predicted, -np.inf, 1.0))
         highs.append(np.where(predicted, 1.0, np.inf))
@@ -418,14 +425,14 @@ AUDIT_DOMAIN = 8
 def oracle_of(table: pd.DataFrame, name: str, epsilon: float, d: int):
     """The oracle ``name`` as the runs built it (its table row's parameters), at (ε, d);
     the registry's defaults when the table has no row of it."""
-    rows = table[table["protocol.name"].astype(str) == name] if len(table) else table
+    rows = table[table[col.PROTOCOL].astype(str) == name] if len(table) else table
     node = protocol_from_row(rows.iloc[0]) if len(rows) else {"name": name}
     return build_protocol({**node, "name": name}, float(epsilon), domain_size=int(d))
 
 
 def _grid(stats: pd.DataFrame) -> tuple[list[int], list[float]]:
     return sorted(int(d) for d in stats["d"].unique()), sorted(
-        float(e) for e in stats["epsilon"].unique()
+        float(e) for e in stats[col.EPSILON].unique()
     )
 
 

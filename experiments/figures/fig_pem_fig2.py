@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -21,34 +22,38 @@ from ldp.theory import pem as theory
 
 #: The panels: the parameter each varies, its title, and how a value is shown.
 PANELS = (
-    ("dataset.n", "(a) different n", lambda v: f"n = {sec5.format_count(v)}"),
-    ("dataset.m", "(b) different m", lambda v: f"m = {int(v)} bits"),
-    ("epsilon", "(c) different ε", lambda v: f"ε = {v:g}"),
+    (col.DATASET_N, "(a) different n", lambda v: f"n = {sec5.format_count(v)}"),
+    (col.DATASET_M, "(b) different m", lambda v: f"m = {int(v)} bits"),
+    (col.EPSILON, "(c) different ε", lambda v: f"ε = {v:g}"),
 )
 #: Which way each parameter helps: +1 larger is better (n, ε), -1 smaller is better (m).
-BETTER = {"dataset.n": +1, "dataset.m": -1, "epsilon": +1}
+BETTER = {col.DATASET_N: +1, col.DATASET_M: -1, col.EPSILON: +1}
 
 
 def per_value(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (setting, true rank j): frequency f_j, empirical identification (mean,
     standard error over runs) and the model's Π_i Piden_j[i]."""
     rows = sec5.settings(table)
-    hits = table[table["metric"] == "identified"]
-    stats = hits.groupby(["config_hash", "item"])["value"].agg(["mean", "size"])
-    stats["se"] = np.sqrt(stats["mean"] * (1 - stats["mean"]) / stats["size"])
-    freq = table[table["metric"] == "frequency"].groupby(["config_hash", "item"])["value"].mean()
+    hits = table[table[col.METRIC] == "identified"]
+    stats = hits.groupby([col.CONFIG_HASH, col.ITEM])[col.VALUE].agg([col.MEAN, "size"])
+    stats[col.SE] = np.sqrt(stats[col.MEAN] * (1 - stats[col.MEAN]) / stats["size"])
+    freq = (
+        table[table[col.METRIC] == "frequency"]
+        .groupby([col.CONFIG_HASH, col.ITEM])[col.VALUE]
+        .mean()
+    )
     stats["frequency"] = freq.reindex(stats.index)
     parts = []
-    for key, group in stats.groupby(level="config_hash"):
+    for key, group in stats.groupby(level=col.CONFIG_HASH):
         row = rows.loc[key]
-        group = group.droplevel("config_hash").sort_index()
+        group = group.droplevel(col.CONFIG_HASH).sort_index()
         model = theory.overall_identification(
             group["frequency"].to_numpy(),
             sec5.n_users(row),
-            float(row["epsilon"]),
+            float(row[col.EPSILON]),
             sec5.pem_config(row),
         )
-        parts.append(group.assign(model=model, config_hash=key).reset_index())
+        parts.append(group.assign(model=model, **{col.CONFIG_HASH: key}).reset_index())
     return pd.concat(parts, ignore_index=True)
 
 
@@ -69,10 +74,10 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             value = row[varied]
             is_default = np.isclose(value, defaults[varied])
             colour = shade[value]
-            points = values[values["config_hash"] == key].sort_values("frequency")
+            points = values[values[col.CONFIG_HASH] == key].sort_values("frequency")
             ax.plot(points["frequency"], points["model"], color=colour, lw=1.0, alpha=0.9)
             sec5.errorbar(
-                ax, points["frequency"], points["mean"], points["se"], colour, "f1", alpha=0.85
+                ax, points["frequency"], points[col.MEAN], points[col.SE], colour, "f1", alpha=0.85
             )
             label = show(value) + (" (default)" if is_default else "")
             handles.append(Line2D([], [], color=colour, marker="o", lw=1.0, label=label))
@@ -105,7 +110,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     p = np.clip(values["model"].to_numpy(), 0.5 / runs, 1 - 0.5 / runs)
     model_part = Part(
         "share of runs identifying each (setting, value)",
-        values["mean"].to_numpy(),
+        values[col.MEAN].to_numpy(),
         WithinSE(
             values["model"].to_numpy(),
             np.sqrt(p * (1 - p) / runs),
@@ -124,13 +129,15 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             ours=(
                 f"{len(values)} (setting, value) pairs, {int(runs.min())} runs each: "
                 f"{int(beyond.sum())} beyond {model_part.tolerance.z():.1f} SE of the model; "
-                f"mean |empirical − model| {np.mean(np.abs(values['mean'] - values['model'])):.3f}"
+                "mean |empirical − model| "
+                f"{np.mean(np.abs(values[col.MEAN] - values['model'])):.3f}"
                 f"; largest {np.max(np.abs(scores)):.1f} SE (f_j = {worst['frequency']:.4f}: "
-                f"{worst['mean']:.2f} vs {worst['model']:.2f})"
+                f"{worst[col.MEAN]:.2f} vs {worst['model']:.2f})"
             ),
             parts=model_part,
             reason=(
-                f"at {int((values['model'].to_numpy() > values['mean'].to_numpy())[beyond].sum())} "
+                "at "
+                f"{int((values['model'].to_numpy() > values[col.MEAN].to_numpy())[beyond].sum())} "
                 f"of the {int(beyond.sum())} pairs beyond sampling error the model is above the "
                 "runs"
             ),
@@ -139,12 +146,12 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     rows = sec5.settings(table)
     defaults = sec5.default_values(rows)
     # per setting, each run's mean identification over the top k, then over runs
-    hits = table[table["metric"] == "identified"]
-    per_run = hits.groupby(["config_hash", "trial"])["value"].mean().groupby(level=0)
+    hits = table[table[col.METRIC] == "identified"]
+    per_run = hits.groupby([col.CONFIG_HASH, col.TRIAL])[col.VALUE].mean().groupby(level=0)
     means = pd.DataFrame(
-        {"mean": per_run.mean(), "se": per_run.std(ddof=1) / np.sqrt(per_run.size())}
+        {col.MEAN: per_run.mean(), col.SE: per_run.std(ddof=1) / np.sqrt(per_run.size())}
     )
-    means["model"] = values.groupby("config_hash")["model"].mean()
+    means["model"] = values.groupby(col.CONFIG_HASH)["model"].mean()
     panels = [
         (varied, sec5.panel_rows(rows, varied, defaults).sort_values(varied))
         for varied, _, _ in PANELS
@@ -160,8 +167,8 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         parts.append(
             Part(
                 f"mean identification along {sec5.SYMBOL[varied]} = {shown} (runs)",
-                emp["mean"].to_numpy(),
-                Monotone(direction, se=emp["se"].to_numpy(), z=z, reading="'better'"),
+                emp[col.MEAN].to_numpy(),
+                Monotone(direction, se=emp[col.SE].to_numpy(), z=z, reading="'better'"),
             )
         )
         parts.append(
@@ -173,7 +180,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         )
         trends.append(
             f"{sec5.SYMBOL[varied]} = {shown}: "
-            + "/".join(f"{e:.3f}" for e in emp["mean"])
+            + "/".join(f"{e:.3f}" for e in emp[col.MEAN])
             + " (model "
             + "/".join(f"{m:.3f}" for m in emp["model"])
             + ")"

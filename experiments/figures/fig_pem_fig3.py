@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -39,12 +40,12 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     frequencies = sec5.true_frequencies(table)
     out = []
     for metric in sec5.METRICS:
-        stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
+        stats = summary(table, metric, [col.CONFIG_HASH]).set_index(col.CONFIG_HASH)
         refined = sec5.refined_scores(table, metric)
         for key, row in rows.iterrows():
             if key not in stats.index:
                 continue
-            etas, fractions = _cell(row["protocol.etas"]), _cell(row["protocol.fractions"])
+            etas, fractions = _cell(row[col.PROTOCOL_ETAS]), _cell(row[col.PROTOCOL_FRACTIONS])
             if etas is None:
                 continue
             n = sec5.n_users(row)
@@ -62,7 +63,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
             for panel, x in panels:
                 out.append(sec5.point(stats, key, row, metric, panel=panel, x=float(x), **extra))
     frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "refined", "etas"])
-    return frame.sort_values(["panel", "dataset", "metric", "x"])
+    return frame.sort_values(["panel", "dataset", col.METRIC, "x"])
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -87,7 +88,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 def _where(row: pd.Series) -> str:
     name = {"rounds": "g", "eta": "η[1]", "users": "n[1]"}[row["panel"]]
-    return f"{name} = {row['x']:g}, {row['dataset']} {sec5.METRICS[row['metric']]['label']}"
+    return f"{name} = {row['x']:g}, {row['dataset']} {sec5.METRICS[row[col.METRIC]]['label']}"
 
 
 def _fmt(values) -> str:
@@ -103,7 +104,7 @@ def rounds_claim(data: pd.DataFrame) -> ClaimCheck | None:
     rounds = data[data["panel"] == "rounds"]
     if rounds.empty:
         return None
-    series = list(rounds.groupby(["dataset", "metric"], sort=False))
+    series = list(rounds.groupby(["dataset", col.METRIC], sort=False))
     steps = sum(len(s) - 1 for _, s in series)
     z = bonferroni_z(max(steps, 1), 0.01, one_sided=True)
     parts, shown = [], []
@@ -112,13 +113,13 @@ def rounds_claim(data: pd.DataFrame) -> ClaimCheck | None:
         parts.append(
             Part(
                 f"{_label(dataset, metric)} along g",
-                s["mean"].to_numpy(),
+                s[col.MEAN].to_numpy(),
                 Monotone("decreasing", se=sec5.model_se(s), z=z, reading="'worse'"),
             )
         )
         shown.append(
             f"{_label(dataset, metric)} g = {int(s['x'].min())}..{int(s['x'].max())}: "
-            f"{_fmt(s['mean'])}"
+            f"{_fmt(s[col.MEAN])}"
         )
     return ClaimCheck(
         source="PEM Sec. V-B, Observation 1 (Fig. 3a)",
@@ -138,23 +139,23 @@ def split_claim(data: pd.DataFrame, panel: str) -> ClaimCheck | None:
         return None
     name, show = ("η[1]", lambda x: f"{x:g}") if panel == "eta" else ("n[1]", lambda x: f"{x:,.0f}")
     above, above_se, mirror, mirror_se, shown = [], [], [], [], []
-    for (dataset, metric), s in here.groupby(["dataset", "metric"], sort=False):
-        s = s.assign(x=s["x"].round(3), se=sec5.model_se(s)).set_index("x")
+    for (dataset, metric), s in here.groupby(["dataset", col.METRIC], sort=False):
+        s = s.assign(x=s["x"].round(3), **{col.SE: sec5.model_se(s)}).set_index("x")
         middle = 6.0 if panel == "eta" else (s.index.min() + s.index.max()) / 2
         if middle not in s.index:
             continue
         others = s.drop(index=middle)
-        above.append(others["mean"] - s.loc[middle, "mean"])
-        above_se.append(np.hypot(others["se"], s.loc[middle, "se"]))
+        above.append(others[col.MEAN] - s.loc[middle, col.MEAN])
+        above_se.append(np.hypot(others[col.SE], s.loc[middle, col.SE]))
         pairs = [(x, round(2 * middle - x, 3)) for x in s.index if x < middle]
         pairs = [(a, b) for a, b in pairs if b in s.index]
-        diff = [s.loc[a, "mean"] - s.loc[b, "mean"] for a, b in pairs]
+        diff = [s.loc[a, col.MEAN] - s.loc[b, col.MEAN] for a, b in pairs]
         mirror += diff
-        mirror_se += [np.hypot(s.loc[a, "se"], s.loc[b, "se"]) for a, b in pairs]
-        best = s["mean"].idxmax()
+        mirror_se += [np.hypot(s.loc[a, col.SE], s.loc[b, col.SE]) for a, b in pairs]
+        best = s[col.MEAN].idxmax()
         shown.append(
-            f"{_label(dataset, metric)}: at {name} = {show(middle)} {s.loc[middle, 'mean']:.3f}, "
-            f"best {show(best)} ({s.loc[best, 'mean']:.3f}; model best at "
+            f"{_label(dataset, metric)}: at {name} = {show(middle)} {s.loc[middle, col.MEAN]:.3f}, "
+            f"best {show(best)} ({s.loc[best, col.MEAN]:.3f}; model best at "
             f"{show(s['model'].idxmax())}); largest |U − U(mirror)| "
             + (f"{max(abs(d) for d in diff):.3f}" if diff else "-")
         )
@@ -187,10 +188,10 @@ def split_claim(data: pd.DataFrame, panel: str) -> ClaimCheck | None:
 def model_claim(data: pd.DataFrame) -> ClaimCheck:
     """Sec. V-B: every point on the model's line, within sampling error; the cause measured
     against the refined model (the step's other candidates the data's own prefixes)."""
-    unique = data.drop_duplicates(["config_hash", "metric"]).reset_index(drop=True)
+    unique = data.drop_duplicates([col.CONFIG_HASH, col.METRIC]).reset_index(drop=True)
     text, beyond = sec5.model_text(unique, _where)
     few = set(_few_bits(data))
-    few_bits = sum(key in few for key in unique.loc[beyond, "config_hash"])
+    few_bits = sum(key in few for key in unique.loc[beyond, col.CONFIG_HASH])
     if unique["refined"].isna().all():  # trials recorded without options.model
         refined, beyond_refined = "not recorded", np.zeros(len(unique), dtype=bool)
     else:
@@ -213,7 +214,7 @@ def model_claim(data: pd.DataFrame) -> ClaimCheck:
 def _few_bits(data: pd.DataFrame) -> list[str]:
     """The settings with a round of at most 3 bits."""
     keys = []
-    for key, etas in data.drop_duplicates("config_hash")[["config_hash", "etas"]].itertuples(
+    for key, etas in data.drop_duplicates(col.CONFIG_HASH)[[col.CONFIG_HASH, "etas"]].itertuples(
         index=False
     ):
         if min(etas) <= 3:

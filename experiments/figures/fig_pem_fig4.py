@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section5 as sec5
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -22,16 +23,16 @@ from experiments.results import summary
 DATASETS = ("zipf", "zipf(-20)")
 #: The panels: the parameter each varies, its title, x label, and which way is favourable.
 PANELS = (
-    ("dataset.n", "(a) vary n", "number of users n (log scale)", +1),
-    ("dataset.m", "(b) vary m", "bits per value m", -1),
-    ("epsilon", "(c) vary ε", style.EPSILON_LABEL, +1),
+    (col.DATASET_N, "(a) vary n", "number of users n (log scale)", +1),
+    (col.DATASET_M, "(b) vary m", "bits per value m", -1),
+    (col.EPSILON, "(c) vary ε", style.EPSILON_LABEL, +1),
 )
 
 
 def _where(row: pd.Series) -> str:
     return (
         f"{sec5.SYMBOL[row['panel']]} = {sec5.show(row['panel'], row['x'])}, {row['dataset']} "
-        f"{sec5.METRICS[row['metric']]['label']}"
+        f"{sec5.METRICS[row[col.METRIC]]['label']}"
     )
 
 
@@ -45,7 +46,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
     for varied, *_ in PANELS:
         panel = sec5.panel_rows(rows, varied, defaults)
         for metric in sec5.METRICS:
-            stats = summary(table, metric, ["config_hash"]).set_index("config_hash")
+            stats = summary(table, metric, [col.CONFIG_HASH]).set_index(col.CONFIG_HASH)
             for key, row in panel.iterrows():
                 if key not in stats.index:
                     continue
@@ -58,7 +59,7 @@ def points(table: pd.DataFrame) -> pd.DataFrame:
                 }
                 out.append(sec5.point(stats, key, row, metric, panel=varied, **extra))
     frame = pd.DataFrame(out, columns=[*sec5.POINT_COLUMNS, "g", "eta"])
-    return frame.sort_values(["panel", "dataset", "metric", "x"])
+    return frame.sort_values(["panel", "dataset", col.METRIC, "x"])
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -85,7 +86,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             )
         ax.set_title(f"{title}  ({sec5.fixed(defaults, varied)})")
         ax.set_xlabel(xlabel)
-        if varied == "dataset.n":
+        if varied == col.DATASET_N:
             ax.set_xscale("log")
         elif len(here):
             ax.set_xticks(sorted(here["x"].unique()))
@@ -101,7 +102,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     run recorded); zipf wins where noise is large, zipf(-20) draws level or wins on the
     favourable side."""
     data = points(table)
-    unique = data.drop_duplicates(["config_hash", "metric"]).reset_index(drop=True)
+    unique = data.drop_duplicates([col.CONFIG_HASH, col.METRIC]).reset_index(drop=True)
     text, beyond = sec5.model_text(unique, _where)
     wrong = sec5.check_recorded(table)
     found = [
@@ -130,15 +131,15 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             continue
         worst_x, best_x = (xs[0], xs[-1]) if favourable > 0 else (xs[-1], xs[0])
         for metric in sec5.METRICS:
-            m = here[here["metric"] == metric].assign(se=lambda f: sec5.model_se(f))
+            m = here[here[col.METRIC] == metric].assign(**{col.SE: lambda f: sec5.model_se(f)})
             m = m.set_index(["dataset", "x"])
             try:
                 gaps = [
-                    m.loc[("zipf", x), "mean"] - m.loc[("zipf(-20)", x), "mean"]
+                    m.loc[("zipf", x), col.MEAN] - m.loc[("zipf(-20)", x), col.MEAN]
                     for x in (worst_x, best_x)
                 ]
                 ses = [
-                    np.hypot(m.loc[("zipf", x), "se"], m.loc[("zipf(-20)", x), "se"])
+                    np.hypot(m.loc[("zipf", x), col.SE], m.loc[("zipf(-20)", x), col.SE])
                     for x in (worst_x, best_x)
                 ]
             except KeyError:

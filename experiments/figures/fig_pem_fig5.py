@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -27,17 +28,17 @@ MODEL_EPSILONS = np.arange(1.0, 5.01, 0.25)
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """2 x 3 panels: F1 (top) and NCR (bottom) against ε; URL, AOL, synthetic."""
-    table = table[np.isclose(table["k"], 16)]
-    eps = table["epsilon"]
+    table = table[np.isclose(table[col.K], 16)]
+    eps = table[col.EPSILON]
     model = MODEL_EPSILONS[(MODEL_EPSILONS >= eps.min()) & (MODEL_EPSILONS <= eps.max())]
-    return sec6.utility_grid(table, "epsilon", style.EPSILON_LABEL, model_x=model)
+    return sec6.utility_grid(table, col.EPSILON, style.EPSILON_LABEL, model_x=model)
 
 
 def url_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
     """VI-B1 (Fig. 5a): ε = 4 on URL, PEM's F1 against the paper's digit, the baselines'
     heavy hitters found against 'only two'."""
     name, baselines = sec6.proposed(), sec6.comparison().reference
-    means, se = sec6.wide(f1[f1["dataset.name"] == "url"], ["epsilon"])
+    means, se = sec6.wide(f1[f1[col.DATASET] == "url"], [col.EPSILON])
     if name not in means or 4.0 not in means.index:
         return None
     at, at_se = means.loc[4.0], se.loc[4.0]
@@ -86,7 +87,7 @@ def best_claims(f1: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     significant when ε is larger", read as PEM's lead over the best baseline larger at
     each data set's largest ε than at its smallest (the paper's versions only)."""
     name, baselines = sec6.proposed(), sec6.comparison().reference
-    means, se = sec6.wide(f1, ["dataset.name", "epsilon"])
+    means, se = sec6.wide(f1, [col.DATASET, col.EPSILON])
     if name not in means or not any(b in means for b in baselines):
         return []
     lead, lead_se, best = sec6.lead_over(means, se, name, baselines)
@@ -186,15 +187,15 @@ def channel_claims(table: pd.DataFrame, by: str, runs: str) -> list[ClaimCheck]:
     name, (mcm, _) = sec6.proposed(), sec6.comparison().reference
     root = f"{mcm} (√n channels)"
     rows = table[table["series"].isin([name, mcm, root])]
-    f1 = summary(rows, "f1", ["dataset.name", "series", by])
-    means, se = sec6.wide(f1, ["dataset.name", by], column="series")
+    f1 = summary(rows, "f1", [col.DATASET, "series", by])
+    means, se = sec6.wide(f1, [col.DATASET, by], column="series")
     if root not in means or mcm not in means or name not in means:
         return []
     both = means[[mcm, root]].dropna().index
     gap = means.loc[both, mcm] - means.loc[both, root]
     gap_se = pd.Series(np.hypot(se.loc[both, mcm], se.loc[both, root]), index=both)
     lead, lead_se, _ = sec6.lead_over(means, se, name, [root])
-    symbol = "ε" if by == "epsilon" else "k"
+    symbol = "ε" if by == col.EPSILON else col.K
     df = sec6.dof(f1)
     z_gap = WithinSE(0.0, gap_se.to_numpy(), df=df).z()
     ahead = gap[gap < -z_gap * gap_se]
@@ -251,19 +252,19 @@ def channel_claims(table: pd.DataFrame, by: str, runs: str) -> list[ClaimCheck]:
 
 
 #: The figure each axis of :func:`channel_claims` is drawn in.
-FIGURE_NAME = {"epsilon": "Fig. 5", "k": "Fig. 6"}
+FIGURE_NAME = {col.EPSILON: "Fig. 5", col.K: "Fig. 6"}
 
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B1: ε = 4 on URL; PEM best at every (data set, ε), the count found rising with ε,
     the improvement larger at large ε (the paper's versions); and the MCM channel rows of
     Secs. VI-A and VII (the √n line)."""
-    table = table[np.isclose(table["k"], 16)]
+    table = table[np.isclose(table[col.K], 16)]
     main = sec6.main_rows(table)
-    f1 = summary(main, "f1", ["dataset.name", "protocol.name", "epsilon", "k"])
+    f1 = summary(main, "f1", [col.DATASET, col.PROTOCOL, col.EPSILON, col.K])
     runs = sec6.runs_note(main)
     found = [url_claim(f1, runs), *best_claims(f1, runs)]
-    return [c for c in found if c is not None] + channel_claims(table, "epsilon", runs)
+    return [c for c in found if c is not None] + channel_claims(table, col.EPSILON, runs)
 
 
 FIGURE = FigureSpec(

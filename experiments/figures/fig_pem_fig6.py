@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import fig_pem_fig5
 from experiments.figures import pem_section6 as sec6
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -33,9 +34,9 @@ EPSILON = 2.0
 
 def draw(table: pd.DataFrame) -> plt.Figure:
     """2 x 3 panels: F1 (top) and NCR (bottom) against k (log scale); URL, AOL, synthetic."""
-    table = table[np.isclose(table["epsilon"], EPSILON)]
-    ks = sorted(int(k) for k in table["k"].unique())
-    return sec6.utility_grid(table, "k", "heavy hitters wanted k", model_x=ks, log2_x=True)
+    table = table[np.isclose(table[col.EPSILON], EPSILON)]
+    ks = sorted(int(k) for k in table[col.K].unique())
+    return sec6.utility_grid(table, col.K, "heavy hitters wanted k", model_x=ks, log2_x=True)
 
 
 #: "Almost full utility" read as a mean F1 of at least this at every k up to 30.
@@ -45,8 +46,8 @@ ALMOST_FULL = 0.85
 def full_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
     """VI-B2 (Fig. 6c): PEM's F1 on the synthetic data at every k of the grid up to 32."""
     name = sec6.proposed()
-    pem = f1[(f1["dataset.name"] == "exponential") & (f1["protocol.name"] == name)]
-    upto = pem[pem["k"] <= 32].sort_values("k")
+    pem = f1[(f1[col.DATASET] == "exponential") & (f1[col.PROTOCOL] == name)]
+    upto = pem[pem[col.K] <= 32].sort_values(col.K)
     if upto.empty:
         return None
     shown = ", ".join(f"k = {int(r.k)}: {r.mean:.2f} ± {r.se:.2f}" for r in upto.itertuples())
@@ -56,7 +57,7 @@ def full_claim(f1: pd.DataFrame, runs: str) -> ClaimCheck | None:
         ours=f"{name} mean F1 ± 1 SE ({runs}): {shown}",
         parts=Part(
             f"{name}'s mean F1 at each k ≤ 32 (the grid's points up to 30 and the next)",
-            upto["mean"].to_numpy(),
+            upto[col.MEAN].to_numpy(),
             Band(ALMOST_FULL, reading=f"'almost full utility' read as a mean F1 ≥ {ALMOST_FULL}"),
         ),
         reason="the exponential data's k-th frequency 0.05·0.95^(k-1) is 1.1% at k = 30",
@@ -69,21 +70,21 @@ def decrease_claims(table: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     of heavy hitters that can be identified stops increasing" (k × F1 at the last step)."""
     steps, rises, counts = [], [], []
     for metric in sec6.METRIC_LABELS:
-        stats = summary(table, metric, ["dataset.name", "protocol.name", "k"])
-        for (dataset, name), s in stats.groupby(["dataset.name", "protocol.name"]):
-            s = s.sort_values("k")
-            step = np.diff(s["mean"].to_numpy())
+        stats = summary(table, metric, [col.DATASET, col.PROTOCOL, col.K])
+        for (dataset, name), s in stats.groupby([col.DATASET, col.PROTOCOL]):
+            s = s.sort_values(col.K)
+            step = np.diff(s[col.MEAN].to_numpy())
             steps.append(step)
-            ks = s["k"].to_numpy()
+            ks = s[col.K].to_numpy()
             rises += [
                 f"{dataset} {name} {metric.upper()} k = {int(a)} → {int(b)}"
                 for a, b, d in zip(ks[:-1], ks[1:], step, strict=True)
                 if d >= 0
             ]
             if metric == "f1" and len(s) > 1:
-                found = (s["k"] * s["mean"]).to_numpy()
+                found = (s[col.K] * s[col.MEAN]).to_numpy()
                 # SE floored at one heavy hitter in one run (every run alike gives 0)
-                se = np.maximum(s["k"] * s["se"], 1 / s["trials"].clip(lower=1)).to_numpy()
+                se = np.maximum(s[col.K] * s[col.SE], 1 / s[col.TRIALS].clip(lower=1)).to_numpy()
                 counts.append((f"{dataset} {name}", ks[-2], ks[-1], found, se))
     found_steps = np.concatenate(steps) if steps else np.array([])
     out = []
@@ -154,13 +155,13 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B2: near full utility up to k = 30 on synthetic; PEM ahead of MCM and SPM at every
     (data set, k); utility falling with k; the identified count levelling off; F1 and NCR
     agreeing (the paper's versions; the sensitivity lines feed only the channel rows)."""
-    full = table[np.isclose(table["epsilon"], EPSILON)]
+    full = table[np.isclose(table[col.EPSILON], EPSILON)]
     table = sec6.main_rows(full)
-    f1 = summary(table, "f1", ["dataset.name", "protocol.name", "k"])
+    f1 = summary(table, "f1", [col.DATASET, col.PROTOCOL, col.K])
     runs = sec6.runs_note(table)
     name, baselines = sec6.proposed(), sec6.comparison().reference
     out = [full_claim(f1, runs)]
-    means, se = sec6.wide(f1, ["dataset.name", "k"])
+    means, se = sec6.wide(f1, [col.DATASET, col.K])
     if name in means and any(b in means for b in baselines):
         lead, lead_se, _ = sec6.lead_over(means, se, name, baselines)
         parts, reason = sec6.lead_parts(
@@ -181,7 +182,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             )
         )
     out += decrease_claims(table, runs)
-    out += fig_pem_fig5.channel_claims(full, "k", runs)
+    out += fig_pem_fig5.channel_claims(full, col.K, runs)
     return [c for c in out if c is not None] + f1_ncr_claims(table)
 
 
@@ -189,22 +190,24 @@ def f1_ncr_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B2: "a protocol with better F1 score will also have a better NCR score": every
     pair of protocols that F1 orders beyond sampling error (at a (data set, k)) ordered
     the same way by NCR, or tied within sampling error."""
-    by = ["dataset.name", "k", "protocol.name"]
-    f1, ncr = (summary(table, metric, by).set_index(by)[["mean", "se"]] for metric in ("f1", "ncr"))
+    by = [col.DATASET, col.K, col.PROTOCOL]
+    f1, ncr = (
+        summary(table, metric, by).set_index(by)[[col.MEAN, col.SE]] for metric in ("f1", "ncr")
+    )
     both_metrics = pd.concat({"f1": f1, "ncr": ncr}, axis=1).dropna()
     z = bonferroni_z(1, 0.01)  # F1 orders a pair beyond 2.6 SE of their difference
     signed, signed_se, reversed_at, ordered = [], [], [], 0
     for (dataset, k), group in both_metrics.groupby(level=[0, 1]):
         group = group.droplevel([0, 1])  # one row per protocol
         for a, b in itertools.combinations(group.index, 2):
-            d_f1 = group.loc[a, ("f1", "mean")] - group.loc[b, ("f1", "mean")]
-            se_f1 = np.hypot(group.loc[a, ("f1", "se")], group.loc[b, ("f1", "se")])
+            d_f1 = group.loc[a, ("f1", col.MEAN)] - group.loc[b, ("f1", col.MEAN)]
+            se_f1 = np.hypot(group.loc[a, ("f1", col.SE)], group.loc[b, ("f1", col.SE)])
             if abs(d_f1) <= z * se_f1:  # F1 does not order the pair: nothing to agree with
                 continue
             ordered += 1
-            d_ncr = group.loc[a, ("ncr", "mean")] - group.loc[b, ("ncr", "mean")]
+            d_ncr = group.loc[a, ("ncr", col.MEAN)] - group.loc[b, ("ncr", col.MEAN)]
             signed.append(np.sign(d_f1) * d_ncr)
-            signed_se.append(np.hypot(group.loc[a, ("ncr", "se")], group.loc[b, ("ncr", "se")]))
+            signed_se.append(np.hypot(group.loc[a, ("ncr", col.SE)], group.loc[b, ("ncr", col.SE)]))
             if signed[-1] < 0:
                 reversed_at.append(f"{dataset} k = {int(k)} {a} vs {b}")
     if not ordered:

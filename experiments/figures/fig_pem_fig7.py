@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -30,9 +31,9 @@ EXPERIMENTS = (
 SUFFIX = " (threshold)"
 THETA = 0.023
 PANELS = (
-    ("epsilon", None, f"(a) vary ε, θ = {THETA:g}"),
-    ("protocol.threshold", 2.0, "(b) vary θ, ε = 2"),
-    ("protocol.threshold", 4.0, "(c) vary θ, ε = 4"),
+    (col.EPSILON, None, f"(a) vary ε, θ = {THETA:g}"),
+    (col.PROTOCOL_THRESHOLD, 2.0, "(b) vary θ, ε = 2"),
+    (col.PROTOCOL_THRESHOLD, 4.0, "(c) vary θ, ε = 4"),
 )
 
 
@@ -45,22 +46,22 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, axes = plt.subplots(1, 3, figsize=(13.5, 4.3), squeeze=False)
     table = table.assign(series=sec6.series_of(table))
-    by = ["protocol.name", "series", "protocol.threshold", "epsilon"]
+    by = [col.PROTOCOL, "series", col.PROTOCOL_THRESHOLD, col.EPSILON]
     stats = summary(table, "f1", by)
-    truth = summary(table, "n_true", ["protocol.threshold"])
+    truth = summary(table, "n_true", [col.PROTOCOL_THRESHOLD])
     for ax, (x, epsilon, title) in zip(axes[0], PANELS, strict=True):
         if epsilon is None:
-            panel = stats[np.isclose(stats["protocol.threshold"], THETA)]
+            panel = stats[np.isclose(stats[col.PROTOCOL_THRESHOLD], THETA)]
         else:
-            panel = stats[np.isclose(stats["epsilon"], epsilon)]
+            panel = stats[np.isclose(stats[col.EPSILON], epsilon)]
         sec6.draw_series(ax, panel, x, _label, suffix=SUFFIX)
         ax.set_title(title)
         sec6.utility_axis(ax, "F1" if epsilon is None else None)
-        if x == "epsilon":
+        if x == col.EPSILON:
             ax.set_xlabel(style.EPSILON_LABEL)
         else:  # θ ticks, each with the number of values at or above it
-            thetas = sorted(panel["protocol.threshold"].unique())
-            counts = dict(zip(truth["protocol.threshold"], truth["mean"], strict=True))
+            thetas = sorted(panel[col.PROTOCOL_THRESHOLD].unique())
+            counts = dict(zip(truth[col.PROTOCOL_THRESHOLD], truth[col.MEAN], strict=True))
             ax.set_xticks(thetas)
             ax.set_xticklabels(
                 [f"{t:g}\n({counts.get(t, float('nan')):.0f})" for t in thetas], fontsize=8
@@ -79,9 +80,9 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     versions the paper ran; the partitioned ones are drawn, not judged); Figs. 7b-c; and
     "the lower the θ, the bigger the k"."""
     table = sec6.main_rows(table, SUFFIX)
-    stats = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
-    panel = stats[np.isclose(stats["protocol.threshold"], THETA)]
-    means, se = sec6.wide(panel, ["epsilon"])
+    stats = summary(table, "f1", [col.PROTOCOL, col.PROTOCOL_THRESHOLD, col.EPSILON])
+    panel = stats[np.isclose(stats[col.PROTOCOL_THRESHOLD], THETA)]
+    means, se = sec6.wide(panel, [col.EPSILON])
     name = sec6.proposed()
     found = [*theta_claims(table), *count_claims(table)]
     if name not in means or means.shape[1] < 2:
@@ -134,11 +135,11 @@ def count_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3: "each threshold θ can be translated into a corresponding k; the lower the
     θ, the bigger the k": the true number of values at or above θ (``n_true``), which is
     non-increasing in θ by definition (an identity)."""
-    truth = summary(table, "n_true", ["protocol.threshold"]).sort_values("protocol.threshold")
+    truth = summary(table, "n_true", [col.PROTOCOL_THRESHOLD]).sort_values(col.PROTOCOL_THRESHOLD)
     if len(truth) < 2:
         return []
-    counts = truth["mean"].to_numpy()
-    thetas = truth["protocol.threshold"].to_numpy()
+    counts = truth[col.MEAN].to_numpy()
+    thetas = truth[col.PROTOCOL_THRESHOLD].to_numpy()
     return [
         ClaimCheck(
             source="PEM Sec. VI-B3 (Fig. 7)",
@@ -159,11 +160,13 @@ def count_claims(table: pd.DataFrame) -> list[ClaimCheck]:
 def theta_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """VI-B3 on Figs. 7b, 7c: at ε = 2 and 4 against θ, PEM's threshold version ahead (the
     section's "PEM performs better than SPM and MCM"), one claim per panel."""
-    f1 = summary(table, "f1", ["protocol.name", "protocol.threshold", "epsilon"])
+    f1 = summary(table, "f1", [col.PROTOCOL, col.PROTOCOL_THRESHOLD, col.EPSILON])
     out, name = [], sec6.proposed()
     for panel, epsilon in (("b", 2.0), ("c", 4.0)):
-        rows = f1[np.isclose(f1["epsilon"], epsilon) & ~np.isclose(f1["protocol.threshold"], THETA)]
-        means, se = sec6.wide(rows, ["protocol.threshold"])
+        rows = f1[
+            np.isclose(f1[col.EPSILON], epsilon) & ~np.isclose(f1[col.PROTOCOL_THRESHOLD], THETA)
+        ]
+        means, se = sec6.wide(rows, [col.PROTOCOL_THRESHOLD])
         if name not in means or means.shape[1] < 2:
             continue
         lead, lead_se, _ = sec6.lead_over(means, se, name, sec6.comparison().reference)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -37,8 +38,8 @@ ASSUMED_MARKERS = {"zipf": "o", "zipf1.5": "s", "exponential": "D", "uniform": "
 
 def panels(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The rows of (a) MCM/SPM, (b) PEM with a fixed η, (c) optimised PEM."""
-    pem = table["protocol.name"] == sec6.proposed()
-    fixed = table["protocol.eta"].notna() if "protocol.eta" in table else pem & False
+    pem = table[col.PROTOCOL] == sec6.proposed()
+    fixed = table[col.PROTOCOL_ETA].notna() if col.PROTOCOL_ETA in table else pem & False
     return table[~pem].copy(), table[pem & fixed].copy(), table[pem & ~fixed].copy()
 
 
@@ -46,15 +47,15 @@ def _series_name(rows: pd.DataFrame) -> pd.Series:
     """MCM/SPM, or a variant of them named as its preset's label ("MCM (8-bit OLH blocks)",
     "MCM (√n channels)") from its block and channel knobs, so it has the colour and marker
     it has in every figure; the budget is drawn by line style."""
-    name = rows["protocol.name"].astype(str)
-    if "protocol.block_encoding" in rows:
-        block = rows["protocol.block_encoding"] == "oracle"
-        bits = rows.get("protocol.block_bits", pd.Series(8, index=rows.index))
+    name = rows[col.PROTOCOL].astype(str)
+    if col.PROTOCOL_BLOCK_ENCODING in rows:
+        block = rows[col.PROTOCOL_BLOCK_ENCODING] == "oracle"
+        bits = rows.get(col.PROTOCOL_BLOCK_BITS, pd.Series(8, index=rows.index))
         name = name.where(
             ~block, name + " (" + bits.fillna(8).astype(int).astype(str) + "-bit OLH blocks)"
         )
-    if "protocol.channels" in rows:
-        name = name.where(rows["protocol.channels"] != "sqrt_n", name + " (√n channels)")
+    if col.PROTOCOL_CHANNELS in rows:
+        name = name.where(rows[col.PROTOCOL_CHANNELS] != "sqrt_n", name + " (√n channels)")
     return name
 
 
@@ -62,7 +63,9 @@ def _ceiling(row: pd.Series, epsilon: float) -> float:
     """The F1 no top-k MCM with 1-bit votes can exceed, users partitioned as in Fig. 8a
     (:func:`ldp.theory.mcm_f1_ceiling`, the exponential law as the truth)."""
     f = sec6.exponential_frequencies(row)
-    return theory.mcm_f1_ceiling(epsilon, int(row["n"]), int(row["dataset.m"]), int(row["k"]), f)
+    return theory.mcm_f1_ceiling(
+        epsilon, int(row[col.N]), int(row[col.DATASET_M]), int(row[col.K]), f
+    )
 
 
 def ceiling_line(ax: plt.Axes, rows: pd.DataFrame, grid: np.ndarray) -> None:
@@ -81,10 +84,10 @@ def _model_legend(ax: plt.Axes, models: dict[str, str]) -> None:
 
 def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
     rows = rows.assign(budget=sec6.budget(rows), series=_series_name(rows))
-    stats = summary(rows, "f1", ["series", "protocol.name", "budget", "epsilon"])
+    stats = summary(rows, "f1", ["series", col.PROTOCOL, "budget", col.EPSILON])
     names = sorted(
         set(stats["series"]),
-        key=lambda s: (sec6.ordered(stats["protocol.name"]).index(s.split(" ")[0]), s),
+        key=lambda s: (sec6.ordered(stats[col.PROTOCOL]).index(s.split(" ")[0]), s),
     )
     for name in names:
         for mode in ("partition", "split"):
@@ -92,48 +95,48 @@ def _budget_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
             if len(series):
                 sec6.series_points(
                     ax,
-                    series.sort_values("epsilon"),
-                    "epsilon",
+                    series.sort_values(col.EPSILON),
+                    col.EPSILON,
                     name,
                     ls=sec6.BUDGET_LS[mode],
                     filled=mode == "partition",
                     label=f"{name}, {BUDGET_LABELS[mode]}",
                 )
-    if (rows["protocol.name"] == sec6.comparison().reference[0]).any():
-        ceiling_line(ax, rows, np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 40))
+    if (rows[col.PROTOCOL] == sec6.comparison().reference[0]).any():
+        ceiling_line(ax, rows, np.linspace(rows[col.EPSILON].min(), rows[col.EPSILON].max(), 40))
     ax.set_title("(a) partitioning users vs splitting ε")
     # below the panel: inside, ten entries would cover the points
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7)
 
 
 def _eta_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
-    stats = summary(rows, "f1", ["protocol.eta", "epsilon"])
-    refined = summary(rows, "refined.f1", ["protocol.eta", "epsilon"])  # options.model
-    etas = sorted(int(e) for e in stats["protocol.eta"].unique())
-    grid = np.linspace(rows["epsilon"].min(), rows["epsilon"].max(), 60)
+    stats = summary(rows, "f1", [col.PROTOCOL_ETA, col.EPSILON])
+    refined = summary(rows, "refined.f1", [col.PROTOCOL_ETA, col.EPSILON])  # options.model
+    etas = sorted(int(e) for e in stats[col.PROTOCOL_ETA].unique())
+    grid = np.linspace(rows[col.EPSILON].min(), rows[col.EPSILON].max(), 60)
     for eta, colour in zip(etas, style.shades(sec6.proposed(), len(etas)), strict=True):
-        series = stats[stats["protocol.eta"] == eta].sort_values("epsilon")
-        sec6.points(ax, series["epsilon"], series, colour, join=False, label=f"η = {eta}")
-        row = rows[rows["protocol.eta"] == eta].iloc[0]
+        series = stats[stats[col.PROTOCOL_ETA] == eta].sort_values(col.EPSILON)
+        sec6.points(ax, series[col.EPSILON], series, colour, join=False, label=f"η = {eta}")
+        row = rows[rows[col.PROTOCOL_ETA] == eta].iloc[0]
         sec6.model_line(ax, grid, [sec6.pem_model(row, "f1", epsilon=e) for e in grid], colour)
-        model = refined[refined["protocol.eta"] == eta].sort_values("epsilon")
-        sec6.model_line(ax, model["epsilon"], model["mean"], colour, ls="--")
+        model = refined[refined[col.PROTOCOL_ETA] == eta].sort_values(col.EPSILON)
+        sec6.model_line(ax, model[col.EPSILON], model[col.MEAN], colour, ls="--")
     ax.set_title("(b) PEM with a fixed η")
     _model_legend(ax, {"model, Eq. (4) with (5)": "-", "refined model (prefix competition)": "--"})
 
 
 def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
-    rows = rows.assign(assumed=rows["protocol.assumed"].fillna("zipf"))
-    stats = summary(rows, "f1", ["assumed", "epsilon"])
+    rows = rows.assign(assumed=rows[col.PROTOCOL_ASSUMED].fillna("zipf"))
+    stats = summary(rows, "f1", ["assumed", col.EPSILON])
     present = [a for a in ASSUMED if a in set(stats["assumed"])]
     present += sorted(set(stats["assumed"]) - set(present))
     colours = style.shades(sec6.proposed(), len(present))
-    width = 0.02 * (rows["epsilon"].max() - rows["epsilon"].min())
+    width = 0.02 * (rows[col.EPSILON].max() - rows[col.EPSILON].min())
     for i, (assumed, colour) in enumerate(zip(present, colours, strict=True)):
-        series = stats[stats["assumed"] == assumed].sort_values("epsilon")
+        series = stats[stats["assumed"] == assumed].sort_values(col.EPSILON)
         sec6.points(
             ax,
-            series["epsilon"],
+            series[col.EPSILON],
             series,
             colour,
             marker=ASSUMED_MARKERS.get(assumed, "o"),
@@ -142,7 +145,7 @@ def _assumed_panel(ax: plt.Axes, rows: pd.DataFrame) -> None:
             dodge=(i - (len(present) - 1) / 2) * width,
         )
         row = rows[rows["assumed"] == assumed].iloc[0]
-        epsilons = series["epsilon"].to_numpy()
+        epsilons = series[col.EPSILON].to_numpy()
         model = [sec6.pem_model(row, "f1", epsilon=e) for e in epsilons]
         sec6.model_line(ax, epsilons, model, colour)
     ax.set_title("(c) PEM optimised under assumed distributions")
@@ -166,18 +169,18 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 def budget_claims(budget: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     """VI-B4 (Fig. 8a) at ε = 1.2: MCM splitting ε against partitioning the users."""
     budget = budget.assign(budget=sec6.budget(budget), series=_series_name(budget))
-    plain = budget[budget["series"] == budget["protocol.name"]]  # 1-bit, k^1.5 channels
-    stats = summary(plain, "f1", ["protocol.name", "budget", "epsilon"])
+    plain = budget[budget["series"] == budget[col.PROTOCOL]]  # 1-bit, k^1.5 channels
+    stats = summary(plain, "f1", [col.PROTOCOL, "budget", col.EPSILON])
     mcm, spm = sec6.comparison().reference
     at = {
-        (name, mode): sec6.pick(stats, protocol__name=name, budget=mode, epsilon=1.2)
+        (name, mode): sec6.pick(stats, **{col.PROTOCOL: name, "budget": mode, col.EPSILON: 1.2})
         for name in (mcm, spm)
         for mode in ("split", "partition")
     }
     split, part = sec6.mean_of(at[(mcm, "split")]), sec6.mean_of(at[(mcm, "partition")])
     if np.isnan(split) or np.isnan(part):  # ε = 1.2 not in this run's grid
         return []
-    ceiling = _ceiling(budget[budget["protocol.name"] == mcm].iloc[0], 1.2)
+    ceiling = _ceiling(budget[budget[col.PROTOCOL] == mcm].iloc[0], 1.2)
     return [
         ClaimCheck(
             source="PEM Sec. VI-B4 (Fig. 8a)",
@@ -218,8 +221,8 @@ def block_claims(budget: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     mcm = sec6.comparison().reference[0]
     block = f"{mcm} (8-bit OLH blocks)"
     rows = budget[budget["series"].isin([mcm, block])]
-    stats = summary(rows, "f1", ["series", "budget", "epsilon"])
-    means, se = sec6.wide(stats, ["budget", "epsilon"], column="series")
+    stats = summary(rows, "f1", ["series", "budget", col.EPSILON])
+    means, se = sec6.wide(stats, ["budget", col.EPSILON], column="series")
     if block not in means or mcm not in means:
         return []
     both = means[[mcm, block]].dropna().index
@@ -258,9 +261,9 @@ def block_claims(budget: pd.DataFrame, runs: str) -> list[ClaimCheck]:
 
 def eta_claims(eta: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     """VI-B5 (Fig. 8b) at ε = 0.9: F1 with η = 2 against η = 10, and F1 rising with η."""
-    stats = summary(eta, "f1", ["protocol.eta", "epsilon"])
-    at = stats[np.isclose(stats["epsilon"], 0.9)].sort_values("protocol.eta")
-    ends = at[at["protocol.eta"].isin([2.0, 10.0])]
+    stats = summary(eta, "f1", [col.PROTOCOL_ETA, col.EPSILON])
+    at = stats[np.isclose(stats[col.EPSILON], 0.9)].sort_values(col.PROTOCOL_ETA)
+    ends = at[at[col.PROTOCOL_ETA].isin([2.0, 10.0])]
     if len(ends) < 2:  # ε = 0.9 or an η not in this run's grid
         return []
     z = bonferroni_z(len(at) - 1, 0.01, one_sided=True, df=sec6.dof(at))
@@ -272,17 +275,17 @@ def eta_claims(eta: pd.DataFrame, runs: str) -> list[ClaimCheck]:
             ours=(
                 f"ε = 0.9, {runs}: "
                 + ", ".join(
-                    f"η = {int(r['protocol.eta'])}: {r['mean']:.2f} ± {r['se']:.2f}"
+                    f"η = {int(r[col.PROTOCOL_ETA])}: {r[col.MEAN]:.2f} ± {r[col.SE]:.2f}"
                     for _, r in at.iterrows()
                 )
                 + " (mean ± 1 SE)"
             ),
             parts=(
-                Part("mean F1 at η = 2 and η = 10", ends["mean"], Digits([0.4, 0.8], decimals=1)),
+                Part("mean F1 at η = 2 and η = 10", ends[col.MEAN], Digits([0.4, 0.8], decimals=1)),
                 Part(
                     "mean F1 along η = 2 ... 10",
-                    at["mean"],
-                    Monotone("increasing", se=at["se"].to_numpy(), z=z, reading="'better'"),
+                    at[col.MEAN],
+                    Monotone("increasing", se=at[col.SE].to_numpy(), z=z, reading="'better'"),
                 ),
             ),
             reason="a value off the paper's printed digit, or F1 falling from one η to the next "
@@ -295,9 +298,9 @@ def assumed_claims(assumed: pd.DataFrame, runs: str) -> list[ClaimCheck]:
     """VI-B7 (Fig. 8c): the assumed distribution has little influence: the F1 of the
     zipf, zipf1.5 and exponential assumptions within sampling error of their mean at
     every ε (uniform is the "extreme case" the sentence excepts)."""
-    assumed = assumed.assign(assumed=assumed["protocol.assumed"].fillna("zipf"))
-    stats = summary(assumed, "f1", ["assumed", "epsilon"])
-    means, se = sec6.wide(stats, ["epsilon"], column="assumed")
+    assumed = assumed.assign(assumed=assumed[col.PROTOCOL_ASSUMED].fillna("zipf"))
+    stats = summary(assumed, "f1", ["assumed", col.EPSILON])
+    means, se = sec6.wide(stats, [col.EPSILON], column="assumed")
     regular = [a for a in means.columns if a != "uniform"]
     if len(regular) < 2:
         return []

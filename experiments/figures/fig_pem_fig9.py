@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -38,16 +39,16 @@ SERIES = figure_config("pem_fig9").series
 
 def rows_of(table: pd.DataFrame) -> pd.DataFrame:
     """Exponential data, k = 16, PEM optimised under the default (zipf) assumption."""
-    rows = table[(table["dataset.name"] == "exponential") & np.isclose(table["k"], 16)]
-    pem = rows["protocol.name"] == SERIES[0]
-    assumed = rows.get("protocol.assumed", pd.Series("zipf", index=rows.index))
-    fixed = rows.get("protocol.eta", pd.Series(np.nan, index=rows.index)).notna()
+    rows = table[(table[col.DATASET] == "exponential") & np.isclose(table[col.K], 16)]
+    pem = rows[col.PROTOCOL] == SERIES[0]
+    assumed = rows.get(col.PROTOCOL_ASSUMED, pd.Series("zipf", index=rows.index))
+    fixed = rows.get(col.PROTOCOL_ETA, pd.Series(np.nan, index=rows.index)).notna()
     default = assumed.isna() | assumed.eq("zipf")  # unset: the default (zipf) assumption
     rows = rows[~pem | (default & ~fixed)]
     # MCM/SPM from pem_fig9 only: Fig. 5's improved MCM and SPM are the same split versions
-    pem = rows["protocol.name"] == SERIES[0]
-    rows = rows[pem | (rows["experiment"] == "pem_fig9")]
-    shape = rows.get("protocol.shape", pd.Series("optimizer", index=rows.index))
+    pem = rows[col.PROTOCOL] == SERIES[0]
+    rows = rows[pem | (rows[col.EXPERIMENT] == "pem_fig9")]
+    shape = rows.get(col.PROTOCOL_SHAPE, pd.Series("optimizer", index=rows.index))
     pem_mode = shape.map({"paper": "paper"}).fillna("-")  # PEM: optimiser or paper shape
     return rows.assign(budget=sec6.budget(rows).where(~pem, pem_mode))
 
@@ -70,30 +71,30 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     """One panel, log y: each protocol's mean squared error with its OLH variance line."""
     style.apply_theme()
     rows = rows_of(table)
-    stats = summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
-    stats = stats[stats["trials"] >= min(MIN_RUNS_DRAWN, stats["trials"].max())]
+    stats = summary(rows, METRIC, [col.PROTOCOL, "budget", col.EPSILON])
+    stats = stats[stats[col.TRIALS] >= min(MIN_RUNS_DRAWN, stats[col.TRIALS].max())]
     # ± one standard error: on a log axis ± one standard deviation (up to 1.4 x the mean
     # at small ε, where a run averages over one or two identified values) leaves the axis
-    stats["std"] = stats["std"] / np.sqrt(stats["trials"])
+    stats[col.STD] = stats[col.STD] / np.sqrt(stats[col.TRIALS])
     figure, ax = plt.subplots(figsize=(7.2, 4.8))
-    grid = np.linspace(stats["epsilon"].min(), stats["epsilon"].max(), 60)
-    for name in sec6.ordered(stats["protocol.name"]):
+    grid = np.linspace(stats[col.EPSILON].min(), stats[col.EPSILON].max(), 60)
+    for name in sec6.ordered(stats[col.PROTOCOL]):
         for mode in ("-", "paper", "partition", "split"):
-            series = stats[(stats["protocol.name"] == name) & (stats["budget"] == mode)]
+            series = stats[(stats[col.PROTOCOL] == name) & (stats["budget"] == mode)]
             if series.empty:
                 continue
-            series = series.sort_values("epsilon")
+            series = series.sort_values(col.EPSILON)
             sec6.series_points(
                 ax,
                 series,
-                "epsilon",
+                col.EPSILON,
                 _series(name, mode),
                 join=False,
                 filled=mode not in ("split", "paper"),
                 label=_series_label(name, mode),
             )
-            row = rows[(rows["protocol.name"] == name) & (rows["budget"] == mode)].iloc[0]
-            xs = series["epsilon"].to_numpy() if name == SERIES[0] else grid  # optimiser per ε
+            row = rows[(rows[col.PROTOCOL] == name) & (rows["budget"] == mode)].iloc[0]
+            xs = series[col.EPSILON].to_numpy() if name == SERIES[0] else grid  # optimiser per ε
             model = [sec6.squared_error_model(row, e) for e in xs]
             ls = PAPER_LS if mode == "paper" else sec6.BUDGET_LS.get(mode, "-")
             sec6.model_line(ax, xs, model, style.series_color(_series(name, mode)), ls=ls)
@@ -111,14 +112,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
 
 def _measured(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (series, ε) with enough runs: mean squared error, its SE, and Eq. (3)'s model."""
-    stats = summary(rows, METRIC, ["protocol.name", "budget", "epsilon"])
-    stats = stats[stats["trials"] >= min(MIN_RUNS_CLAIM, stats["trials"].max())].copy()
+    stats = summary(rows, METRIC, [col.PROTOCOL, "budget", col.EPSILON])
+    stats = stats[stats[col.TRIALS] >= min(MIN_RUNS_CLAIM, stats[col.TRIALS].max())].copy()
     model = []
     for _, r in stats.iterrows():
-        mine = rows[(rows["protocol.name"] == r["protocol.name"]) & (rows["budget"] == r["budget"])]
-        model.append(sec6.squared_error_model(mine.iloc[0], float(r["epsilon"])))
+        mine = rows[(rows[col.PROTOCOL] == r[col.PROTOCOL]) & (rows["budget"] == r["budget"])]
+        model.append(sec6.squared_error_model(mine.iloc[0], float(r[col.EPSILON])))
     stats["model"] = model
-    stats["series"] = stats["protocol.name"] + "/" + stats["budget"]
+    stats["series"] = stats[col.PROTOCOL] + "/" + stats["budget"]
     return stats
 
 
@@ -140,15 +141,15 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     found = [joint_estimator_claim()]
     if any(c not in set(stats["series"]) for c in columns.values()):
         return found
-    wide = stats.pivot_table(index="epsilon", columns="series", values="mean")
-    se = stats.pivot_table(index="epsilon", columns="series", values="se")
-    model = stats.pivot_table(index="epsilon", columns="series", values="model")
+    wide = stats.pivot_table(index=col.EPSILON, columns="series", values=col.MEAN)
+    se = stats.pivot_table(index=col.EPSILON, columns="series", values=col.SE)
+    model = stats.pivot_table(index=col.EPSILON, columns="series", values="model")
     runs = sec6.runs_note(rows)
     mcm_spm, mcm_spm_se, mcm_spm_model = _ratio(wide, se, model, columns[mcm], columns[spm])
     pem_mcm, pem_mcm_se, pem_mcm_model = _ratio(wide, se, model, columns[pem], columns[mcm])
     # the configuration at the smallest ε (a fixed row, whatever order the parts load in)
-    first = rows[(rows["protocol.name"] == pem) & (rows["budget"] == "-")]
-    first = first.sort_values("epsilon", kind="stable").iloc[0]
+    first = rows[(rows[col.PROTOCOL] == pem) & (rows["budget"] == "-")]
+    first = first.sort_values(col.EPSILON, kind="stable").iloc[0]
     groups = sec6.built(first)
     listed = "; ".join(
         f"ε = {e:g}: " + ", ".join(f"{n} {wide.loc[e, c]:.2g}" for n, c in columns.items())
@@ -194,7 +195,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
             paper="PEM uses only the last group, which is one sixth of users, and achieves "
             "similar estimation accuracy; this also complies with (3)",
             ours=f"{pem}/{mcm} ({runs}; our optimiser chose g = {groups.config.g} groups at "
-            f"ε = {float(first['epsilon']):g}): {pairs(pem_mcm, pem_mcm_model)}",
+            f"ε = {float(first[col.EPSILON]):g}): {pairs(pem_mcm, pem_mcm_model)}",
             parts=(
                 Part(
                     f"{pem}/{mcm} mean squared error per ε",
@@ -223,25 +224,25 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
 def model_claim(stats: pd.DataFrame, runs: str) -> ClaimCheck:
     """VI-B6: "this also complies with (3)": every series' mean squared error against the
     variance of its final test's OLH estimate, Eq. (3) (the lines of the figure)."""
-    z = (stats["mean"] - stats["model"]) / stats["se"]
+    z = (stats[col.MEAN] - stats["model"]) / stats[col.SE]
     worst = stats.loc[z.abs().idxmax()]
     per_series = "; ".join(
-        f"{series}: measured/Eq. (3) {g['mean'].div(g['model']).min():.2f}-"
-        f"{g['mean'].div(g['model']).max():.2f}"
+        f"{series}: measured/Eq. (3) {g[col.MEAN].div(g['model']).min():.2f}-"
+        f"{g[col.MEAN].div(g['model']).max():.2f}"
         for series, g in stats.groupby("series")
     )
     return ClaimCheck(
         source="PEM Sec. VI-B6 (Fig. 9, Eq. (3))",
         paper="the estimation variance complies with (3), the estimation variance of OLH",
         ours=f"{runs}; {len(stats)} (series, ε) points: {per_series}; largest gap "
-        f"{z.abs().max():.1f} SE ({worst['series']}, ε = {worst['epsilon']:g}: "
-        f"{worst['mean']:.3g} against {worst['model']:.3g})",
+        f"{z.abs().max():.1f} SE ({worst['series']}, ε = {worst[col.EPSILON]:g}: "
+        f"{worst[col.MEAN]:.3g} against {worst['model']:.3g})",
         parts=Part(
             "mean squared error of the identified heavy hitters per (series, ε)",
-            stats["mean"].to_numpy(),
+            stats[col.MEAN].to_numpy(),
             WithinSE(
                 stats["model"].to_numpy(),
-                stats["se"].to_numpy(),
+                stats[col.SE].to_numpy(),
                 what="Eq. (3) for the final test's users and budget (with its n_v and "
                 "sampling terms)",
                 df=sec6.dof(stats),
@@ -262,7 +263,7 @@ def joint_estimator_claim() -> ClaimCheck:
     grid = pem_figures.joint_grid()
     expected = pem_figures.pair_support_expectation(**grid)
     estimate = spm.pair_estimate(
-        expected, grid["n_a"], grid["n_b"], grid["n"], grid["p"], grid["q"]
+        expected, grid["n_a"], grid["n_b"], grid[col.N], grid["p"], grid["q"]
     )
     return ClaimCheck(
         source="PEM Appendix (SPM's joint estimation)",

@@ -32,6 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import (
@@ -75,16 +76,19 @@ EPSILON, K, M, N_SYNTHETIC = 2.0, 16, 64, 1_000_000
 def stats(table: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard error and exact expectation of ``sq_error_n`` per setting."""
     if per_trial(table, METRIC).empty:
-        columns = ["experiment", "protocol", "epsilon", "n", "mean", "se", "exact", "trials"]
+        columns = [col.EXPERIMENT, "protocol", col.EPSILON, col.N]
+        columns += [col.MEAN, col.SE, "exact", col.TRIALS]
         return pd.DataFrame(columns=columns)
-    out = summary(table, METRIC, ["experiment", "protocol.name", "epsilon", "dataset.n"])
-    return out.rename(columns={"protocol.name": "protocol", "dataset.n": "n", "analytic": "exact"})
+    out = summary(table, METRIC, [col.EXPERIMENT, col.PROTOCOL, col.EPSILON, col.DATASET_N])
+    return out.rename(
+        columns={col.PROTOCOL: "protocol", col.DATASET_N: col.N, col.ANALYTIC: "exact"}
+    )
 
 
 def _at(frame: pd.DataFrame, experiment: str, e_power: float) -> pd.DataFrame:
     """The rows of ``experiment`` at e^ε = ``e_power`` (to 1e-9)."""
-    at = np.isclose(np.exp(frame["epsilon"].astype(float)), e_power)
-    return frame[(frame["experiment"] == experiment) & at]
+    at = np.isclose(np.exp(frame[col.EPSILON].astype(float)), e_power)
+    return frame[(frame[col.EXPERIMENT] == experiment) & at]
 
 
 def _pooled(rows: pd.DataFrame) -> tuple[float, float, int]:
@@ -92,9 +96,9 @@ def _pooled(rows: pd.DataFrame) -> tuple[float, float, int]:
     inverse-variance weighted mean, its standard error, trials."""
     if rows.empty:
         return math.nan, math.nan, 0
-    weight = 1 / rows["se"].clip(lower=1e-300) ** 2
-    mean = float((weight * rows["mean"]).sum() / weight.sum())
-    return mean, float(1 / np.sqrt(weight.sum())), int(rows["trials"].sum())
+    weight = 1 / rows[col.SE].clip(lower=1e-300) ** 2
+    mean = float((weight * rows[col.MEAN]).sum() / weight.sum())
+    return mean, float(1 / np.sqrt(weight.sum())), int(rows[col.TRIALS].sum())
 
 
 def _within(expected, se, what: str) -> WithinSE:
@@ -191,11 +195,11 @@ def olh_claims(frame: pd.DataFrame) -> list[ClaimCheck]:
 def lemma1_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (ε, g) of :data:`PAIRS` with rows in the table: n·Var[f̂] of the partition (n/g
     users at ε) and of the split (n users at ε/g), with standard errors and closed forms."""
-    olh = frame[frame["experiment"] == OLH_EXAMPLE]
+    olh = frame[frame[col.EXPERIMENT] == OLH_EXAMPLE]
     out = []
     for epsilon, g in PAIRS:
-        part = olh[np.isclose(olh["epsilon"], epsilon) & (olh["n"] == N_FULL // g)]
-        split = olh[np.isclose(olh["epsilon"], epsilon / g) & (olh["n"] == N_FULL)]
+        part = olh[np.isclose(olh[col.EPSILON], epsilon) & (olh[col.N] == N_FULL // g)]
+        split = olh[np.isclose(olh[col.EPSILON], epsilon / g) & (olh[col.N] == N_FULL)]
         if part.empty or split.empty:
             continue
         # sq_error_n = E[(ĉ - c)^2]/n_group and f̂ = ĉ/n_group: Var[f̂] = sq_error_n/n_group;
@@ -203,19 +207,19 @@ def lemma1_pairs(frame: pd.DataFrame) -> pd.DataFrame:
         a, b = part.iloc[0], split.iloc[0]
         out.append(
             {
-                "epsilon": epsilon,
+                col.EPSILON: epsilon,
                 "g": g,
-                "partition": g * a["mean"],
-                "partition_se": g * a["se"],
+                "partition": g * a[col.MEAN],
+                "partition_se": g * a[col.SE],
                 "partition_exact": g * a["exact"],
-                "split": b["mean"],
-                "split_se": b["se"],
+                "split": b[col.MEAN],
+                "split_se": b[col.SE],
                 "split_exact": b["exact"],
                 "partition_eq3": g * 4 / statements.lemma1_e(epsilon),
                 "split_eq3": 4 / statements.lemma1_e(epsilon / g),
             }
         )
-    columns = ["epsilon", "g", "partition", "partition_se", "partition_exact", "split"]
+    columns = [col.EPSILON, "g", "partition", "partition_se", "partition_exact", "split"]
     columns += ["split_se", "split_exact", "partition_eq3", "split_eq3"]
     return pd.DataFrame(out, columns=columns)
 
@@ -285,10 +289,10 @@ def prop1_grid() -> pd.DataFrame:
             [1e4, 1e5, 1e6],  # n[i]
             [1e-4, 1e-2, 0.2],  # (k - j)/N[i]
         ],
-        names=["epsilon", "g", "f", "n", "slots"],
+        names=[col.EPSILON, "g", "f", col.N, "slots"],
     ).to_frame(index=False)
     grid["P1"], grid["P2"] = statements.prop1_scores(
-        grid["epsilon"], grid["g"], grid["f"], grid["n"], grid["slots"]
+        grid[col.EPSILON], grid["g"], grid["f"], grid[col.N], grid["slots"]
     )
     return grid
 
@@ -302,7 +306,7 @@ def prop1_claim(frame: pd.DataFrame) -> ClaimCheck:
     lost = grid[~wins]
     where = (
         ", ".join(
-            f"{k} {sorted(set(lost[k].round(4)))}" for k in ("epsilon", "f") if lost[k].nunique()
+            f"{k} {sorted(set(lost[k].round(4)))}" for k in (col.EPSILON, "f") if lost[k].nunique()
         )
         or "nowhere"
     )
@@ -868,7 +872,7 @@ def dataset_claims() -> list[ClaimCheck]:
         )
         what = "items in the domain" if name == "kosarak" else "distinct values held"
         parts = [
-            Part("n", data.n, Calibrated(n_target, rtol=1e-12)),
+            Part(col.N, data.n, Calibrated(n_target, rtol=1e-12)),
             Part(what, measured, Calibrated(distinct_target, rtol=DISTINCT_RTOL)),
         ]
         if name != "kosarak":  # USENIX'17 gives item ids, not bits
@@ -940,7 +944,7 @@ def claims(table: pd.DataFrame) -> list[ClaimCheck]:
 
 def _protocol(table: pd.DataFrame, experiment: str) -> str:
     """The one protocol of a worked example's experiment (its name while it has no rows)."""
-    rows = table[table["experiment"] == experiment]
+    rows = table[table[col.EXPERIMENT] == experiment]
     return protocol_name(rows) if len(rows) else experiment
 
 

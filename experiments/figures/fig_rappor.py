@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from experiments import columns as col
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -100,11 +101,11 @@ def draw_privacy(table: pd.DataFrame) -> plt.Figure:
 def decode_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per preset: mean ``n_detected``, ``n_false_detected``, ``n_selected``, ``within_2se``
     over trials, and the number of ``trials``."""
-    rows = table[table["item"].isna()]
-    out = rows.pivot_table(
-        index="protocol.label", columns="metric", values="value", aggfunc="mean"
-    ).reset_index()
-    out["trials"] = rows.groupby("protocol.label")["trial"].nunique().to_numpy()
+    rows = table[table[col.ITEM].isna()]
+    # a metric with no value in any trial is left out, not a column of NaN
+    means = rows.groupby([col.PROTOCOL_LABEL, col.METRIC])[col.VALUE].mean().dropna()
+    out = means.unstack().reset_index()
+    out[col.TRIALS] = rows.groupby(col.PROTOCOL_LABEL)[col.TRIAL].nunique().to_numpy()
     return out
 
 
@@ -113,17 +114,17 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     colour = style.color(protocol_name(table))
     rows = presets(table)
-    summary = decode_summary(table).set_index("protocol.label")
+    summary = decode_summary(table).set_index(col.PROTOCOL_LABEL)
     figure, axes = plt.subplots(
         1, len(rows), figsize=(4.3 * len(rows), 4.3), squeeze=False, sharey=True
     )
-    first = int(table["trial"].min())
+    first = int(table[col.TRIAL].min())
     for ax, (_, marker), row in zip(axes[0], LOOKS, rows.itertuples(), strict=False):
-        mine = table[(table["protocol.label"] == row.label) & (table["trial"] == first)]
-        wide = mine[mine["item"].notna()].pivot_table(
-            index="item", columns="metric", values="value", aggfunc="first"
+        mine = table[(table[col.PROTOCOL_LABEL] == row.label) & (table[col.TRIAL] == first)]
+        wide = mine[mine[col.ITEM].notna()].pivot_table(
+            index=col.ITEM, columns=col.METRIC, values=col.VALUE, aggfunc="first"
         )
-        truth = mine[mine["metric"] == "estimate_n"].set_index("item")["analytic"]
+        truth = mine[mine[col.METRIC] == "estimate_n"].set_index(col.ITEM)[col.ANALYTIC]
         wide = wide.join(truth.rename("truth"))
         floor = wide["truth"].min() / 4
         ax.plot([floor, 1], [floor, 1], color="0.5", lw=0.8)
@@ -159,11 +160,11 @@ def draw_decode(table: pd.DataFrame) -> plt.Figure:
 # ------------------------------------------------------------------------------ claims
 def _oracle(table: pd.DataFrame, label: str):
     """The RAPPOR object the harness ran for a preset, rebuilt from one of its rows."""
-    row = table[table["protocol.label"] == label].iloc[0]
+    row = table[table[col.PROTOCOL_LABEL] == label].iloc[0]
     return build_protocol(
         protocol_from_row(row),
-        float(row["epsilon"]),
-        domain_size=int(row["options.domain_size"]),
+        float(row[col.EPSILON]),
+        domain_size=int(row[col.DOMAIN_SIZE]),
     )
 
 
@@ -195,16 +196,16 @@ def decode_claims(table: pd.DataFrame) -> list[ClaimCheck]:
     if summary.empty:
         return []
     lines = [
-        f"{r['protocol.label']}: {r['n_detected']:.1f} detected, "
+        f"{r[col.PROTOCOL_LABEL]}: {r['n_detected']:.1f} detected, "
         f"{r['n_false_detected']:.2f} false, {100 * r['within_2se']:.0f}% within 2 SE "
-        f"({int(r['trials'])} trials)"
+        f"({int(r[col.TRIALS])} trials)"
         for _, r in summary.iterrows()
     ]
-    weights = summary["n_detected"] * summary["trials"]
+    weights = summary["n_detected"] * summary[col.TRIALS]
     coverage = float((summary["within_2se"] * weights).sum() / weights.sum())
     nominal = 1 - 2 * stats.norm.sf(2)
-    decodes = float(summary["trials"].sum())
-    false_rate = float((summary["n_false_detected"] * summary["trials"]).sum()) / decodes
+    decodes = float(summary[col.TRIALS].sum())
+    false_rate = float((summary["n_false_detected"] * summary[col.TRIALS]).sum()) / decodes
     alpha = inspect.signature(decode).parameters["alpha"].default
     return [
         ClaimCheck(

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -38,14 +39,14 @@ def _legend(figure: plt.Figure) -> plt.Figure:
 
 def draw_eps(table: pd.DataFrame) -> plt.Figure:
     """2 x 3 panels: F1 (top) and NCR (bottom) against ε at k = 16."""
-    table = table[np.isclose(table["k"], 16)]
-    return _legend(sec6.utility_grid(table, "epsilon", style.EPSILON_LABEL))
+    table = table[np.isclose(table[col.K], 16)]
+    return _legend(sec6.utility_grid(table, col.EPSILON, style.EPSILON_LABEL))
 
 
 def draw_k(table: pd.DataFrame) -> plt.Figure:
     """2 x 3 panels: F1 and NCR against k at ε = 2 (log2 axis)."""
-    table = table[np.isclose(table["epsilon"], 2.0)]
-    return _legend(sec6.utility_grid(table, "k", "k", log2_x=True))
+    table = table[np.isclose(table[col.EPSILON], 2.0)]
+    return _legend(sec6.utility_grid(table, col.K, col.K, log2_x=True))
 
 
 def claims_for(by: str, best: str, fixed: str):
@@ -55,11 +56,11 @@ def claims_for(by: str, best: str, fixed: str):
 
     def claims(table: pd.DataFrame) -> list[ClaimCheck]:
         name = figure_config("sfp_eps").series[-1]
-        rows = table[table["protocol.name"] == name]
+        rows = table[table[col.PROTOCOL] == name]
         if rows.empty:
             return []
-        f1 = summary(rows, "f1", list(dict.fromkeys(["dataset.name", by, "k"])))
-        means, se = sec6.wide(f1.assign(series=name), ["dataset.name", by], column="series")
+        f1 = summary(rows, "f1", list(dict.fromkeys([col.DATASET, by, col.K])))
+        means, se = sec6.wide(f1.assign(series=name), [col.DATASET, by], column="series")
         known = means[name].dropna()
         points = pd.MultiIndex.from_tuples(
             [
@@ -69,7 +70,7 @@ def claims_for(by: str, best: str, fixed: str):
         )
         mean, err = means.loc[points, name], se.loc[points, name]
         z = bonferroni_z(len(points), 0.01, one_sided=True, df=sec6.dof(f1))
-        symbol = "ε" if by == "epsilon" else "k"
+        symbol = "ε" if by == col.EPSILON else col.K
         return [
             ClaimCheck(
                 source=f"Apple 2017 (SFP), beside [PEM] Sec. VI ({fixed})",
@@ -119,7 +120,7 @@ FIGURES = [
         ),
         quick=sec6.QUICK_FIG5,
         order=20.6,
-        claims=claims_for("epsilon", "max", "k = 16"),
+        claims=claims_for(col.EPSILON, "max", "k = 16"),
     ),
     FigureSpec(
         name="sfp_k",
@@ -130,6 +131,6 @@ FIGURES = [
         claim="Apple 2017 (SFP) against [PEM] Sec. VI-B2's protocols as k grows.",
         quick=sec6.QUICK_FIG6,
         order=21.6,
-        claims=claims_for("k", "min", "ε = 2"),
+        claims=claims_for(col.K, "min", "ε = 2"),
     ),
 ]

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
 from experiments.figures.tolerance import Band, Identity, Part
@@ -59,8 +60,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     colours = dict(zip(EPSILONS0, style_palette(len(EPSILONS0)), strict=True))
-    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
-    errors = summary(table, "sq_error_n", ["epsilon", "n"])
+    central = summary(table, "shuffle_epsilon", [col.EPSILON, col.N])
+    errors = summary(table, "sq_error_n", [col.EPSILON, col.N])
     for epsilon0 in EPSILONS0:
         colour = colours[epsilon0]
         grid = [_bound("best", epsilon0, n) for n in N_GRID]
@@ -69,12 +70,18 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             values = [_bound(bound, epsilon0, n) for n in N_GRID]
             left.plot(N_GRID, values, color=colour, lw=0.9, ls=dashes)
         left.axhline(epsilon0, color=colour, lw=0.8, ls=":")
-        mine = central[np.isclose(central["epsilon"], epsilon0)]
-        left.plot(mine["n"], mine["mean"], "o", color=colour, ms=5)
-        mine = errors[np.isclose(errors["epsilon"], epsilon0)].sort_values("n")
-        half = 2 * mine["std"] / np.sqrt(mine["trials"]) / mine["n"]
+        mine = central[np.isclose(central[col.EPSILON], epsilon0)]
+        left.plot(mine[col.N], mine[col.MEAN], "o", color=colour, ms=5)
+        mine = errors[np.isclose(errors[col.EPSILON], epsilon0)].sort_values(col.N)
+        half = 2 * mine[col.STD] / np.sqrt(mine[col.TRIALS]) / mine[col.N]
         right.errorbar(
-            mine["n"], mine["mean"] / mine["n"], yerr=half, fmt="o", color=colour, ms=4.5, capsize=2
+            mine[col.N],
+            mine[col.MEAN] / mine[col.N],
+            yerr=half,
+            fmt="o",
+            color=colour,
+            ms=4.5,
+            capsize=2,
         )
         shuffled = [olh_frequency_variance(epsilon0, n) for n in N_GRID]
         local = [olh_frequency_variance(e, n) for e, n in zip(grid, N_GRID, strict=True)]
@@ -114,12 +121,12 @@ def _slope(values: pd.Series, low: int, high: int) -> float:
 
 def claims(table: pd.DataFrame) -> list[ClaimCheck]:
     """[FMT21] Theorem 3.1 and its rate, read on the recorded ``shuffle_epsilon`` column."""
-    central = summary(table, "shuffle_epsilon", ["epsilon", "n"])
+    central = summary(table, "shuffle_epsilon", [col.EPSILON, col.N])
     low, high = 10**5, 10**6
     recorded, printed, library, slopes, own = [], [], [], [], []
     lines = []
-    for epsilon0 in sorted(central["epsilon"].unique()):
-        at = central[np.isclose(central["epsilon"], epsilon0)].set_index("n")["mean"]
+    for epsilon0 in sorted(central[col.EPSILON].unique()):
+        at = central[np.isclose(central[col.EPSILON], epsilon0)].set_index(col.N)[col.MEAN]
         if not {low, high} <= set(at.index):
             continue
         slope = _slope(at, low, high)

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.build import build_protocol, protocol_from_row
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -66,7 +67,7 @@ COLLISION_CELLS, COLLISION_ROWS, COLLISION_PAIRS = 16, (1, 2, 3), 1 << 20
 
 # ------------------------------------------------------------------------------ the data
 def _of(table: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    return table[table["experiment"] == experiment]
+    return table[table[col.EXPERIMENT] == experiment]
 
 
 def exponent(x: np.ndarray, mean: np.ndarray, se: np.ndarray) -> tuple[float, float]:
@@ -85,24 +86,30 @@ def rates(table: pd.DataFrame) -> pd.DataFrame:
     of the value nobody holds (Var[f̂]: sq_error_n / n) and of its count (sq_error_n · n),
     with SEs and the exact expectations."""
     rows = _of(table, "textbook")
-    stats = summary(rows, "sq_error_n", ["protocol.name", "n"], first={"eps": "epsilon"})
-    stats["frequency"], stats["frequency_se"] = stats["mean"] / stats["n"], stats["se"] / stats["n"]
-    stats["exact"] = stats["analytic"] / stats["n"]
-    stats["count"], stats["count_se"] = stats["mean"] * stats["n"], stats["se"] * stats["n"]
-    return stats.sort_values(["protocol.name", "n"])
+    stats = summary(rows, "sq_error_n", [col.PROTOCOL, col.N], first={"eps": col.EPSILON})
+    stats["frequency"], stats["frequency_se"] = (
+        stats[col.MEAN] / stats[col.N],
+        stats[col.SE] / stats[col.N],
+    )
+    stats["exact"] = stats[col.ANALYTIC] / stats[col.N]
+    stats["count"], stats["count_se"] = stats[col.MEAN] * stats[col.N], stats[col.SE] * stats[col.N]
+    return stats.sort_values([col.PROTOCOL, col.N])
 
 
 def shuffled(table: pd.DataFrame) -> pd.DataFrame:
     """The ``textbook_shuffle`` settings whose ε0 is [BBGN19]'s for their n at central
     (ε, δ) = (1, 10^-6): the MSE of the frequency of the absent value and its exact value."""
     rows = _of(table, "textbook_shuffle")
-    stats = summary(rows, "sq_error_n", ["n", "epsilon"])
+    stats = summary(rows, "sq_error_n", [col.N, col.EPSILON])
     if stats.empty:
         return stats
-    wanted = [theory.binary_sum_epsilon0(CENTRAL, int(n), DELTA) for n in stats["n"]]
-    stats = stats[np.isclose(stats["epsilon"], wanted, rtol=1e-10, atol=0)].sort_values("n")
-    stats["frequency"], stats["frequency_se"] = stats["mean"] / stats["n"], stats["se"] / stats["n"]
-    stats["exact"] = stats["analytic"] / stats["n"]
+    wanted = [theory.binary_sum_epsilon0(CENTRAL, int(n), DELTA) for n in stats[col.N]]
+    stats = stats[np.isclose(stats[col.EPSILON], wanted, rtol=1e-10, atol=0)].sort_values(col.N)
+    stats["frequency"], stats["frequency_se"] = (
+        stats[col.MEAN] / stats[col.N],
+        stats[col.SE] / stats[col.N],
+    )
+    stats["exact"] = stats[col.ANALYTIC] / stats[col.N]
     return stats
 
 
@@ -110,23 +117,31 @@ def largest_errors(table: pd.DataFrame) -> pd.DataFrame:
     """Per D of the ``textbook_max`` runs: the mean over trials of the largest |ĉ(v) - c(v)|
     over the D - 1 values nobody holds, its SE, σ of one bin and the number of bins."""
     rows = _of(table, "textbook_max")
-    rows = rows[(rows["metric"] == "sq_error_n") & rows["item"].notna()]
+    rows = rows[(rows[col.METRIC] == "sq_error_n") & rows[col.ITEM].notna()]
     if rows.empty:
         return pd.DataFrame()
-    largest = rows.groupby(["options.domain_size", "trial"]).agg(
-        top=("value", "max"), n=("n", "first"), exact=("analytic", "first"), bins=("item", "size")
+    largest = rows.groupby([col.DOMAIN_SIZE, col.TRIAL]).agg(
+        **{
+            "top": (col.VALUE, "max"),
+            col.N: (col.N, "first"),
+            "exact": (col.ANALYTIC, "first"),
+            "bins": (col.ITEM, "size"),
+        }
     )
-    largest["error"] = np.sqrt(largest["top"] * largest["n"])
-    out = largest.groupby(level=0).agg(
-        mean=("error", "mean"),
-        std=("error", "std"),
-        trials=("error", "size"),
-        n=("n", "first"),
-        variance=("exact", "first"),
-        bins=("bins", "first"),
+    largest["error"] = np.sqrt(largest["top"] * largest[col.N])
+    groups = largest.groupby(level=0)
+    out = pd.DataFrame(
+        {
+            col.MEAN: groups["error"].mean(),
+            col.STD: groups["error"].std(),
+            col.TRIALS: groups["error"].size(),
+            col.N: groups[col.N].first(),
+            "variance": groups["exact"].first(),
+            "bins": groups["bins"].first(),
+        }
     )
-    out["se"] = out["std"] / np.sqrt(out["trials"])
-    out["sigma"] = np.sqrt(out["variance"] * out["n"])  # analytic is Var[ĉ]/n
+    out[col.SE] = out[col.STD] / np.sqrt(out[col.TRIALS])
+    out["sigma"] = np.sqrt(out["variance"] * out[col.N])  # analytic is Var[ĉ]/n
     out["expected"] = [
         theory.expected_max_abs_normal(s, int(b))
         for s, b in zip(out["sigma"], out["bins"], strict=True)
@@ -143,12 +158,12 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     style.apply_theme()
     figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.4))
     stats, binary = rates(table), shuffled(table)
-    grr = stats[stats["protocol.name"] == LOCAL]
+    grr = stats[stats[col.PROTOCOL] == LOCAL]
     if not grr.empty:
         colour, epsilon = style.color(LOCAL), float(grr["eps"].iloc[0])
         scale = 2.0  # the mean of ±1 values is 2 f - 1: its error is twice the frequency's
         left.errorbar(
-            grr["n"],
+            grr[col.N],
             scale * np.sqrt(grr["frequency"]),
             yerr=scale * grr["frequency_se"] / np.sqrt(grr["frequency"]),
             fmt="o",
@@ -157,12 +172,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             capsize=2,
             label=f"local: randomized response, ε = {epsilon:g}",
         )
-        left.plot(grr["n"], scale * np.sqrt(grr["exact"]), color=colour, lw=1.0)
-        central = [theory.central_laplace_mean_sd(epsilon, int(n)) for n in grr["n"]]
-        left.plot(grr["n"], central, color="0.3", ls=":", label=f"central Laplace, ε = {epsilon:g}")
+        left.plot(grr[col.N], scale * np.sqrt(grr["exact"]), color=colour, lw=1.0)
+        central = [theory.central_laplace_mean_sd(epsilon, int(n)) for n in grr[col.N]]
+        left.plot(
+            grr[col.N], central, color="0.3", ls=":", label=f"central Laplace, ε = {epsilon:g}"
+        )
     if not binary.empty:
         left.errorbar(
-            binary["n"],
+            binary[col.N],
             scale * np.sqrt(binary["frequency"]),
             yerr=scale * binary["frequency_se"] / np.sqrt(binary["frequency"]),
             fmt="s",
@@ -171,14 +188,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             capsize=2,
             label=f"shuffled binary sum, central ({CENTRAL:g}, {DELTA:g})",
         )
-        left.plot(binary["n"], scale * np.sqrt(binary["exact"]), color=SHUFFLED, lw=1)
+        left.plot(binary[col.N], scale * np.sqrt(binary["exact"]), color=SHUFFLED, lw=1)
     left.set(xscale="log", yscale="log", xlabel="users n", ylabel="RMSE of the mean of ±1 values")
     left.set_title("(a) local, central and shuffled error against n")
-    sue = stats[stats["protocol.name"] == HISTOGRAM]
+    sue = stats[stats[col.PROTOCOL] == HISTOGRAM]
     if not sue.empty:
         colour = style.color(HISTOGRAM)
         middle.errorbar(
-            sue["n"],
+            sue[col.N],
             np.sqrt(sue["count"]),
             yerr=sue["count_se"] / np.sqrt(sue["count"]),
             fmt="o",
@@ -187,7 +204,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             capsize=2,
             label="measured",
         )
-        middle.plot(sue["n"], np.sqrt(sue["analytic"] * sue["n"]), color=colour, label="exact")
+        middle.plot(
+            sue[col.N], np.sqrt(sue[col.ANALYTIC] * sue[col.N]), color=colour, label="exact"
+        )
     middle.set(xscale="log", yscale="log", xlabel="users n", ylabel="RMSE of one bin's count")
     middle.set_title("(b) one-hot histogram (SUE): per-bin error")
     top = largest_errors(table)
@@ -195,8 +214,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         colour = style.color(HISTOGRAM)
         right.errorbar(
             top.index,
-            top["mean"],
-            yerr=2 * top["se"],
+            top[col.MEAN],
+            yerr=2 * top[col.SE],
             fmt="o",
             color=colour,
             ms=5,
@@ -346,13 +365,13 @@ def _book_claim() -> ClaimCheck:
 
 def _local_central_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 2: local error O(1/(ε√n)) against central O(1/(εn))."""
-    grr = stats[stats["protocol.name"] == LOCAL]
+    grr = stats[stats[col.PROTOCOL] == LOCAL]
     if len(grr) < 2:
         return []
-    slope, se = exponent(grr["n"], grr["frequency"], grr["frequency_se"])
+    slope, se = exponent(grr[col.N], grr["frequency"], grr["frequency_se"])
     epsilon = float(grr["eps"].iloc[0])
-    central = [theory.central_laplace_mean_sd(epsilon, int(n)) ** 2 for n in grr["n"]]
-    central_slope, _ = exponent(grr["n"], np.array(central), np.array(central))
+    central = [theory.central_laplace_mean_sd(epsilon, int(n)) ** 2 for n in grr[col.N]]
+    central_slope, _ = exponent(grr[col.N], np.array(central), np.array(central))
     return [
         ClaimCheck(
             source="[Notes] Sec. 2 (local against central DP)",
@@ -362,7 +381,7 @@ def _local_central_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
             ),
             ours=(
                 f"randomized response (GRR, d = 2, ε = {epsilon:g}) at n = "
-                f"{', '.join(f'{n:.0e}' for n in grr['n'])} ({int(grr['trials'].min())} "
+                f"{', '.join(f'{n:.0e}' for n in grr[col.N])} ({int(grr[col.TRIALS].min())} "
                 f"trials each): RMSE ∝ n^{slope / 2:.3f} ± {se / 2:.3f}"
             ),
             parts=Part(
@@ -389,13 +408,13 @@ def _local_central_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
 
 def _shuffle_claim(stats: pd.DataFrame, binary: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 3: the shuffled binary sum's error O(√log(1/δ)/(εn))."""
-    grr = stats[stats["protocol.name"] == LOCAL]
+    grr = stats[stats[col.PROTOCOL] == LOCAL]
     if len(binary) < 2 or len(grr) < 2:
         return []
-    slope, se = exponent(binary["n"], binary["frequency"], binary["frequency_se"])
-    exact, _ = exponent(binary["n"], binary["exact"], binary["frequency_se"])
-    local, local_se = exponent(grr["n"], grr["frequency"], grr["frequency_se"])
-    gammas = [theory.binary_sum_noise_probability(CENTRAL, int(n), DELTA) for n in binary["n"]]
+    slope, se = exponent(binary[col.N], binary["frequency"], binary["frequency_se"])
+    exact, _ = exponent(binary[col.N], binary["exact"], binary["frequency_se"])
+    local, local_se = exponent(grr[col.N], grr["frequency"], grr["frequency_se"])
+    gammas = [theory.binary_sum_noise_probability(CENTRAL, int(n), DELTA) for n in binary[col.N]]
     return [
         ClaimCheck(
             source="[Notes] Sec. 3 (binary sums in the shuffle model); [BBGN19] Theorem 3.1",
@@ -405,9 +424,9 @@ def _shuffle_claim(stats: pd.DataFrame, binary: pd.DataFrame) -> list[ClaimCheck
             ),
             ours=(
                 f"GRR over d = 2 at the ε0 that keeps central (ε, δ) = ({CENTRAL:g}, {DELTA:g}) "
-                f"at n = {', '.join(f'{n:.0e}' for n in binary['n'])} (p = γ = "
+                f"at n = {', '.join(f'{n:.0e}' for n in binary[col.N])} (p = γ = "
                 f"{', '.join(f'{g:.2g}' for g in gammas)}; ε0 = "
-                f"{', '.join(f'{e:.2f}' for e in binary['epsilon'])}): RMSE ∝ n^"
+                f"{', '.join(f'{e:.2f}' for e in binary[col.EPSILON])}): RMSE ∝ n^"
                 f"{slope / 2:.3f} ± {se / 2:.3f} (its exact variance: n^{exact / 2:.3f}); "
                 f"local at ε = {float(grr['eps'].iloc[0]):g}: n^{local / 2:.3f} ± "
                 f"{local_se / 2:.3f}"
@@ -440,10 +459,10 @@ def _shuffle_claim(stats: pd.DataFrame, binary: pd.DataFrame) -> list[ClaimCheck
 
 def _per_bin_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 4: the one-hot histogram's per-bin error O(√n/ε)."""
-    sue = stats[stats["protocol.name"] == HISTOGRAM]
+    sue = stats[stats[col.PROTOCOL] == HISTOGRAM]
     if len(sue) < 2:
         return []
-    slope, se = exponent(sue["n"], sue["count"], sue["count_se"])
+    slope, se = exponent(sue[col.N], sue["count"], sue["count_se"])
     return [
         ClaimCheck(
             source="[Notes] Sec. 4 (histograms: error per bin)",
@@ -453,7 +472,7 @@ def _per_bin_claim(stats: pd.DataFrame) -> list[ClaimCheck]:
             ),
             ours=(
                 f"SUE (ε/2 per coordinate, ε = {float(sue['eps'].iloc[0]):g}) at n = "
-                f"{', '.join(f'{n:.0e}' for n in sue['n'])}: RMSE of a bin's count ∝ "
+                f"{', '.join(f'{n:.0e}' for n in sue[col.N])}: RMSE of a bin's count ∝ "
                 f"n^{slope / 2:.3f} ± {se / 2:.3f}"
             ),
             parts=Part(
@@ -469,9 +488,9 @@ def _largest_claim(top: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 4: the largest error over D bins O(√(n log D)/ε)."""
     if len(top) < 2:
         return []
-    ratio = top["mean"] / top["bound"]
+    ratio = top[col.MEAN] / top["bound"]
     lines = [
-        f"D = {d}: {row['mean']:.1f} ± {row['se']:.1f} (normal bins: {row['expected']:.1f}; "
+        f"D = {d}: {row[col.MEAN]:.1f} ± {row[col.SE]:.1f} (normal bins: {row['expected']:.1f}; "
         f"σ√(2 ln 2(D-1)) = {row['bound']:.1f})"
         for d, row in top.iterrows()
     ]
@@ -480,16 +499,16 @@ def _largest_claim(top: pd.DataFrame) -> list[ClaimCheck]:
             source="[Notes] Sec. 4 (histograms: largest error)",
             paper="the expected max error over all D bins is ± O(√(n log D)/ε)",
             ours=(
-                f"SUE, n = {int(top['n'].iloc[0]):,}, {int(top['trials'].min())} trials: mean "
+                f"SUE, n = {int(top[col.N].iloc[0]):,}, {int(top[col.TRIALS].min())} trials: mean "
                 f"largest |ĉ - c| over the D - 1 empty bins: {'; '.join(lines)}"
             ),
             parts=(
                 Part(
                     "mean largest error over the bins, per D",
-                    top["mean"],
+                    top[col.MEAN],
                     WithinSE(
                         top["expected"],
-                        top["se"],
+                        top[col.SE],
                         alpha=0.01,
                         what="E[max] of D - 1 independent normal bins",
                     ),
@@ -507,12 +526,12 @@ def _largest_claim(top: pd.DataFrame) -> list[ClaimCheck]:
 def _hashing_claim(table: pd.DataFrame) -> list[ClaimCheck]:
     """[Notes] Sec. 5.1: (m f̂[h(v)] - n)/(m - 1) is unbiased over the hash."""
     rows = _of(table, "textbook_hash")
-    stats = summary(rows, ["error_n", "sq_error_n"], ["metric"])
+    stats = summary(rows, ["error_n", "sq_error_n"], [col.METRIC])
     if len(stats) < 2:
         return []
-    stats = stats.set_index("metric")
+    stats = stats.set_index(col.METRIC)
     bias, mse = stats.loc["error_n"], stats.loc["sq_error_n"]
-    m, k = int(rows["protocol.m"].iloc[0]), int(rows["protocol.k"].iloc[0])
+    m, k = int(rows[col.PROTOCOL_M].iloc[0]), int(rows[col.PROTOCOL_K].iloc[0])
     exact = _sketch_mse(rows.iloc[0])
     return [
         ClaimCheck(
@@ -523,24 +542,24 @@ def _hashing_claim(table: pd.DataFrame) -> list[ClaimCheck]:
             ),
             ours=(
                 f"CMS with k = {k} row (the notes' estimator), m = {m}, d = "
-                f"{int(rows['options.domain_size'].iloc[0])}, n = {int(rows['n'].iloc[0]):,}, a "
-                f"fresh hash in each of {int(bias['trials'])} trials: mean error / n "
-                f"{bias['mean']:+.4f} ± {bias['se']:.4f}; MSE/n {mse['mean']:.1f} ± "
-                f"{mse['se']:.1f} "
+                f"{int(rows[col.DOMAIN_SIZE].iloc[0])}, n = {int(rows[col.N].iloc[0]):,}, a "
+                f"fresh hash in each of {int(bias[col.TRIALS])} trials: mean error / n "
+                f"{bias[col.MEAN]:+.4f} ± {bias[col.SE]:.4f}; MSE/n {mse[col.MEAN]:.1f} ± "
+                f"{mse[col.SE]:.1f} "
                 f"against its exact {exact:.1f}"
             ),
             parts=(
                 Part(
                     "mean error / n over the domain",
-                    bias["mean"],
-                    WithinSE(0.0, bias["se"], alpha=0.01, what="0 (unbiased)"),
+                    bias[col.MEAN],
+                    WithinSE(0.0, bias[col.SE], alpha=0.01, what="0 (unbiased)"),
                 ),
                 Part(
                     "mean squared error / n",
-                    mse["mean"],
+                    mse[col.MEAN],
                     WithinSE(
                         exact,
-                        mse["se"],
+                        mse[col.SE],
                         alpha=0.01,
                         what="the exact variance, with collisions of probability 1/m",
                     ),
@@ -553,8 +572,8 @@ def _hashing_claim(table: pd.DataFrame) -> list[ClaimCheck]:
 def _sketch_mse(row: pd.Series) -> float:
     """The exact mean over the domain of Var[ĉ(v)]/n of the sketch a ``textbook_hash`` row
     ran, on its point-mass population, collisions included (the protocol's ``variances``)."""
-    d, n = int(row["options.domain_size"]), int(row["n"])
-    oracle = build_protocol(protocol_from_row(row), float(row["epsilon"]), domain_size=d)
+    d, n = int(row[col.DOMAIN_SIZE]), int(row[col.N])
+    oracle = build_protocol(protocol_from_row(row), float(row[col.EPSILON]), domain_size=d)
     counts = np.zeros(d, dtype=np.int64)
     counts[0] = n  # dataset=point: every user holds value 0
     return float(np.mean(oracle.variances(counts))) / n

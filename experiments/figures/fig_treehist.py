@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import pem_section6 as sec6
 from experiments.figures import style
 from experiments.figures.spec import ClaimCheck, FigureSpec
@@ -32,8 +33,8 @@ SOURCE = "[PEM] Sec. VII, on [BNST] (Bassily et al., NeurIPS 2017)"
 
 def _series(table: pd.DataFrame) -> pd.Series:
     """The legend entry of each row: TreeHist's two forms apart, the others as in Sec. VI."""
-    names = table["protocol.name"].astype(str)
-    form = table.get("protocol.form", pd.Series(np.nan, index=table.index))
+    names = table[col.PROTOCOL].astype(str)
+    form = table.get(col.PROTOCOL_FORM, pd.Series(np.nan, index=table.index))
     tree = np.where(form == "top-k", TOPK_LABEL, THRESHOLD_LABEL)
     labels = [sec6.protocol_label(n) for n in names]
     return pd.Series(np.where(names == NAME, tree, labels), index=table.index)
@@ -76,35 +77,35 @@ def topk_model(row: pd.Series, goal: str, epsilon: float, k: int) -> float:
     built from a top-k ``row``'s setting at ``epsilon`` and ``k``."""
     tree = sec6.built(row, epsilon, k)
     f = sec6.exponential_frequencies(row)
-    return pem_theory.utility(f[:k], int(row["n"]), epsilon, tree.pem_config(), k, goal)
+    return pem_theory.utility(f[:k], int(row[col.N]), epsilon, tree.pem_config(), k, goal)
 
 
 def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt.Figure:
     """2 x 3 panels (F1, NCR) x (URL, AOL, synthetic), every series mean ± sd."""
     style.apply_theme()
     table = _with_series(table)
-    datasets = [d for d in sec6.DATASETS if d in set(table["dataset.name"])]
+    datasets = [d for d in sec6.DATASETS if d in set(table[col.DATASET])]
     figure, axes = plt.subplots(
         2, len(datasets), figsize=(4.3 * len(datasets), 7.0), sharex="col", squeeze=False
     )
     for row_index, (metric, label) in enumerate(sec6.METRIC_LABELS.items()):
-        stats = summary(table, metric, ["dataset.name", "series", x])
-        for col, dataset in enumerate(datasets):
-            ax = axes[row_index][col]
-            _draw_series(ax, stats[stats["dataset.name"] == dataset], x)
-            tree = table[(table["dataset.name"] == dataset) & (table["series"] == TOPK_LABEL)]
+        stats = summary(table, metric, [col.DATASET, "series", x])
+        for column, dataset in enumerate(datasets):
+            ax = axes[row_index][column]
+            _draw_series(ax, stats[stats[col.DATASET] == dataset], x)
+            tree = table[(table[col.DATASET] == dataset) & (table["series"] == TOPK_LABEL)]
             if dataset == "exponential" and len(tree):
                 row = tree.iloc[0]
                 grid = np.sort(tree[x].unique())
                 values = []
                 for v in grid:
-                    epsilon = float(v if x == "epsilon" else row["epsilon"])
-                    k = int(v if x == "k" else row["k"])
+                    epsilon = float(v if x == col.EPSILON else row[col.EPSILON])
+                    k = int(v if x == col.K else row[col.K])
                     values.append(topk_model(row, metric, epsilon, k))
                 sec6.model_line(ax, grid, values, style.series_color(TOPK_LABEL), ls=":")
-            letter = "abcdefghi"[row_index * len(datasets) + col]
+            letter = "abcdefghi"[row_index * len(datasets) + column]
             ax.set_title(f"({letter}) {sec6.data_title(table, dataset)}, {label}")
-            sec6.utility_axis(ax, label if col == 0 else None)
+            sec6.utility_axis(ax, label if column == 0 else None)
             if log2_x:
                 sec6.log2_k_axis(ax, table[x].unique())
             ax.set_xlabel((ax.get_xlabel() if log2_x else xlabel) if row_index == 1 else "")
@@ -121,20 +122,20 @@ def _grid(table: pd.DataFrame, x: str, xlabel: str, log2_x: bool = False) -> plt
 
 
 def draw_eps(table: pd.DataFrame) -> plt.Figure:
-    return _grid(table[np.isclose(table["k"], 16)], "epsilon", style.EPSILON_LABEL)
+    return _grid(table[np.isclose(table[col.K], 16)], col.EPSILON, style.EPSILON_LABEL)
 
 
 def draw_k(table: pd.DataFrame) -> plt.Figure:
-    return _grid(table[np.isclose(table["epsilon"], 2.0)], "k", "k", log2_x=True)
+    return _grid(table[np.isclose(table[col.EPSILON], 2.0)], col.K, col.K, log2_x=True)
 
 
 def draw_threshold(table: pd.DataFrame) -> plt.Figure:
     """F1 of the threshold versions against ε at θ = 0.023 (exponential data)."""
     style.apply_theme()
-    table = _with_series(table[np.isclose(table["protocol.threshold"], 0.023)])
-    stats = summary(table, "f1", ["series", "epsilon"])
+    table = _with_series(table[np.isclose(table[col.PROTOCOL_THRESHOLD], 0.023)])
+    stats = summary(table, "f1", ["series", col.EPSILON])
     figure, ax = plt.subplots(figsize=(5.2, 4.3))
-    _draw_series(ax, stats, "epsilon")
+    _draw_series(ax, stats, col.EPSILON)
     ax.set_title("θ = 0.023, exponential (n = 10^6, m = 64)")
     sec6.utility_axis(ax, "F1")
     ax.set_xlabel(style.EPSILON_LABEL)
@@ -145,8 +146,8 @@ def draw_threshold(table: pd.DataFrame) -> plt.Figure:
 
 def _wide(table: pd.DataFrame, by: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     table = _with_series(table)
-    f1 = summary(table, "f1", ["dataset.name", "series", by])
-    means, se = sec6.wide(f1, ["dataset.name", by], column="series")
+    f1 = summary(table, "f1", [col.DATASET, "series", by])
+    means, se = sec6.wide(f1, [col.DATASET, by], column="series")
     return means, se, sec6.runs_note(table)
 
 
@@ -211,7 +212,7 @@ FIGURES = [
         ),
         quick=sec6.QUICK_FIG5,
         order=20.6,
-        claims=claims_for("epsilon", "k = 16"),
+        claims=claims_for(col.EPSILON, "k = 16"),
     ),
     FigureSpec(
         name="treehist_k",
@@ -226,7 +227,7 @@ FIGURES = [
         claim="PEM Sec. VII (as treehist_eps), against k.",
         quick=sec6.QUICK_FIG6,
         order=21.6,
-        claims=claims_for("k", "ε = 2"),
+        claims=claims_for(col.K, "ε = 2"),
     ),
     FigureSpec(
         name="treehist_threshold",
@@ -242,6 +243,6 @@ FIGURES = [
         claim="PEM Sec. VI-B3 / VII: the threshold comparison of Fig. 7, with TreeHist.",
         quick=sec6.QUICK_FIG7,
         order=22.6,
-        claims=claims_for("epsilon", "threshold θ = 0.023"),
+        claims=claims_for(col.EPSILON, "threshold θ = 0.023"),
     ),
 ]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures.spec import FigureSpec
 from experiments.provenance import short_commit
 from experiments.settings import Setting
@@ -95,10 +96,10 @@ def render_entry(entry: Entry) -> str:
     directories = [o.partition("=")[2] for o in entry.overrides if o.startswith("results_dir=")]
     results_dir = f" --results-dir {directories[0]}" if directories else ""
     configs = ", ".join(f"`conf/experiment/{experiment}.yaml`" for experiment in spec.experiments)
-    sources = ", ".join(sorted(table["data_source"].astype(str).unique())) or "-"
-    datasets = ", ".join(sorted(table["dataset.name"].astype(str).unique()))
-    trials = table.groupby("config_hash")["trial"].nunique()
-    commits = ", ".join(sorted({short_commit(c) for c in table["git_commit"].astype(str)}))
+    sources = ", ".join(sorted(table[col.DATA_SOURCE].astype(str).unique())) or "-"
+    datasets = ", ".join(sorted(table[col.DATASET].astype(str).unique()))
+    trials = table.groupby(col.CONFIG_HASH)[col.TRIAL].nunique()
+    commits = ", ".join(sorted({short_commit(c) for c in table[col.GIT_COMMIT].astype(str)}))
     return "\n".join(
         [
             f"## {spec.title}",

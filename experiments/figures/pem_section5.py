@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.pem_section6 import built, n_users, proposed
 from experiments.figures.tolerance import Part, WithinSE
@@ -41,19 +42,19 @@ METRICS = {
 #: Error bars: ± this many standard errors of the mean over runs.
 ERROR_SE = 2
 #: Parameters a setting is told apart by (besides the data set), and their symbols.
-SETTING_COLUMNS = ("dataset.n", "dataset.m", "epsilon")
-SYMBOL = {"dataset.n": "n", "dataset.m": "m", "epsilon": "ε"}
+SETTING_COLUMNS = (col.DATASET_N, col.DATASET_M, col.EPSILON)
+SYMBOL = {col.DATASET_N: col.N, col.DATASET_M: "m", col.EPSILON: "ε"}
 #: The columns of :func:`point` (a figure adds its own after them).
 POINT_COLUMNS = [
-    "config_hash",
+    col.CONFIG_HASH,
     "panel",
     "x",
     "dataset",
-    "metric",
-    "mean",
-    "se",
+    col.METRIC,
+    col.MEAN,
+    col.SE,
     "runs",
-    "k",
+    col.K,
     "model",
 ]
 
@@ -61,10 +62,12 @@ POINT_COLUMNS = [
 def settings(table: pd.DataFrame) -> pd.DataFrame:
     """One row per setting (``config_hash``): its parameter columns, and ``label``."""
     params = [c for c in table.columns if c.startswith(("protocol.", "dataset."))]
-    params += [c for c in ("epsilon", "k", "n", "engine", "experiment") if c in table.columns]
-    rows = table.drop_duplicates("config_hash").set_index("config_hash")[params].copy()
-    labels = rows["dataset.label"] if "dataset.label" in rows else rows["dataset.name"]
-    rows["label"] = labels.fillna(rows["dataset.name"]).astype(str)
+    params += [
+        c for c in (col.EPSILON, col.K, col.N, col.ENGINE, col.EXPERIMENT) if c in table.columns
+    ]
+    rows = table.drop_duplicates(col.CONFIG_HASH).set_index(col.CONFIG_HASH)[params].copy()
+    labels = rows[col.DATASET_LABEL] if col.DATASET_LABEL in rows else rows[col.DATASET]
+    rows["label"] = labels.fillna(rows[col.DATASET]).astype(str)
     return rows
 
 
@@ -75,18 +78,18 @@ def pem_config(row: pd.Series) -> theory.PEMConfig:
 
 def true_frequencies(table: pd.DataFrame) -> dict[str, np.ndarray]:
     """Per setting, the true frequencies f_1 >= f_2 >= ... of its top-k values."""
-    rows = table[table["metric"] == "frequency"]
-    means = rows.groupby(["config_hash", "item"])["value"].mean()
+    rows = table[table[col.METRIC] == "frequency"]
+    means = rows.groupby([col.CONFIG_HASH, col.ITEM])[col.VALUE].mean()
     return {
-        key: np.sort(group.to_numpy())[::-1] for key, group in means.groupby(level="config_hash")
+        key: np.sort(group.to_numpy())[::-1] for key, group in means.groupby(level=col.CONFIG_HASH)
     }
 
 
 def model_utility(row: pd.Series, frequencies: np.ndarray, goal: str) -> float:
     """[PEM] Eq. (4) with weights of ``goal`` (f1 or ncr) for a setting's configuration."""
-    k = int(row["k"])
+    k = int(row[col.K])
     return theory.utility(
-        frequencies[:k], n_users(row), float(row["epsilon"]), pem_config(row), k, goal
+        frequencies[:k], n_users(row), float(row[col.EPSILON]), pem_config(row), k, goal
     )
 
 
@@ -95,8 +98,8 @@ def refined_scores(table: pd.DataFrame, goal: str) -> pd.Series:
     probabilities that let the step's other candidates be the data's own prefixes) per
     setting, from the ``refined.<goal>`` rows its trial 0 recorded (``options.model``);
     a setting run without them is absent."""
-    rows = table[table["metric"] == f"refined.{goal}"]
-    return rows.groupby("config_hash")["value"].first()
+    rows = table[table[col.METRIC] == f"refined.{goal}"]
+    return rows.groupby(col.CONFIG_HASH)[col.VALUE].first()
 
 
 def check_recorded(table: pd.DataFrame) -> list[str]:
@@ -109,7 +112,9 @@ def check_recorded(table: pd.DataFrame) -> list[str]:
             ("diag.oracle_queries", config.queries),
             ("diag.gamma", config.gamma),
         ):
-            seen = table.loc[(table["config_hash"] == key) & (table["metric"] == metric), "value"]
+            seen = table.loc[
+                (table[col.CONFIG_HASH] == key) & (table[col.METRIC] == metric), col.VALUE
+            ]
             if len(seen) and not np.allclose(seen.to_numpy(), expected):
                 wrong.append(f"{key}: {metric} {seen.iloc[0]:g} != model {expected}")
     return wrong
@@ -150,7 +155,7 @@ def errorbar(ax, x, mean, se, colour, metric: str, **kwargs) -> None:
 
 def show(column: str, value: float) -> str:
     """A parameter's value as a title or a claim prints it (n as :func:`format_count`)."""
-    return format_count(value) if column == "dataset.n" else f"{value:g}"
+    return format_count(value) if column == col.DATASET_N else f"{value:g}"
 
 
 def fixed(defaults: dict, varied: str) -> str:
@@ -162,13 +167,13 @@ def point(stats: pd.DataFrame, key: str, row: pd.Series, metric: str, **columns)
     """One point of Figs. 3 and 4: a setting's mean and SE of ``metric`` over its runs (from
     ``stats``, a summary by ``config_hash``), with ``columns`` (panel, x, model, ...)."""
     return {
-        "config_hash": key,
+        col.CONFIG_HASH: key,
         "dataset": row["label"],
-        "metric": metric,
-        "mean": stats.loc[key, "mean"],
-        "se": stats.loc[key, "se"],
-        "runs": int(stats.loc[key, "trials"]),
-        "k": int(row["k"]),
+        col.METRIC: metric,
+        col.MEAN: stats.loc[key, col.MEAN],
+        col.SE: stats.loc[key, col.SE],
+        "runs": int(stats.loc[key, col.TRIALS]),
+        col.K: int(row[col.K]),
         **columns,
     }
 
@@ -176,12 +181,12 @@ def point(stats: pd.DataFrame, key: str, row: pd.Series, metric: str, **columns)
 def draw_utility(ax, points: pd.DataFrame, refined: bool = False) -> None:
     """Figs. 3 and 4: each (data set, metric)'s runs as points beside the model (4) as a thin
     line (and the refined model as a thick pale one), in the data set's colour."""
-    for (dataset, metric), series in points.groupby(["dataset", "metric"], sort=False):
+    for (dataset, metric), series in points.groupby(["dataset", col.METRIC], sort=False):
         colour, ls = dataset_colors().get(dataset, "0.3"), METRICS[metric]["ls"]
         ax.plot(series["x"], series["model"], color=colour, lw=1.0, ls=ls, alpha=0.9)
         if refined:
             ax.plot(series["x"], series["refined"], color=colour, lw=1.6, ls=ls, alpha=0.35)
-        errorbar(ax, series["x"], series["mean"], series["se"], colour, metric)
+        errorbar(ax, series["x"], series[col.MEAN], series[col.SE], colour, metric)
 
 
 def format_count(value: float) -> str:
@@ -199,7 +204,7 @@ def model_part(points: pd.DataFrame, column: str = "model", what: str = "the mod
     line, but not within what the runs' own spread allows."""
     return Part(
         "mean utility per (setting, metric)",
-        points["mean"].to_numpy(),
+        points[col.MEAN].to_numpy(),
         WithinSE(points[column].to_numpy(), model_se(points), alpha=0.01, what=what),
         otherwise="partly",
     )
@@ -207,8 +212,8 @@ def model_part(points: pd.DataFrame, column: str = "model", what: str = "the mod
 
 def model_se(points: pd.DataFrame) -> np.ndarray:
     """The points' standard errors, floored at 1/(k runs) (one value in one run)."""
-    k = points["k"].to_numpy(dtype=float) if "k" in points else np.full(len(points), 16.0)
-    return np.maximum(points["se"].to_numpy(dtype=float), 1.0 / (k * points["runs"].to_numpy()))
+    k = points[col.K].to_numpy(dtype=float) if col.K in points else np.full(len(points), 16.0)
+    return np.maximum(points[col.SE].to_numpy(dtype=float), 1.0 / (k * points["runs"].to_numpy()))
 
 
 def model_text(
@@ -219,11 +224,11 @@ def model_text(
     scores = part.tolerance.scores(part.array)
     beyond = np.abs(scores) > part.tolerance.z()
     worst = points.iloc[int(np.nanargmax(np.abs(scores)))]
-    gap = (points["mean"] - points[column]).abs()
+    gap = (points[col.MEAN] - points[column]).abs()
     text = (
         f"{int(beyond.sum())} of {len(points)} (setting, metric) points beyond "
         f"{part.tolerance.z():.1f} SE (mean |empirical − model| {gap.mean():.3f}); largest "
-        f"{np.nanmax(np.abs(scores)):.1f} SE at {where(worst)} ({worst['mean']:.3f} vs "
+        f"{np.nanmax(np.abs(scores)):.1f} SE at {where(worst)} ({worst[col.MEAN]:.3f} vs "
         f"{worst[column]:.3f})"
     )
     return text, beyond
@@ -231,7 +236,7 @@ def model_text(
 
 def optimism(points: pd.DataFrame, beyond: np.ndarray, column: str = "model") -> str:
     """Which side of the runs the model lies at the points beyond sampling error."""
-    above = int((points[column].to_numpy() > points["mean"].to_numpy())[beyond].sum())
+    above = int((points[column].to_numpy() > points[col.MEAN].to_numpy())[beyond].sum())
     return (
         f"at {above} of the {int(beyond.sum())} points beyond sampling error the model is "
         "above the runs"

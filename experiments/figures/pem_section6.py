@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from experiments import columns as col
 from experiments.figures import style
 from experiments.figures.tolerance import Band, Beyond, Part, WithinSE, bonferroni_z
 from experiments.results import build_heavy_hitter, figure_config, protocol_from_row, summary
@@ -54,16 +55,16 @@ def proposed() -> str:
 def budget(rows: pd.DataFrame) -> pd.Series:
     """How MCM/SPM rows used the budget: ``protocol.budget``, else the variant's default
     (``"partitioned"``: the users; ``"original"`` and ``"improved"``: ε split)."""
-    explicit = rows["protocol.budget"] if "protocol.budget" in rows else None
-    variant = rows.get("protocol.variant", pd.Series("improved", index=rows.index))
+    explicit = rows[col.PROTOCOL_BUDGET] if col.PROTOCOL_BUDGET in rows else None
+    variant = rows.get(col.PROTOCOL_VARIANT, pd.Series("improved", index=rows.index))
     default = variant.map({"partitioned": "partition"}).fillna("split")
     return default if explicit is None else explicit.fillna(default)
 
 
 def data_title(table: pd.DataFrame, dataset: str) -> str:
     """The data set's column title, saying when a calibrated surrogate stood in."""
-    rows = table[table["dataset.name"] == dataset]
-    sources = set(rows["data_source"].astype(str)) if "data_source" in rows else set()
+    rows = table[table[col.DATASET] == dataset]
+    sources = set(rows[col.DATA_SOURCE].astype(str)) if col.DATA_SOURCE in rows else set()
     title = DATASET_TITLES.get(dataset, dataset)
     if dataset == "exponential":
         return f"{title} (exponential)"
@@ -93,8 +94,8 @@ def points(
     x = np.asarray(x, dtype=float) + dodge
     ax.errorbar(
         x,
-        stats["mean"].to_numpy(),
-        yerr=stats["std"].to_numpy(),
+        stats[col.MEAN].to_numpy(),
+        yerr=stats[col.STD].to_numpy(),
         fmt=marker,
         ls=ls if join else "none",
         color=colour,
@@ -145,13 +146,13 @@ def protocol_json(row: pd.Series) -> str:
 
 @functools.lru_cache(maxsize=512)
 def _built(protocol: str, epsilon: float, k: int, m: int, n: int):
-    config = {"protocol": json.loads(protocol), "epsilon": epsilon, "k": k}
+    config = {"protocol": json.loads(protocol), col.EPSILON: epsilon, col.K: k}
     return build_heavy_hitter(config, m, n)
 
 
 def n_users(row: pd.Series) -> int:
     """The users of a setting's data set: ``n``, else (a row without it) ``dataset.n``."""
-    return int(row["n"] if "n" in row and not pd.isna(row["n"]) else row["dataset.n"])
+    return int(row[col.N] if col.N in row and not pd.isna(row[col.N]) else row[col.DATASET_N])
 
 
 def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
@@ -159,9 +160,9 @@ def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
     PEM its shape is derived exactly as in the run (the optimizer with the same inputs)."""
     return _built(
         protocol_json(row),
-        float(row["epsilon"] if epsilon is None else epsilon),
-        int(row["k"] if k is None else k),
-        int(row["dataset.m"]),
+        float(row[col.EPSILON] if epsilon is None else epsilon),
+        int(row[col.K] if k is None else k),
+        int(row[col.DATASET_M]),
         n_users(row),
     )
 
@@ -169,8 +170,8 @@ def built(row: pd.Series, epsilon: float | None = None, k: int | None = None):
 def exponential_frequencies(row: pd.Series, size: int = 1024) -> np.ndarray:
     """The exponential data set's frequencies for a row's parameters
     (:func:`ldp.theory.pem_figures.exponential_frequencies`)."""
-    scale = float(row["dataset.scale"]) if not pd.isna(row.get("dataset.scale")) else 0.05
-    support = int(row["dataset.support"]) if not pd.isna(row.get("dataset.support")) else size
+    scale = float(row[col.DATASET_SCALE]) if not pd.isna(row.get(col.DATASET_SCALE)) else 0.05
+    support = int(row[col.DATASET_SUPPORT]) if not pd.isna(row.get(col.DATASET_SUPPORT)) else size
     return pem_figures.exponential_frequencies(scale, support)
 
 
@@ -179,10 +180,10 @@ def pem_model(
 ) -> float:
     """[PEM] Eq. (4) for a PEM setting on the exponential data (its law as the truth)."""
     protocol = built(row, epsilon, k)
-    k = int(row["k"] if k is None else k)
-    epsilon = float(row["epsilon"] if epsilon is None else epsilon)
+    k = int(row[col.K] if k is None else k)
+    epsilon = float(row[col.EPSILON] if epsilon is None else epsilon)
     f = exponential_frequencies(row)
-    return pem_theory.utility(f[:k], int(row["n"]), epsilon, protocol.config, k, goal)
+    return pem_theory.utility(f[:k], int(row[col.N]), epsilon, protocol.config, k, goal)
 
 
 def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
@@ -192,7 +193,7 @@ def final_test(row: pd.Series, epsilon: float) -> tuple[float, float]:
     ``final_fraction`` at ε; splitting ε: every user at ``value_share`` x ε.
     """
     protocol = built(row, epsilon)
-    if row["protocol.name"] == proposed():
+    if row[col.PROTOCOL] == proposed():
         return protocol.config.fractions[-1], epsilon
     if protocol.budget == "partition":
         return protocol.final_fraction, epsilon
@@ -203,8 +204,8 @@ def squared_error_model(row: pd.Series, epsilon: float) -> float:
     """Expected (ñ_v - n_v)^2 of a released true heavy hitter, averaged over the true top k
     (:func:`ldp.theory.pem_figures.released_squared_error` at the row's final test)."""
     rho, eps = final_test(row, epsilon)
-    f = exponential_frequencies(row)[: int(row["k"])]
-    return pem_figures.released_squared_error(int(row["n"]), f, rho, eps)
+    f = exponential_frequencies(row)[: int(row[col.K])]
+    return pem_figures.released_squared_error(int(row[col.N]), f, rho, eps)
 
 
 # ----------------------------------------------------------------------------- claims
@@ -213,7 +214,7 @@ def fmt(stats: pd.DataFrame | pd.Series | None) -> str:
     if stats is None or len(stats) == 0:
         return "n/a"
     row = stats.iloc[0] if isinstance(stats, pd.DataFrame) else stats
-    return f"{row['mean']:.2f} ± {row['std']:.2f}"
+    return f"{row[col.MEAN]:.2f} ± {row[col.STD]:.2f}"
 
 
 def pick(stats: pd.DataFrame, **where: Any) -> pd.DataFrame:
@@ -231,18 +232,18 @@ def pick(stats: pd.DataFrame, **where: Any) -> pd.DataFrame:
 def mean_of(stats: pd.DataFrame, **where: Any) -> float:
     """The mean of the single matching row, NaN if none."""
     rows = pick(stats, **where)
-    return float(rows["mean"].iloc[0]) if len(rows) else float("nan")
+    return float(rows[col.MEAN].iloc[0]) if len(rows) else float("nan")
 
 
-def wide(stats: pd.DataFrame, index: Sequence[str], column: str = "protocol.name"):
+def wide(stats: pd.DataFrame, index: Sequence[str], column: str = col.PROTOCOL):
     """(means, standard errors) of a summary, one row per ``index``, a column per ``column``
     value.  An SE of 0 (every run alike: F1 all 0 or all 1) is raised to one heavy hitter
     in one run, 1/(k runs), the resolution of a mean F1 at k (16 where k is not a column)."""
-    k = stats["k"].astype(float) if "k" in stats else pd.Series(16.0, index=stats.index)
-    floor = 1.0 / (k * stats["trials"].clip(lower=1))
-    stats = stats.assign(se=np.maximum(stats["se"].fillna(0.0), floor))
-    means = stats.pivot_table(index=list(index), columns=column, values="mean")
-    return means, stats.pivot_table(index=list(index), columns=column, values="se")
+    k = stats[col.K].astype(float) if col.K in stats else pd.Series(16.0, index=stats.index)
+    floor = 1.0 / (k * stats[col.TRIALS].clip(lower=1))
+    stats = stats.assign(**{col.SE: np.maximum(stats[col.SE].fillna(0.0), floor)})
+    means = stats.pivot_table(index=list(index), columns=column, values=col.MEAN)
+    return means, stats.pivot_table(index=list(index), columns=column, values=col.SE)
 
 
 def lead_over(means: pd.DataFrame, se: pd.DataFrame, name: str, others: Sequence[str]):
@@ -261,10 +262,10 @@ def dof(frame: pd.DataFrame) -> float:
     """Degrees of freedom of a standard error from the fewest runs behind it (runs - 1):
     a summary's ``trials``, or a table's distinct ``trial`` per setting.  Ten runs give
     Student's t with 9, not the normal z (conservative for a difference of two means)."""
-    if "trials" in frame:
-        runs = int(frame["trials"].min()) if len(frame) else 2
+    if col.TRIALS in frame:
+        runs = int(frame[col.TRIALS].min()) if len(frame) else 2
     else:
-        runs = int(frame.groupby("config_hash")["trial"].nunique().min()) if len(frame) else 2
+        runs = int(frame.groupby(col.CONFIG_HASH)[col.TRIAL].nunique().min()) if len(frame) else 2
     return float(max(runs - 1, 1))
 
 
@@ -334,7 +335,7 @@ def listed(values: pd.Series, digits: int = 2) -> str:
 
 def runs_note(table: pd.DataFrame) -> str:
     """How many runs each setting of a table has, e.g. "10 runs" or "1-10 runs"."""
-    counts = table.groupby("config_hash")["trial"].nunique()
+    counts = table.groupby(col.CONFIG_HASH)[col.TRIAL].nunique()
     if counts.empty:
         return "no runs"
     low, high = int(counts.min()), int(counts.max())
@@ -357,10 +358,10 @@ def series_of(rows: pd.DataFrame) -> pd.Series:
     """Each row's line: its preset's label (``protocol.label``), else its protocol's name.
     Presets of one protocol (MCM with √n channels, MCM with blocks) are lines of their own,
     never pooled with the protocol's main line."""
-    label = rows["protocol.label"] if "protocol.label" in rows else None
+    label = rows[col.PROTOCOL_LABEL] if col.PROTOCOL_LABEL in rows else None
     if label is None:
-        return rows["protocol.name"].astype(str)
-    return label.where(label.notna(), rows["protocol.name"]).astype(str)
+        return rows[col.PROTOCOL].astype(str)
+    return label.where(label.notna(), rows[col.PROTOCOL]).astype(str)
 
 
 def main_rows(table: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
@@ -368,7 +369,7 @@ def main_rows(table: pd.DataFrame, suffix: str = "") -> pd.DataFrame:
     SPM; Fig. 7's "MCM (threshold)"), not a sensitivity line."""
     if table.empty:
         return table
-    return table[series_of(table) == table["protocol.name"].astype(str) + suffix]
+    return table[series_of(table) == table[col.PROTOCOL].astype(str) + suffix]
 
 
 def draw_series(
@@ -382,8 +383,8 @@ def draw_series(
     """Every protocol's main line (filled, solid) and its sensitivity lines (open markers,
     dashed), from ``stats`` with columns ``protocol.name``, ``series``, ``x``; a series'
     missing points break its line (``grid``: every x of the panel)."""
-    for name in ordered(stats["protocol.name"]):
-        mine = stats[stats["protocol.name"] == name]
+    for name in ordered(stats[col.PROTOCOL]):
+        mine = stats[stats[col.PROTOCOL] == name]
         main = f"{name}{suffix}"
         others = sorted(set(mine["series"]) - {main})
         for index, series_name in enumerate([main, *others]):
@@ -432,30 +433,32 @@ def utility_grid(
     """
     style.apply_theme()
     table = table.assign(series=series_of(table))
-    datasets = [d for d in DATASETS if d in set(table["dataset.name"])]
+    datasets = [d for d in DATASETS if d in set(table[col.DATASET])]
     figure, axes = plt.subplots(
         2, len(datasets), figsize=(4.3 * len(datasets), 7.4), sharex="col", squeeze=False
     )
     letters = "abcdefghi"
     for row_index, metric in enumerate(METRIC_LABELS):
-        stats = summary(table, metric, ["dataset.name", "protocol.name", "series", x])
-        for col, dataset in enumerate(datasets):
-            ax = axes[row_index][col]
-            panel = stats[stats["dataset.name"] == dataset]
+        stats = summary(table, metric, [col.DATASET, col.PROTOCOL, "series", x])
+        for column, dataset in enumerate(datasets):
+            ax = axes[row_index][column]
+            panel = stats[stats[col.DATASET] == dataset]
             grid = np.sort(panel[x].unique())  # a protocol's missing points break its line
             draw_series(ax, panel, x, protocol_label, grid=grid)
-            pem = main_rows(table[table["dataset.name"] == dataset])
-            pem = pem[pem["protocol.name"] == proposed()]
+            pem = main_rows(table[table[col.DATASET] == dataset])
+            pem = pem[pem[col.PROTOCOL] == proposed()]
             if dataset == "exponential" and model_x is not None and len(pem):
                 row = pem.iloc[0]
                 values = [
-                    pem_model(row, metric, **{("epsilon" if x == "epsilon" else "k"): v})
+                    pem_model(row, metric, epsilon=v)
+                    if x == col.EPSILON
+                    else pem_model(row, metric, k=v)
                     for v in model_x
                 ]
                 model_line(ax, model_x, values, style.color(proposed()), ls=":")
-            letter = letters[row_index * len(datasets) + col]
+            letter = letters[row_index * len(datasets) + column]
             ax.set_title(f"({letter}) {data_title(table, dataset)}, {METRIC_LABELS[metric]}")
-            utility_axis(ax, METRIC_LABELS[metric] if col == 0 else None)
+            utility_axis(ax, METRIC_LABELS[metric] if column == 0 else None)
             if log2_x:
                 log2_k_axis(ax, table[x].unique())
             if row_index == 1:

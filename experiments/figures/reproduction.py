@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments import columns as col
 from experiments.figures.spec import BY_CONSTRUCTION, ClaimCheck, FigureSpec
+from experiments.results import EXPERIMENT_DIR
 
 VERDICT_MARK = {
     "reproduced": "reproduced",
@@ -39,7 +41,7 @@ def paper_trials(experiment: str) -> int:
     config's): what its figure's verdicts need."""
     from omegaconf import OmegaConf
 
-    for path in (CONF_DIR / "experiment" / f"{experiment}.yaml", CONF_DIR / "config.yaml"):
+    for path in (EXPERIMENT_DIR / f"{experiment}.yaml", CONF_DIR / "config.yaml"):
         value = OmegaConf.load(path).get("n_trials")
         if value is not None:
             return int(value)
@@ -73,7 +75,9 @@ def _trials(spec: FigureSpec, table: pd.DataFrame) -> tuple[int, int]:
     rests on at least, not provisional)."""
     if not len(table):
         return 0, max(paper_trials(name) for name in spec.experiments)
-    per = table.groupby(["experiment", "config_hash"])["trial"].nunique().groupby(level=0).min()
+    per = (
+        table.groupby([col.EXPERIMENT, col.CONFIG_HASH])[col.TRIAL].nunique().groupby(level=0).min()
+    )
     pairs = [(int(per[name]), paper_trials(name)) for name in spec.experiments if name in per]
     if not pairs:
         return 0, max(paper_trials(name) for name in spec.experiments)

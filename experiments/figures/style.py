@@ -272,15 +272,14 @@ def legend_if_any(ax: plt.Axes, **options: object) -> None:
         ax.legend(**options)
 
 
-def engine_handles(engines: object, marker: str | None = "engine") -> list[Line2D]:
+def engine_handles(engines: object, own_markers: bool = True) -> list[Line2D]:
     """Legend entries for the engines whose rows a figure holds (filled: sampled, open:
     reports), so a figure without reports-engine rows does not list that engine.
 
-    ``marker="engine"``: each engine's own marker (:data:`ENGINE_MARKERS`); ``None``: a
-    circle for both, for figures whose markers are the protocols' and engines differ by
-    fill only."""
+    ``own_markers``: each engine's own marker (:data:`ENGINE_MARKERS`); else a circle for
+    both, for figures whose markers are the protocols' and engines differ by fill only."""
     present = set(map(str, engines))
-    shape = {e: (ENGINE_MARKERS[e] if marker == "engine" else "o") for e in ENGINE_MARKERS}
+    shape = {e: (ENGINE_MARKERS[e] if own_markers else "o") for e in ENGINE_MARKERS}
     handles = []
     if "sampled" in present:
         handles.append(key("sampled engine", marker=shape["sampled"], ls=""))
