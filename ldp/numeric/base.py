@@ -97,6 +97,24 @@ def _largest_safe(keep: float, flip: float, epsilon: float) -> float:
     return epsilon * exact.LOG_GRID / log_odds if log_odds > 0 else math.inf
 
 
+def on_grid(reports: np.ndarray, step: float, largest: int, *, odd: bool = False) -> np.ndarray:
+    """Per report: a float64 k · ``step`` with k an integer, |k| <= ``largest`` (k odd
+    when ``odd``), and never -0.0: the support of a mechanism whose reports are grid points.
+
+    ``step`` must be a power of two, so that x / step is exact and a report off the grid
+    (one ulp away included) cannot divide to an integer.  Another dtype or shape than one
+    float64 a report is outside the support too.
+    """
+    x = np.asarray(reports)
+    if x.dtype != np.float64 or x.ndim != 1:
+        return np.zeros(x.shape[0] if x.ndim else 1, dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf are outside anyway
+        k = x / step
+        inside = np.isfinite(k) & (k == np.floor(k)) & (np.abs(k) <= largest)
+        inside &= ~((x == 0) & np.signbit(x))  # -0.0: a byte pattern the draw never makes
+        return inside & (np.mod(k, 2) == 1) if odd else inside
+
+
 @dataclass(frozen=True, kw_only=True)
 class MeanProtocol(ABC):
     """A one-dimensional mean-estimation protocol for values in [-1, 1].

@@ -75,6 +75,13 @@ class Duchi(MeanProtocol):
         kept = exact.bernoulli(rng, self._keep, values.shape[0])
         return np.where(rounded == kept, self.bound, -self.bound)
 
+    def in_support(self, reports: np.ndarray) -> np.ndarray:
+        """Per report: exactly +B or -B, as float64 (the two values [DJW18] reports)."""
+        x = np.asarray(reports)
+        if x.dtype != np.float64 or x.ndim != 1:
+            return np.zeros(x.shape[0] if x.ndim else 1, dtype=bool)
+        return (x == self.bound) | (x == -self.bound)
+
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law (see the module docstring)."""
         values, rng, n = sampled_input(self, values, rng)

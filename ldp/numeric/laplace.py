@@ -52,7 +52,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, distinct, sampled_input
+from ldp.numeric.base import MeanProtocol, distinct, on_grid, sampled_input
 from ldp.oracles import exact
 from ldp.oracles.discrete_laplace import ShiftedNoise, shifted_noise
 from ldp.registry import register
@@ -140,6 +140,11 @@ class Laplace(MeanProtocol):
         floor, threshold = self._coins(values)
         signal = floor + (exact.uniform(rng, values.shape[0]) < threshold)
         return self.noise.draw(signal, rng) / self.grid
+
+    def in_support(self, reports: np.ndarray) -> np.ndarray:
+        """Per report: a multiple k/s of the grid with |k| <= T, the clamp (float64, not
+        -0.0): what ``clamp(k + Z, -T, T) / s`` can emit."""
+        return on_grid(reports, 1.0 / self.grid, self.noise.support)
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """(Σ ⌊t_i s⌋ + Bin sums + NB(n, 1-α) - NB(n, 1-α)) / (s n); see the module docstring."""

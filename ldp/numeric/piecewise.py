@@ -69,7 +69,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, distinct, sampled_input, value_coins
+from ldp.numeric.base import MeanProtocol, distinct, on_grid, sampled_input, value_coins
 from ldp.numeric.duchi import Duchi
 from ldp.numeric.uniform_sum import uniform_sum
 from ldp.oracles import exact
@@ -171,6 +171,11 @@ class PM(MeanProtocol):
         outside = np.where(v < below, v - half, left + centre_cells + (v - below))
         cells = np.where(centre, inside, outside)
         return (2 * cells + 1).astype(np.float64) * (self.cell / 2)  # exact: |2j+1| < 2^53
+
+    def in_support(self, reports: np.ndarray) -> np.ndarray:
+        """Per report: a cell midpoint (2j + 1) h/2 with j in [-C'/h, C'/h), as float64."""
+        cells = self._m * 2 * 2**INPUT_BITS  # C'/h cells on each side of 0
+        return on_grid(reports, self.cell / 2, 2 * cells - 1, odd=True)
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law, h (2S + n)/(2n), without reports
@@ -300,6 +305,10 @@ class Hybrid(MeanProtocol):
         if use_pm.any():
             reports[use_pm] = self._pm._perturb(values[use_pm], rng)
         return reports
+
+    def in_support(self, reports: np.ndarray) -> np.ndarray:
+        """Per report: in PM's support or in Duchi et al.'s (the two it mixes)."""
+        return self._pm.in_support(reports) | self._duchi.in_support(reports)
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law: Bin(n_t, α) of each distinct

@@ -11,6 +11,7 @@ import pytest
 
 from ldp import audit, registry
 from ldp.audit.support import declared_support
+from ldp.numeric import PM, Laplace
 from ldp.oracles import GRR, OLH, OUE, SS, HashReports, UnaryReports
 
 
@@ -90,3 +91,55 @@ def test_the_checks_that_exist() -> None:
         if declared_support(e.cls(epsilon=1.0, domain_size=12)) is None
     }
     assert none == {"SHE", "HCMS"}
+
+
+# ------------------------------------------------------------------ mean protocols
+class NudgedLaplace(Laplace):
+    """The grid Laplace mechanism whose report for a user holding -1 is moved one ulp up,
+    once in 1,000: off the grid 1/s by 2^-52 of its size."""
+
+    def _perturb(self, values, rng):
+        reports = super()._perturb(values, rng)
+        rare = (values == -1.0) & (rng.random(len(values)) < 1e-3)
+        return np.where(rare, np.nextafter(reports, np.inf), reports)
+
+
+class SignedZeroPM(PM):
+    """PM that reports -0.0 for the users holding -1, once in 1,000 (PM never reports 0)."""
+
+    def _perturb(self, values, rng):
+        reports = super()._perturb(values, rng)
+        rare = (values == -1.0) & (rng.random(len(values)) < 1e-3)
+        return np.where(rare, -0.0, reports)
+
+
+MEAN_LEAKS = {
+    "Laplace one ulp off the grid": lambda: NudgedLaplace(epsilon=1.0),
+    "PM sends -0.0": lambda: SignedZeroPM(epsilon=1.0),
+}
+
+
+@pytest.mark.parametrize("name", list(MEAN_LEAKS))
+def test_a_mean_report_off_its_grid_is_an_unbounded_loss(name: str) -> None:
+    leaky = MEAN_LEAKS[name]()
+    result = audit.lower_bound(leaky, -1.0, 1.0, rng=np.random.default_rng(5), trials=20_000)
+    assert math.isinf(result.epsilon) and "outside the declared support" in result.best.name
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0])
+@pytest.mark.parametrize("name", list(registry.protocols("mean")))
+def test_honest_mean_reports_lie_on_their_grid(name: str, epsilon: float) -> None:
+    """Every registered mean protocol declares its support, every report it draws lies in
+    it (the ends -1, 0, 1 and random values), and a report moved by one ulp does not
+    (where the grid is coarser than the floats there)."""
+    protocol = registry.get(name).cls(epsilon=epsilon)
+    check = declared_support(protocol)
+    assert check is not None
+    rng = np.random.default_rng(2)
+    values = np.concatenate([[-1.0, 0.0, 1.0] * 1000, rng.uniform(-1, 1, 20_000)])
+    reports = np.asarray(protocol.perturb(values, rng))
+    assert np.all(check(reports))
+    assert not check(np.array([np.nan, np.inf, -0.0])).any()
+    assert not check(reports.astype(np.float32)).any()
+    moved = np.nextafter(reports, np.inf)
+    assert np.mean(check(moved)) < 0.6

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ldp import audit, registry
+from ldp.audit import auditor
 from ldp.audit.events import bin_events
 from ldp.numeric import PM, Duchi, Hybrid, Laplace
 from ldp.oracles.discrete_laplace import TOTAL
@@ -128,10 +129,17 @@ def test_laplace_bytes_audit_passes(epsilon: float) -> None:
         assert result.epsilon <= epsilon, (v, v_prime, result)
 
 
-def test_float_laplace_bytes_leak_is_found() -> None:
+def test_float_laplace_bytes_leak_is_found(monkeypatch) -> None:
     """The broken copy: fl(1 + Lap) in (-1/2, 1/2) lies on the 2^-53 grid, a draw for t = 0
-    mostly does not; the default auditor finds it far above ε (5.4 at ε = 1)."""
+    mostly does not.  Its reports are off Laplace's declared grid 1/s, so the support check
+    alone proves the leak (an unbounded loss); without it (a copy declaring no support)
+    the float-grid event finds it far above ε (5.4 at ε = 1)."""
     protocol = _FloatLaplace(epsilon=1.0)
+    result = audit.lower_bound(
+        protocol, 0.0, 1.0, rng=np.random.default_rng(3), trials=20_000, alpha=ALPHA
+    )
+    assert math.isinf(result.epsilon) and "outside the declared support" in result.best.name
+    monkeypatch.setattr(auditor, "declared_support", lambda mechanism: None)
     result = audit.lower_bound(
         protocol, 0.0, 1.0, rng=np.random.default_rng(3), trials=20_000, alpha=ALPHA
     )
