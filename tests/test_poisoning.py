@@ -17,11 +17,12 @@ import pytest
 from scipy import stats
 
 from ldp import poisoning
-from ldp.oracles import BLH, GRR, HR, OLH, OUE, SUE
+from ldp.audit.support import declared_support
+from ldp.oracles import BLH, GRR, HR, OLH, OUE, SS, SUE
 from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError
 
-PROTOCOLS = (GRR, SUE, OUE, BLH, OLH)
+PROTOCOLS = (GRR, SUE, OUE, BLH, OLH, SS)
 CASES = [(cls, attack) for cls in PROTOCOLS for attack in poisoning.ATTACKS]
 TRIALS, N, D, BETA = 40, 10_000, 32, 0.05
 TARGETS = [3, 7, 11]
@@ -86,6 +87,7 @@ def test_crafted_reports_are_reports_the_protocol_accepts() -> None:
         for attack in poisoning.ATTACKS:
             fake = poisoning.fake_reports(oracle, attack, TARGETS, 50, rng)
             assert oracle.n_reports(fake) == 50
+            assert declared_support(oracle)(fake).all()  # no report a support check drops
             assert np.all(np.isfinite(oracle.estimate(fake, candidates=np.array(TARGETS))))
     oue = OUE(epsilon=1.0, domain_size=D)
     bits = np.unpackbits(poisoning.fake_reports(oue, "MGA", TARGETS, 20, rng).bits, axis=1)

@@ -281,14 +281,59 @@ class SS(PureOracle):
         """
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
-        d, n, w = self.domain_size, values.shape[0], self.omega
+        self.check_report_size(values.shape[0])
+        return self._subsets(values, lambda size: exact.bernoulli(rng, self._keep, size), rng)
+
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> UnaryReports:
+        """n ω-subsets drawn uniformly: a uniform value u, kept with probability ω/d, and
+        ω - keep others drawn as the client draws them (each ω-subset has probability
+        (ω/d)/C(d-1, ω-1) = ((d-ω)/d)/C(d-1, ω) = 1/C(d, ω))."""
+        rng = check_generator(rng)
+        d = self.domain_size
         self.check_report_size(n)
+        first = rng.integers(0, d, size=n, dtype=np.int64)
+        return self._subsets(first, lambda size: rng.random(size) < self.omega / d, rng)
+
+    def uniform_support(self) -> float:
+        """ω/d: a uniform ω-subset holds a given value."""
+        return self.omega / self.domain_size
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> UnaryReports:
+        """The maximal gain attack: every fake subset holds min(r, ω) targets (a uniform
+        choice of them when r > ω), its other members uniform among the other values."""
+        rng = check_generator(rng)
+        targets = np.asarray(targets, dtype=np.int64)
+        d, w, r = self.domain_size, self.omega, targets.shape[0]
+        self.check_report_size(n)
+        others = np.setdiff1d(np.arange(d, dtype=np.int64), targets)
+        out = np.empty((n, -(-d // 8)), dtype=np.uint8)
+        rows = max(1, min(n, CHUNK // d))
+        for start in range(0, n, rows):
+            size = min(rows, n - start)
+            bits = np.zeros((size, d), dtype=bool)
+            held = min(r, w)
+            chosen = np.argpartition(rng.random((size, r)), held - 1, axis=1)[:, :held]
+            bits[np.arange(size)[:, None], targets[chosen]] = True
+            if w > held:
+                picks = np.argpartition(rng.random((size, others.shape[0])), w - held - 1, axis=1)
+                bits[np.arange(size)[:, None], others[picks[:, : w - held]]] = True
+            out[start : start + size] = np.packbits(bits, axis=1)
+        return UnaryReports(out, d)
+
+    def crafted_support(self, targets: np.ndarray) -> float:
+        """min(r, ω): the targets a crafted subset holds."""
+        return float(min(np.asarray(targets).shape[0], self.omega))
+
+    def _subsets(self, first: np.ndarray, keep_of, rng: np.random.Generator) -> UnaryReports:
+        """Subsets holding ``first[i]`` when its coin (``keep_of(size)``) says so and ω -
+        keep others drawn uniformly among the d - 1 values besides it (the client's draw)."""
+        d, n, w = self.domain_size, first.shape[0], self.omega
         out = np.empty((n, -(-d // 8)), dtype=np.uint8)
         rows = max(1, min(n, CHUNK // d))
         bits_buffer = np.empty((rows, d), dtype=bool)
         for start in range(0, n, rows):
-            chunk = values[start : start + rows]
-            keep = exact.bernoulli(rng, self._keep, chunk.shape[0])
+            chunk = first[start : start + rows]
+            keep = keep_of(chunk.shape[0])
             bits = bits_buffer[: chunk.shape[0]]
             bits[:] = False
             draw_others(bits, chunk, keep, w, rng)
