@@ -575,9 +575,9 @@ class _Codes:
         # float-value: each repeated bit pattern its own code (-0.0 is not 0.0, each NaN
         # payload its own), the rest in quantile bins of the values
         repeated, edges = self.table
-        words = _as_words(x)
+        index = _lookup(repeated, _as_words(x), -1)
         bins = len(repeated) + np.searchsorted(edges, x, side="right")
-        return np.where(np.isin(words, repeated), _lookup(repeated, words, 0), bins)
+        return np.where(index >= 0, index, bins)
 
 
 def _lookup(categories: np.ndarray, x: np.ndarray, missing: int) -> np.ndarray:
