@@ -30,13 +30,15 @@ f̃_t before) of the pure estimator; :func:`expected_gain` is its expectation
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ldp.audit.events import count, per_report_fields
-from ldp.contract import CraftsReports, HasReportSpace
+from ldp.audit.events import count, per_report_fields, take
+from ldp.contract import CraftsReports, HasReportSpace, capabilities_of
+from ldp.oracles.base import PureOracle
 from ldp.reports import bare
 from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError, check_generator, check_int
@@ -85,7 +87,11 @@ def fake_count(n_genuine: int, beta: float) -> int:
 
 
 def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.Generator) -> Any:
-    """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc)."""
+    """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc).
+
+    For a protocol whose public randomness is drawn per call (``public_per_call``: FLH's
+    pool, a sketch's hash family) these reports carry a pool of their own: :func:`join`
+    refuses to add them to another call's, and :func:`attack` draws both in one call."""
     targets = check_targets(oracle, targets)
     check_attack(oracle, attack)
     n = check_int(n, "n", minimum=0)
@@ -98,16 +104,41 @@ def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.
 
 
 def join(first: Any, second: Any) -> Any:
-    """Two batches of one protocol's reports as one (per-report fields concatenated)."""
+    """Two batches of one protocol's reports as one (per-report fields concatenated).
+
+    A field shared by a batch's reports (a hash pool or family drawn once per call) must be
+    the same in both: reports drawn under another pool name other hash functions, and
+    counting them under this one would be silently wrong (ValueError)."""
     first, second = bare(first), bare(second)
     if not isinstance(first, tuple):
         return np.concatenate([np.asarray(first), np.asarray(second)])
     layout = per_report_fields(first, count(first))
+    names = getattr(type(first), "_fields", [str(i) for i in range(len(first))])
+    for name, a, b, own in zip(names, first, second, layout, strict=True):
+        if not own and not np.array_equal(np.asarray(a), np.asarray(b)):
+            raise ValueError(
+                f"the two batches were drawn under different public {name!r}: draw them in "
+                "one call (or pass the first batch's to the second's)"
+            )
     parts = [
         np.concatenate([a, b]) if own else a
         for a, b, own in zip(first, second, layout, strict=True)
     ]
     return type(first)._make(parts)
+
+
+def _random_items_in_one_call(
+    oracle: Any, values: np.ndarray, targets: np.ndarray, m: int, rng: np.random.Generator
+) -> tuple[Any, Any, Any]:
+    """Genuine reports, fake ones and both, for RIA on a protocol whose public randomness
+    is drawn once per call (``public_per_call``): one call for all n + m users, so the fake
+    users' honest reports of targets share the collection's pool, as a real attacker's
+    do (the pool is public)."""
+    n = values.shape[0]
+    fakes = rng.choice(targets, size=m)
+    both = bare(oracle.perturb(np.concatenate([values, fakes.astype(values.dtype)]), rng))
+    layout = per_report_fields(both, n + m)
+    return take(both, np.arange(n), layout), take(both, np.arange(n, n + m), layout), both
 
 
 @dataclass(frozen=True)
@@ -119,7 +150,9 @@ class AttackResult:
     n_genuine: int
     n_fake: int
     f_targets: float  #: f_T, the targets' true frequency among the genuine users
-    supported: float  #: the mean count of targets a fake report supports (S measured)
+    #: the mean count of targets a fake report supports (S measured; NaN for an oracle
+    #: that is not pure, or without fake users)
+    supported: float
 
     @property
     def beta(self) -> float:
@@ -144,11 +177,16 @@ def attack(
     values = np.asarray(values)
     n = values.shape[0]
     m = fake_count(n, beta)
-    genuine = bare(oracle.perturb(values, rng))
-    fake = fake_reports(oracle, attack, targets, m, rng)
+    if attack == "RIA" and capabilities_of(oracle).public_per_call:
+        genuine, fake, both = _random_items_in_one_call(oracle, values, targets, m, rng)
+    else:
+        genuine = bare(oracle.perturb(values, rng))
+        fake = fake_reports(oracle, attack, targets, m, rng)
+        both = join(genuine, fake)
     before = oracle.estimate(genuine, candidates=targets) / n
-    after = oracle.estimate(join(genuine, fake), candidates=targets) / (n + m)
-    supported = float(oracle.support_counts(fake, targets).sum() / m) if m else 0.0
+    after = oracle.estimate(both, candidates=targets) / (n + m)
+    pure = isinstance(oracle, PureOracle)  # S: a pure oracle's support counts
+    supported = float(oracle.support_counts(fake, targets).sum() / m) if m and pure else math.nan
     f_targets = float(np.isin(values, targets).sum() / n)
     return AttackResult(before, after, n, m, f_targets, supported)
 
@@ -167,10 +205,10 @@ def expected_gain(
     targets = check_targets(oracle, targets)
     check_attack(oracle, attack)
     r = targets.shape[0]
+    if attack == "RIA":  # honest reports of targets: any unbiased oracle, pure or not
+        return theory.random_item_gain(beta, f_targets)
     p, q = oracle.p_star, oracle.q_star
-    if attack == "RIA":
-        supported = theory.random_item_support(p, q, r)
-    elif attack == "RPA":
+    if attack == "RPA":
         supported = r * oracle.uniform_support()
     else:
         known = oracle.crafted_support(targets)

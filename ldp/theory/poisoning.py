@@ -41,6 +41,15 @@ def frequency_gain(
     return beta * ((supported - r * q_star) / (p_star - q_star) - f_targets)
 
 
+def random_item_gain(beta: float, f_targets: float) -> float:
+    """G = β (1 − f_T) of the random item attack, for any unbiased oracle: the fake users
+    report targets honestly, so the targets' expected estimated count grows by exactly m
+    (for a pure oracle it is :func:`frequency_gain` at S = :func:`random_item_support`)."""
+    if not 0.0 <= beta < 1.0:
+        raise ParameterError("beta", beta, "[0, 1)")
+    return beta * (1.0 - f_targets)
+
+
 def random_item_support(p_star: float, q_star: float, targets: int) -> float:
     """S of the random item attack: one target supported with p*, the others with q*."""
     return p_star + (check_int(targets, "targets", minimum=1) - 1) * q_star
