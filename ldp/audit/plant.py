@@ -109,9 +109,13 @@ def _with_payload_bits(mechanism: Any, reports: Any, bits: np.ndarray, where: np
     return _rebuild(reports, out, bare)
 
 
+def _draw_values(value: Any, n: int) -> np.ndarray:
+    """n copies of an input: int64, or float64 for a float input (a mean protocol's)."""
+    return np.full(n, value, dtype=np.float64 if isinstance(value, float) else np.int64)
+
+
 def _draw(mechanism: Any, value: Any, n: int, seed: int) -> Any:
-    values = np.full(n, value, dtype=np.int64)
-    return mechanism.perturb(values, np.random.default_rng([PLANT_SEED, seed]))
+    return mechanism.perturb(_draw_values(value, n), np.random.default_rng([PLANT_SEED, seed]))
 
 
 def _leak_bits(
@@ -139,12 +143,14 @@ class Planted:
         One of :data:`LEAKS`.
     rate : float
         The probability that a report of a user holding ``value`` leaks.
-    value, other : int
+    value, other : int or float
         The input whose reports leak, and the one the bit leaks are chosen against (the
-        audit's v and v').
+        audit's v and v'; floats for a mean protocol).
     """
 
-    def __init__(self, mechanism: Any, leak: str, rate: float, value: int = 0, other: int = 1):
+    def __init__(
+        self, mechanism: Any, leak: str, rate: float, value: Any = 0, other: Any = 1
+    ) -> None:
         if leak not in LEAKS:
             raise ParameterError("leak", leak, f"one of {LEAKS}")
         if not 0.0 <= rate <= 1.0:
@@ -195,33 +201,41 @@ class Planted:
         return _with_payload_bits(self.mechanism, reports, bits, where)
 
 
-def applies(mechanism: Any, leak: str) -> str | None:
+def applies(mechanism: Any, leak: str, value: Any = 0, other: Any = 1) -> str | None:
     """None when ``leak`` can be planted into ``mechanism``, else why not."""
     if leak == "out of support":
         check = declared_support(mechanism)
         if check is None:
             return "declares no support"
-        probe = Planted(mechanism, leak, 1.0)
-        reports = probe.perturb(np.zeros(4, dtype=np.int64), np.random.default_rng(PLANT_SEED))
+        probe = Planted(mechanism, leak, 1.0, value, other)
+        reports = probe.perturb(_draw_values(value, 4), np.random.default_rng(PLANT_SEED))
         if np.asarray(check(reports), dtype=bool).all():
             return "every payload is in its support"
     if leak in ("biased bit", "bit pattern"):
-        chosen, _ = _leak_bits(mechanism, 0, 1, 1)
+        chosen, _ = _leak_bits(mechanism, value, other, 1)
         if chosen.size == 0:
             return "no payload bit varies"
     return None
 
 
 def caught(
-    mechanism: Any, leak: str, rate: float, audits: int, seed: int = 0, **options: Any
+    mechanism: Any,
+    leak: str,
+    rate: float,
+    audits: int,
+    seed: int = 0,
+    value: Any = 0,
+    other: Any = 1,
+    **options: Any,
 ) -> int:
-    """In how many of ``audits`` independent default audits (inputs 0 and 1) the bound
-    exceeds the claimed ε with ``leak`` planted at ``rate``."""
+    """In how many of ``audits`` independent default audits (inputs ``value`` and
+    ``other``) the bound exceeds the claimed ε with ``leak`` planted at ``rate``."""
     from ldp.audit.auditor import lower_bound
 
-    planted = Planted(mechanism, leak, rate)
+    planted = Planted(mechanism, leak, rate, value, other)
     found = 0
     for stream in np.random.SeedSequence([seed, int(rate * 1e9)]).spawn(audits):
-        result = lower_bound(planted, 0, 1, rng=np.random.default_rng(stream), **options)
+        rng = np.random.default_rng(stream)
+        result = lower_bound(planted, value, other, rng=rng, **options)
         found += result.epsilon > mechanism.epsilon
     return found

@@ -1,11 +1,12 @@
 """The audit's power: the smallest rate of each planted leak it catches, per protocol.
 
-    python -m ldp.audit.power                  # every registered oracle: the table
+    python -m ldp.audit.power                  # every registered oracle and mean protocol
     python -m ldp.audit.power --write docs/privacy.md   # replace the table in that file
 
-For each registered oracle at the command line's defaults (ε = 1, d = 4, inputs 0 and 1,
-the default audit) and each class of :mod:`ldp.audit.plant`, the leak is planted into the
-real client at the rates of :data:`RATES`; a rate is *caught* when the audit's bound
+For each registered oracle and mean protocol at the command line's defaults (ε = 1, d = 4
+for an oracle, inputs 0 and 1, the default audit) and each class of
+:mod:`ldp.audit.plant`, the leak is planted into the real client at the rates of
+:data:`RATES`; a rate is *caught* when the audit's bound
 exceeds ε in at least :data:`NEEDED` of :data:`AUDITS` independent audits (a detection
 rate of 0.9 or more, as a point estimate).  The cell is the smallest rate of the grid that
 is caught, found by bisection over the grid (detection grows with the rate); "> 1" means
@@ -40,12 +41,19 @@ EPSILON, DOMAIN = 1.0, 4
 BEGIN, END = "<!-- power table: begin -->", "<!-- power table: end -->"
 
 
-def is_caught(mechanism: Any, leak: str, rate: float, seed: int = 0) -> bool:
+#: The audited pair of each kind: a mean protocol's ends, where its loss reaches ε.
+INPUTS: dict[str, tuple[Any, Any]] = {"oracle": (0, 1), "mean": (-1.0, 1.0)}
+
+
+def is_caught(
+    mechanism: Any, leak: str, rate: float, seed: int = 0, pair: tuple[Any, Any] = (0, 1)
+) -> bool:
     """Whether ``leak`` at ``rate`` is caught in at least NEEDED of AUDITS audits (stopping
-    as soon as the answer is known)."""
+    as soon as the answer is known), auditing the inputs ``pair``."""
     hits = misses = 0
+    value, other = pair
     for audit in range(AUDITS):
-        if caught(mechanism, leak, rate, 1, seed=seed + 1000 * audit):
+        if caught(mechanism, leak, rate, 1, seed=seed + 1000 * audit, value=value, other=other):
             hits += 1
         else:
             misses += 1
@@ -54,42 +62,59 @@ def is_caught(mechanism: Any, leak: str, rate: float, seed: int = 0) -> bool:
     return hits >= NEEDED
 
 
-def smallest_rate(mechanism: Any, leak: str, rates: Sequence[float] = RATES) -> float | None:
+def smallest_rate(
+    mechanism: Any, leak: str, rates: Sequence[float] = RATES, pair: tuple[Any, Any] = (0, 1)
+) -> float | None:
     """The smallest rate of ``rates`` (largest first) caught, by bisection; None if none."""
     low, high = 0, len(rates) - 1  # invariant: rates[< low] caught or low == 0
     best = None
     while low <= high:
         middle = (low + high) // 2
-        if is_caught(mechanism, leak, rates[middle]):
+        if is_caught(mechanism, leak, rates[middle], pair=pair):
             best, low = rates[middle], middle + 1
         else:
             high = middle - 1
     return best
 
 
+#: The kinds of registered protocol the table covers: those whose client takes one value
+#: per user (a heavy hitter's runs are whole protocols of several rounds).
+KINDS = ("oracle", "mean")
+
+
+def built(name: str) -> Any:
+    """A registered protocol at the table's setting (a mean protocol has no domain)."""
+    entry = registry.get(name)
+    if entry.kind == "mean":
+        return entry.cls(epsilon=EPSILON)
+    return entry.cls(epsilon=EPSILON, domain_size=DOMAIN)
+
+
 def row(name: str) -> tuple[str, list[str], list[str]]:
     """A protocol's cells (one per leak class) and the notes of its n/a cells."""
-    mechanism = registry.get(name, "oracle").cls(epsilon=EPSILON, domain_size=DOMAIN)
+    mechanism, pair = built(name), INPUTS[registry.get(name).kind]
     cells, notes = [], []
     for leak in LEAKS:
-        why = applies(mechanism, leak)
+        why = applies(mechanism, leak, *pair)
         if why is not None:
             cells.append("n/a")
             notes.append(f"{name}, {leak}: {why}")
             continue
-        found = smallest_rate(mechanism, leak)
+        found = smallest_rate(mechanism, leak, pair=pair)
         cells.append("> 1" if found is None else f"{found:g}")
     return name, cells, notes
 
 
 def table(names: Sequence[str] | None = None, n_jobs: int = -1) -> str:
-    """The power table (markdown) of ``names`` (default: every registered oracle)."""
+    """The power table (markdown) of ``names`` (default: every registered oracle and mean
+    protocol)."""
     from joblib import Parallel, delayed
 
-    names = list(names or registry.protocols("oracle"))
+    names = list(names or [n for kind in KINDS for n in registry.protocols(kind)])
     rows = Parallel(n_jobs=n_jobs)(delayed(row)(name) for name in names)
     lines = [
-        f"| protocol (ε = {EPSILON:g}, d = {DOMAIN}) | " + " | ".join(LEAKS) + " |",
+        f"| protocol (ε = {EPSILON:g}; oracles d = {DOMAIN}, inputs 0 and 1; mean protocols "
+        "inputs -1 and 1) | " + " | ".join(LEAKS) + " |",
         "|---|" + "---:|" * len(LEAKS),
     ]
     notes = []
@@ -112,7 +137,7 @@ def replace_table(document: str, generated: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ldp.audit.power", description=__doc__)
-    parser.add_argument("names", nargs="*", help="registered oracles (default: all)")
+    parser.add_argument("names", nargs="*", help="registered protocols (default: all)")
     parser.add_argument("--write", metavar="FILE", help="replace the table in FILE")
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args(argv)

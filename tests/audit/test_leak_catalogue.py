@@ -289,7 +289,7 @@ def test_a_whole_report_leak_needs_the_whole_report(name: str, monkeypatch) -> N
 
 @pytest.mark.parametrize("name", list(STRUCTURED))
 def test_a_spread_pattern_needs_the_pattern_column(name: str, monkeypatch) -> None:
-    """The power of the pattern columns (a structured set of bits as one symbol): without
+    """The power of the pattern columns (a structured set of bits as one column): without
     them the same audit misses the leak, with them (the catalogue test) it is caught."""
     from ldp.audit import events
 

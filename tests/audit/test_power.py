@@ -53,6 +53,22 @@ def test_a_leak_alters_its_rate_of_the_reports_of_v_and_nothing_else(cls, leak) 
     assert share > 0.2 * rate
 
 
+@pytest.mark.parametrize("leak", plant.LEAKS)
+def test_a_leak_into_a_mean_protocol_alters_the_reports_of_its_float_input_only(leak) -> None:
+    """PM audited at its ends -1 and 1 (where its loss reaches ε): every class applies
+    (its grid is a declared support), and only the reports of -1 change."""
+    pm = registry.get("PM", "mean").cls(epsilon=1.0)
+    assert plant.applies(pm, leak, -1.0, 1.0) is None
+    rate, n = 0.2, 20_000
+    values = np.repeat([-1.0, 1.0], n)
+    honest = pm.perturb(values, np.random.default_rng(3))
+    leaked = plant.Planted(pm, leak, rate, -1.0, 1.0).perturb(values, np.random.default_rng(3))
+    changed = _rows_changed(honest, leaked)
+    assert not changed[n:].any()
+    share = changed[:n].mean()
+    assert 0.2 * rate < share <= rate + Z * np.sqrt(rate * (1 - rate) / n)
+
+
 def test_a_fixed_report_is_one_report_sent_at_its_rate() -> None:
     oracle = OLH(epsilon=1.0, domain_size=4)
     n, rate = 20_000, 0.1
@@ -98,9 +114,10 @@ def _table() -> dict[str, list[str]]:
     return rows
 
 
-def test_the_power_table_has_every_registered_oracle() -> None:
+def test_the_power_table_has_every_registered_oracle_and_mean_protocol() -> None:
     rows = _table()
-    assert list(rows) == list(registry.protocols("oracle"))
+    assert list(rows) == [n for kind in power.KINDS for n in registry.protocols(kind)]
+    assert set(power.KINDS) == {"oracle", "mean"}
     for cells in rows.values():
         for cell in cells:
             assert cell in ("n/a", "> 1") or float(cell) in power.RATES
