@@ -89,7 +89,7 @@ def fake_count(n_genuine: int, beta: float) -> int:
 def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.Generator) -> Any:
     """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc).
 
-    For a protocol whose public randomness is drawn per call (``public_per_call``: FLH's
+    For a protocol whose public randomness is drawn per call (``public_per_call``: a hash
     pool, a sketch's hash family) these reports carry a pool of their own: :func:`join`
     refuses to add them to another call's, and :func:`attack` draws both in one call."""
     targets = check_targets(oracle, targets)

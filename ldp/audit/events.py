@@ -716,7 +716,8 @@ def pattern_columns(
     (nine of them) are the events.  The flags are chosen on the training sample only, so
     the fresh count stays valid.  A count, not the 256 patterns of the eight flags: sets
     of so many codes ordered by their training ratio overfit, and cost power elsewhere
-    (FLH's planted three-bit pattern at rate 0.3 fell from 10 to 8 of 10 audits caught).
+    (a pooled-hashing oracle's planted three-bit pattern at rate 0.3 fell from 10 to 8 of 10
+    audits caught).
     ``counted`` holds each chunk of flag columns with how many reports of v and of v' set
     each.
     """
