@@ -251,7 +251,10 @@ class HasIdentificationModel(Protocol):
 @runtime_checkable
 class HasReportSpace(Protocol):
     """A pure oracle's report space, for the random perturbed-value attack
-    (:mod:`ldp.poisoning`)."""
+    (:mod:`ldp.poisoning`).  A protocol drawing its public randomness per call
+    (``public_per_call``) also takes the collection's shared report fields as keywords
+    (``pool=...``) in both hooks here and in :class:`CraftsReports`: they are public, and
+    a fake user reports under them."""
 
     def uniform_reports(self, n: int, rng: np.random.Generator) -> Any:
         """n reports drawn uniformly from every report the client can send."""

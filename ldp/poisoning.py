@@ -86,12 +86,30 @@ def fake_count(n_genuine: int, beta: float) -> int:
     return round(beta * check_int(n_genuine, "n_genuine", minimum=1) / (1 - beta))
 
 
-def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.Generator) -> Any:
+def shared_fields(reports: Any) -> dict[str, Any]:
+    """The fields a batch's reports share (a hash pool drawn once per call), by name."""
+    reports = bare(reports)
+    if not isinstance(reports, tuple) or not hasattr(type(reports), "_fields"):
+        return {}
+    layout = per_report_fields(reports, count(reports))
+    return {
+        name: part
+        for name, part, own in zip(type(reports)._fields, reports, layout, strict=True)
+        if not own
+    }
+
+
+def fake_reports(
+    oracle: Any, attack: str, targets: Any, n: int, rng: np.random.Generator, **public: Any
+) -> Any:
     """The reports of ``n`` fake users mounting ``attack`` on ``targets`` (module doc).
 
     For a protocol whose public randomness is drawn per call (``public_per_call``: a hash
-    pool, a sketch's hash family) these reports carry a pool of their own: :func:`join`
-    refuses to add them to another call's, and :func:`attack` draws both in one call."""
+    pool, a sketch's hash family), ``public`` passes the collection's (:func:`shared_fields`
+    of its genuine reports) to the hooks, since it is public and a fake user reports under
+    it; without it the reports carry a pool of their own, which :func:`join` refuses to add
+    to another call's.  The random item attack on such a protocol is drawn by
+    :func:`attack` in one call with the genuine users."""
     targets = check_targets(oracle, targets)
     check_attack(oracle, attack)
     n = check_int(n, "n", minimum=0)
@@ -99,8 +117,8 @@ def fake_reports(oracle: Any, attack: str, targets: Any, n: int, rng: np.random.
     if attack == "RIA":
         return bare(oracle.perturb(rng.choice(targets, size=n), rng))
     if attack == "RPA":
-        return bare(oracle.uniform_reports(n, rng))
-    return bare(oracle.craft_reports(targets, n, rng))
+        return bare(oracle.uniform_reports(n, rng, **public))
+    return bare(oracle.craft_reports(targets, n, rng, **public))
 
 
 def join(first: Any, second: Any) -> Any:
@@ -177,11 +195,13 @@ def attack(
     values = np.asarray(values)
     n = values.shape[0]
     m = fake_count(n, beta)
-    if attack == "RIA" and capabilities_of(oracle).public_per_call:
+    per_call = capabilities_of(oracle).public_per_call
+    if attack == "RIA" and per_call:
         genuine, fake, both = _random_items_in_one_call(oracle, values, targets, m, rng)
     else:
         genuine = bare(oracle.perturb(values, rng))
-        fake = fake_reports(oracle, attack, targets, m, rng)
+        public = shared_fields(genuine) if per_call else {}
+        fake = fake_reports(oracle, attack, targets, m, rng, **public)
         both = join(genuine, fake)
     before = oracle.estimate(genuine, candidates=targets) / n
     after = oracle.estimate(both, candidates=targets) / (n + m)

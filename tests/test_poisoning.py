@@ -18,11 +18,12 @@ from scipy import stats
 
 from ldp import poisoning
 from ldp.audit.support import declared_support
-from ldp.oracles import BLH, GRR, HR, OLH, OUE, SS, SUE
+from ldp.oracles import BLH, GRR, HR, OLH, ORACLES, OUE, SS, SUE
 from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError
 
-PROTOCOLS = (GRR, SUE, OUE, BLH, OLH, SS)
+FLH = ORACLES["FLH"]
+PROTOCOLS = (GRR, SUE, OUE, BLH, OLH, SS, FLH)
 CASES = [(cls, attack) for cls in PROTOCOLS for attack in poisoning.ATTACKS]
 TRIALS, N, D, BETA = 40, 10_000, 32, 0.05
 TARGETS = [3, 7, 11]
@@ -125,9 +126,7 @@ def test_random_items_share_the_collections_pool_where_it_is_drawn_per_call() ->
     Drawn in a call of their own, they would name other hash functions and gain about
     nothing (measured: -0.004 against 0.045); the attack draws all users in one call and
     gains its closed form β(1 - f_T), and joining batches of two pools is refused."""
-    from ldp.oracles import ORACLES
-
-    flh = ORACLES["FLH"](epsilon=1.0, domain_size=D, k_prime=50)
+    flh = FLH(epsilon=1.0, domain_size=D, k_prime=50)
     values = np.random.default_rng(0).integers(0, D, size=N)
     found = [
         poisoning.attack(flh, values, "RIA", TARGETS, BETA, np.random.default_rng([6, t]))
@@ -142,3 +141,16 @@ def test_random_items_share_the_collections_pool_where_it_is_drawn_per_call() ->
     one, other = flh.perturb(values[:10], rng), flh.perturb(values[:10], rng)
     with pytest.raises(ValueError, match="different public 'pool'"):
         poisoning.join(one, other)
+
+
+def test_fake_users_report_under_the_collections_public_pool() -> None:
+    """The hooks of a protocol drawing its pool per call take the collection's pool (it is
+    public): the crafted reports carry it, so they join the genuine ones."""
+    flh = FLH(epsilon=1.0, domain_size=D, k_prime=50)
+    genuine = flh.perturb(np.arange(D), np.random.default_rng(3))
+    public = poisoning.shared_fields(genuine)
+    assert list(public) == ["pool"]
+    for attack in ("RPA", "MGA"):
+        fake = poisoning.fake_reports(flh, attack, TARGETS, 20, np.random.default_rng(4), **public)
+        assert np.array_equal(fake.pool, genuine.pool)
+        assert poisoning.join(genuine, fake).index.shape == (D + 20,)

@@ -278,6 +278,48 @@ class FLH(PureOracle):
         shift = rng.integers(1, self.g, size=n)
         return PoolReports(index, np.where(keep, hashed, (hashed + shift) % self.g), pool)
 
+    # --- fake users ([CJG21]; the pool is public, so a fake user hashes under it) ---------
+    def uniform_reports(
+        self, n: int, rng: np.random.Generator, pool: np.ndarray | None = None
+    ) -> PoolReports:
+        """n reports of a uniform pool index and a uniform cell of [0, g), under ``pool``
+        (the collection's; a fresh one when not given)."""
+        rng = check_generator(rng)
+        self.check_report_size(n)
+        pool = self.draw_pool(rng) if pool is None else self._check_pool(pool)
+        index = rng.integers(0, self.k_prime, size=n)
+        return PoolReports(index, rng.integers(0, self.g, size=n, dtype=np.int64), pool)
+
+    def uniform_support(self) -> float:
+        """1/g: a uniform cell is the given value's under its pool function."""
+        return 1.0 / self.g
+
+    def craft_reports(
+        self,
+        targets: np.ndarray,
+        n: int,
+        rng: np.random.Generator,
+        pool: np.ndarray | None = None,
+    ) -> PoolReports:
+        """The maximal gain attack: every fake user reports the (pool function, cell) that
+        the most targets hash to, over the whole pool (k' x r hashes)."""
+        rng = check_generator(rng)
+        self.check_report_size(n)
+        pool = self.draw_pool(rng) if pool is None else self._check_pool(pool)
+        targets = np.asarray(targets, dtype=np.int64)
+        r = targets.shape[0]
+        hashed = hashing.hash_values(np.repeat(targets, self.k_prime), np.tile(pool, r), self.g)
+        hashed = hashed.reshape(r, self.k_prime)
+        together = (hashed[:, None, :] == hashed[None, :, :]).sum(axis=1)  # (r, k')
+        best = int(together.max(axis=0).argmax())
+        cell = int(hashed[int(together[:, best].argmax()), best])
+        return PoolReports(np.full(n, best), np.full(n, cell, dtype=np.int64), pool)
+
+    def crafted_support(self, targets: np.ndarray) -> None:
+        """None: how many targets the best pool function gathers depends on the pool (the
+        gain rests on the measured support)."""
+        return None
+
     # --- the aggregator -------------------------------------------------------------------
     def _check_pool(self, pool: np.ndarray) -> np.ndarray:
         pool = np.asarray(pool)
