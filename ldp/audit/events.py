@@ -244,12 +244,13 @@ def symbols(rows: np.ndarray) -> np.ndarray:
 
 
 def _as_words(part: np.ndarray) -> np.ndarray:
-    """Entries as uint64 words of their bits (floats: their IEEE representation)."""
+    """Entries as uint64 words of their bits (floats: their IEEE representation); a view
+    of ``part`` where it already holds 64-bit entries (read it, never write it)."""
     if part.dtype.kind == "f":
-        return part.astype(np.float64).view(np.uint64)
+        return part.astype(np.float64, copy=False).view(np.uint64)
     if part.dtype.kind == "i":
-        return part.astype(np.int64).view(np.uint64)
-    return part.astype(np.uint64)
+        return part.astype(np.int64, copy=False).view(np.uint64)
+    return part.astype(np.uint64, copy=False)
 
 
 def report_columns(
@@ -558,6 +559,21 @@ class _Codes:
     def __call__(self, reports: Any) -> np.ndarray:
         return self.codes(self.column(reports))
 
+    def histogram(self, x: np.ndarray) -> np.ndarray:
+        """How many entries of ``x`` take each code (float64, at least one code): the
+        bincount of :meth:`codes`, computed on the distinct entries with their counts,
+        since a code depends on its entry only (floats by their bits, so -0.0, 0.0 and
+        NaN payloads stay apart).  A column of few distinct values (a float vector's
+        coordinates on a noise grid) then costs a hash, not a binary search an entry."""
+        if x.dtype.kind in "iuSb" or x.dtype == np.float64:
+            distinct, counts = np.unique(
+                _as_words(x) if x.dtype.kind == "f" else x, return_counts=True
+            )
+            if x.dtype.kind == "f":
+                distinct = distinct.view(np.float64)
+            return np.bincount(self.codes(distinct), weights=counts, minlength=1)
+        return np.bincount(self.codes(x), minlength=1).astype(float)
+
     def codes(self, x: np.ndarray) -> np.ndarray:
         if self.kind == "bool":
             return x.astype(np.int64)
@@ -790,7 +806,8 @@ class FeatureSearch:
             if x.ndim != 1 or len(x) != n or len(y) != n_other:
                 continue
             for codes in _fit_codes(column, np.concatenate([x, y])):
-                records += self._prefix_sets(codes, codes.codes(x), codes.codes(y), n, n_other)
+                histograms = codes.histogram(x), codes.histogram(y)
+                records += self._prefix_sets(codes, *histograms, n, n_other)
         return self._scored(records, sizes)
 
     def _flag_records(self, chunk, ones, ones_other, n, n_other) -> list[tuple]:
@@ -805,12 +822,13 @@ class FeatureSearch:
                 out.append(("flags", (chunk, value), favours, x, y, nx, ny))
         return out
 
-    def _prefix_sets(self, codes, a, b, n, n_other) -> list[tuple]:
-        """The prefix sets of one column's codes, each order both ways: one record per
+    def _prefix_sets(self, codes, count_a, count_b, n, n_other) -> list[tuple]:
+        """The prefix sets of one column's codes (``count_a``, ``count_b``: each input's
+        reports per code, :meth:`_Codes.histogram`), each order both ways: one record per
         order, with the cumulative counts of the favoured input and of the other."""
-        size = int(max(a.max(initial=0), b.max(initial=0))) + 1
-        count_a = np.bincount(a, minlength=size).astype(float)
-        count_b = np.bincount(b, minlength=size).astype(float)
+        size = max(count_a.shape[0], count_b.shape[0])
+        count_a = np.pad(count_a, (0, size - count_a.shape[0]))
+        count_b = np.pad(count_b, (0, size - count_b.shape[0]))
         out = []
         for favours, x, y, nx, ny in (
             (+1, count_a, count_b, n, n_other),
