@@ -9,7 +9,10 @@ run the client: it sends any report the protocol accepts.
   space (the protocol's ``uniform_reports``, :class:`ldp.contract.HasReportSpace`);
 * ``"RIA"`` (random item attack): the honest report of a uniformly drawn target;
 * ``"MGA"`` (maximal gain attack): the report supporting as many targets as the protocol
-  allows (its ``craft_reports``, :class:`ldp.contract.CraftsReports`).
+  allows (its ``craft_reports``, :class:`ldp.contract.CraftsReports`).  A pure oracle
+  without that hook (a plug-in's too) is attacked by search (:func:`searched_reports`):
+  every fake user sends the best of :data:`SEARCH_POOL` honest reports of the targets, a
+  lower bound on the maximal gain, whose S is measured.
 
 :func:`attack` runs one collection and measures the *frequency gain* Σ_t (f̃_t after −
 f̃_t before) of the pure estimator; :func:`expected_gain` is its expectation
@@ -45,6 +48,8 @@ from ldp.validation import ParameterError, check_generator, check_int
 
 #: The attacks of [CJG21].
 ATTACKS = ("RPA", "RIA", "MGA")
+#: Honest reports of the targets that :func:`searched_reports` scores.
+SEARCH_POOL = 256
 
 
 def check_targets(oracle: Any, targets: Any) -> np.ndarray:
@@ -70,13 +75,41 @@ def check_attack(oracle: Any, attack: str) -> str:
             attack,
             "an attack the protocol can express: it declares no report space (uniform_reports)",
         )
-    if attack == "MGA" and not isinstance(oracle, CraftsReports):
+    if attack == "MGA" and not (isinstance(oracle, CraftsReports) or _searchable(oracle)):
         raise ParameterError(
             "attack",
             attack,
-            "an attack the protocol can express: it crafts no reports (craft_reports)",
+            "an attack the protocol can express: it crafts no reports (craft_reports) and is "
+            "not a pure oracle whose reports a search could score",
         )
     return attack
+
+
+def _searchable(oracle: Any) -> bool:
+    """A pure oracle (support counts score a report) whose reports carry their own public
+    randomness (a fake user's honest reports would otherwise bring a pool of their own)."""
+    return isinstance(oracle, PureOracle) and not capabilities_of(oracle).public_per_call
+
+
+def searched_reports(oracle: Any, targets: Any, n: int, rng: np.random.Generator) -> Any:
+    """The maximal gain attack of a pure oracle that crafts no reports: ``n`` copies of the
+    report, among :data:`SEARCH_POOL` honest reports of uniformly drawn targets, that
+    supports the most targets (its ``support_counts``).
+
+    Every report sent is one the client can send, so the attack needs nothing but the
+    contract; its gain is a lower bound on the maximal one (a hook crafting reports the
+    client never sends, as OUE's all-targets vector, may do better)."""
+    targets = check_targets(oracle, targets)
+    if not _searchable(oracle):
+        raise ParameterError("oracle", type(oracle).__name__, "a pure oracle, pool per report")
+    n = check_int(n, "n", minimum=0)
+    pool = bare(oracle.perturb(rng.choice(targets, size=SEARCH_POOL), rng))
+    layout = per_report_fields(pool, SEARCH_POOL)
+    supports = [
+        int(oracle.support_counts(take(pool, [i], layout), targets).sum())
+        for i in range(SEARCH_POOL)
+    ]
+    return take(pool, np.full(n, int(np.argmax(supports))), layout)
 
 
 def fake_count(n_genuine: int, beta: float) -> int:
@@ -118,6 +151,8 @@ def fake_reports(
         return bare(oracle.perturb(rng.choice(targets, size=n), rng))
     if attack == "RPA":
         return bare(oracle.uniform_reports(n, rng, **public))
+    if not isinstance(oracle, CraftsReports):
+        return searched_reports(oracle, targets, n, rng)
     return bare(oracle.craft_reports(targets, n, rng, **public))
 
 
@@ -231,7 +266,7 @@ def expected_gain(
     if attack == "RPA":
         supported = r * oracle.uniform_support()
     else:
-        known = oracle.crafted_support(targets)
+        known = oracle.crafted_support(targets) if isinstance(oracle, CraftsReports) else None
         if known is None and supported is None:
             raise ParameterError(
                 "supported", None, "the measured S: this attack's is not known exactly"

@@ -697,9 +697,10 @@ def oracle_checks(cls: type, settings: Settings | None = None, **params: Any) ->
 
     def poisoning() -> str:
         """For each attack the class can express (:mod:`ldp.poisoning`: the random item
-        attack always, the others through the hooks ``HasReportSpace`` and
-        ``CraftsReports``), the mean frequency gain of :data:`POISONING_RUNS` poisoned
-        collections of the population (β = 0.05, targets 0 and 1) lies within Z standard
+        attack always, RPA through the hook ``HasReportSpace``, MGA through
+        ``CraftsReports`` or, for a pure oracle, by search), the mean frequency gain of
+        :data:`POISONING_RUNS` poisoned collections of the population (β = 0.05, targets 0
+        and 1) lies within Z standard
         errors of its closed form ([CJG21], level ALPHA each).  The random item attack's,
         β(1 − f_T), holds for any unbiased oracle; the note names the attacks the class
         cannot express."""

@@ -18,7 +18,7 @@ from scipy import stats
 
 from ldp import poisoning
 from ldp.audit.support import declared_support
-from ldp.oracles import BLH, GRR, HR, OLH, ORACLES, OUE, SS, SUE
+from ldp.oracles import BLH, GRR, HM, HR, OLH, ORACLES, OUE, SHE, SS, SUE
 from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError
 
@@ -81,11 +81,42 @@ def test_the_paper_closed_forms_for_grr_and_oue() -> None:
     )
 
 
+#: Pure oracles without ``craft_reports``, and the largest count of TARGETS one of their
+#: reports supports: a Hadamard report (column j, sign) supports every target whose
+#: entry in column j has that sign; an L-GRR report names one.
+SEARCHED = {HR: 3, HM: 3, ORACLES["LGRR"]: 1}
+
+
+def searched_support(cls) -> float:
+    """The mean S of the searched maximal gain attack on ``cls`` over TRIALS collections,
+    after checking their mean gain against the closed form at that S."""
+    oracle, first, mean, se, supported = measured(cls, "MGA")
+    expected = poisoning.expected_gain(
+        oracle, "MGA", TARGETS, first.beta, first.f_targets, supported
+    )
+    assert abs(mean - expected) <= Z * se + 1e-12, (mean, expected, se)
+    return supported
+
+
+@pytest.mark.parametrize("cls", list(SEARCHED), ids=lambda cls: cls.__name__)
+def test_a_pure_oracle_without_the_hook_is_attacked_by_search(cls) -> None:
+    assert searched_support(cls) == SEARCHED[cls]
+
+
+def test_a_search_of_one_report_is_caught(monkeypatch) -> None:
+    """The planted search scores one honest report, which is the random item attack:
+    HR's S falls to p* + (r − 1) q* ≈ 1.7 of the best report's 3."""
+    monkeypatch.setattr(poisoning, "SEARCH_POOL", 1)
+    assert searched_support(HR) < SEARCHED[HR] - 1
+
+
 def test_crafted_reports_are_reports_the_protocol_accepts() -> None:
     rng = np.random.default_rng(2)
-    for cls in PROTOCOLS:
+    for cls in PROTOCOLS + tuple(SEARCHED):
         oracle = cls(epsilon=1.0, domain_size=D)
         for attack in poisoning.ATTACKS:
+            if attack == "RPA" and cls in SEARCHED:
+                continue  # no report space declared
             fake = poisoning.fake_reports(oracle, attack, TARGETS, 50, rng)
             assert oracle.n_reports(fake) == 50
             assert declared_support(oracle)(fake).all()  # no report a support check drops
@@ -107,8 +138,8 @@ def test_bad_input_names_the_parameter() -> None:
         poisoning.attack(grr, values, "MGA", [3, 3], 0.1, rng)
     with pytest.raises(ParameterError, match="attack"):
         poisoning.attack(grr, values, "XYZ", TARGETS, 0.1, rng)
-    with pytest.raises(ParameterError, match="attack"):  # HR crafts no reports
-        poisoning.attack(HR(epsilon=1.0, domain_size=D), values, "MGA", TARGETS, 0.1, rng)
+    with pytest.raises(ParameterError, match="attack"):  # SHE crafts none and is not pure
+        poisoning.attack(SHE(epsilon=1.0, domain_size=D), values, "MGA", TARGETS, 0.1, rng)
     with pytest.raises(ParameterError, match="beta"):
         theory.frequency_gain(0.5, 0.1, -0.1, 1.0, 1, 0.0)
     with pytest.raises(ParameterError, match="'n'|n "):
