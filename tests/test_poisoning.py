@@ -23,7 +23,7 @@ from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError
 
 FLH = ORACLES["FLH"]
-PROTOCOLS = (GRR, SUE, OUE, BLH, OLH, SS, FLH)
+PROTOCOLS = (GRR, SUE, OUE, BLH, OLH, SS, FLH, HR, HM)
 CASES = [(cls, attack) for cls in PROTOCOLS for attack in poisoning.ATTACKS]
 TRIALS, N, D, BETA = 40, 10_000, 32, 0.05
 TARGETS = [3, 7, 11]
@@ -82,9 +82,9 @@ def test_the_paper_closed_forms_for_grr_and_oue() -> None:
 
 
 #: Pure oracles without ``craft_reports``, and the largest count of TARGETS one of their
-#: reports supports: a Hadamard report (column j, sign) supports every target whose
-#: entry in column j has that sign; an L-GRR report names one.
-SEARCHED = {HR: 3, HM: 3, ORACLES["LGRR"]: 1}
+#: reports supports: an L-GRR report names one value; a PI-RAPPOR report supports every
+#: target whose hash cell it holds, and some report holds all three.
+SEARCHED = {ORACLES["LGRR"]: 1, ORACLES["PIRAPPOR"]: 3}
 
 
 def searched_support(cls) -> float:
@@ -105,9 +105,10 @@ def test_a_pure_oracle_without_the_hook_is_attacked_by_search(cls) -> None:
 
 def test_a_search_of_one_report_is_caught(monkeypatch) -> None:
     """The planted search scores one honest report, which is the random item attack:
-    HR's S falls to p* + (r − 1) q* ≈ 1.7 of the best report's 3."""
+    L-GRR's S falls to p* + (r − 1) q* (about 0.2 here) of the best report's 1."""
+    lgrr = ORACLES["LGRR"]
     monkeypatch.setattr(poisoning, "SEARCH_POOL", 1)
-    assert searched_support(HR) < SEARCHED[HR] - 1
+    assert searched_support(lgrr) < SEARCHED[lgrr] / 2
 
 
 def test_crafted_reports_are_reports_the_protocol_accepts() -> None:

@@ -224,6 +224,25 @@ class HR(PureOracle):
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:
         return check_values(reports, self.order, name="reports")
 
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n indices uniform in [K] (the random perturbed-value attack, [CJG21])."""
+        self.check_report_size(n)
+        return check_generator(rng).integers(0, self.order, size=n, dtype=np.int64)
+
+    def uniform_support(self) -> float:
+        """1/2: C_v is half of [K]."""
+        return 0.5
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The maximal gain attack: y = 0, which lies in every C_v (parity((v+1) & 0) = 0),
+        so it supports every target; an honest client sends it with probability 2p*/K."""
+        self.check_report_size(n)
+        return np.zeros(n, dtype=np.int64)
+
+    def crafted_support(self, targets: np.ndarray) -> float:
+        """r: y = 0 supports every value."""
+        return float(len(targets))
+
     def support_counts(self, reports: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """I_v = (n + (H h)[v+1]) / 2 from one transform of the histogram h of reports.
 
@@ -385,6 +404,28 @@ class HM(PureOracle):
         keep = exact.bernoulli(rng, self._keep, n)
         true_bit = parity(values & index) == 0
         return Coefficients(index, (true_bit == keep).astype(np.uint8))
+
+    def uniform_reports(self, n: int, rng: np.random.Generator) -> Coefficients:
+        """n pairs (j, b) uniform over [D] x {0, 1} (the random perturbed-value attack)."""
+        self.check_report_size(n)
+        rng = check_generator(rng)
+        index = rng.integers(0, self.order, size=n, dtype=np.int64)
+        return Coefficients(index, rng.integers(0, 2, size=n, dtype=np.uint8))
+
+    def uniform_support(self) -> float:
+        """1/2: a uniform sign agrees with H[v, j] half the time."""
+        return 0.5
+
+    def craft_reports(self, targets: np.ndarray, n: int, rng: np.random.Generator) -> Coefficients:
+        """The maximal gain attack: (j, b) = (0, 1), the sign +1 of column 0, where H[v, 0] =
+        +1 for every v, so it supports every target; an honest client sends it with
+        probability p*/D."""
+        self.check_report_size(n)
+        return Coefficients(np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.uint8))
+
+    def crafted_support(self, targets: np.ndarray) -> float:
+        """r: the report (0, +1) supports every value."""
+        return float(len(targets))
 
     def _check_reports(self, reports: Coefficients) -> Coefficients:
         if not isinstance(reports, Coefficients):
