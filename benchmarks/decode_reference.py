@@ -15,6 +15,11 @@ and the reference code re-measured on a 2-core machine like this one (a range ov
 and the ratio reference ÷ ours (above 1: ours is faster).  An oracle whose reports at this
 k do not fit the memory budget (:mod:`ldp.budget`) gets a row that says so.
 
+Beside each decode, its *floor*: the bytes the decode must touch at least (the n reports
+read once, ``report_bytes(n)``, and the k float64 estimates written once) over the memory
+bandwidth of a streaming copy measured in the same run (:func:`bandwidth`), so the
+distance to the machine's limit is visible for every oracle.
+
 A second table times subset selection's decode at n = 1,000, k = 22,000, ε = 4 against the
 decode it replaced (``previous_column_sums``: unpack the n x k bits, then sum; kept here
 verbatim for the comparison), both on the same reports, checking the counts are equal.
@@ -58,6 +63,31 @@ ROWS: tuple[tuple[str, str, float | None, tuple[float, float] | None], ...] = (
 VARIANTS = {"HPGR": {"q": 3}}
 
 
+#: The array a streaming copy moves to measure the memory bandwidth: well beyond the caches.
+STREAM_BYTES = 2**28
+
+
+def bandwidth(runs: int = 3, size: int = STREAM_BYTES) -> float:
+    """Bytes a second this machine moves in a streaming copy of ``size`` bytes (read and
+    write both counted), the best of ``runs``."""
+    source = np.ones(size // 8)
+    target = np.empty_like(source)
+    best, _ = best_time(lambda: np.copyto(target, source), runs, budget=float("inf"))
+    return 2 * source.nbytes / best
+
+
+def decode_bytes(report_bytes: int, k: int) -> int:
+    """The least a full-domain decode touches: the reports read once and the k float64
+    estimates written once."""
+    return report_bytes + 8 * k
+
+
+def _floor(touched: int, speed: float, ours: float) -> tuple[str, str]:
+    """The floor's seconds and ours over it, as cells."""
+    floor = touched / speed
+    return _seconds(floor), f"{ours / floor:.3g}x"
+
+
 def best_time(run: Callable[[], object], runs: int, budget: float = 2.0) -> tuple[float, int]:
     """The least wall time of ``run()`` over up to ``runs`` calls while under ``budget`` s."""
     times: list[float] = []
@@ -92,8 +122,9 @@ def _ratio(reference: float | None, ours: float) -> str:
     return "-" if reference is None else f"{reference / ours:,.3g}x"
 
 
-def reference_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
-    """One row per oracle: ours, the reference's published and re-measured, the ratios."""
+def reference_rows(quick: bool, speed: float, seed: int = SEED) -> list[list[str]]:
+    """One row per oracle: ours, its floor at ``speed`` bytes a second, the reference's
+    published and re-measured, the ratios."""
     rng = np.random.default_rng(seed)
     values = rng.integers(0, K, size=N)
     cells = []
@@ -102,28 +133,35 @@ def reference_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
         oracle = build(name)
         if isinstance(oracle, str):
             print(f"decode_reference: {name}: {oracle}")
-            cells.append([name, reference, "-", "-", _seconds(published), "-", "-", oracle])
+            cells.append(
+                [name, reference, "-", "-", "-", "-", _seconds(published), "-", "-", oracle]
+            )
             continue
         if quick and name == "SS":  # 4.1 GB of packed reports at this k
-            cells.append([name, reference, "-", "-", _seconds(published), "-", "-", "--quick"])
+            cells.append(
+                [name, reference, "-", "-", "-", "-", _seconds(published), "-", "-", "--quick"]
+            )
             continue
         try:
             reports = oracle.perturb(values, rng)
         except ParameterError as error:
             note = f"reports do not fit at k = {K:,}: {error}"
             print(f"decode_reference: {name}: {note}")
-            cells.append([name, reference, "-", "-", _seconds(published), "-", "-", note])
+            cells.append([name, reference, "-", "-", "-", "-", _seconds(published), "-", "-", note])
             continue
         warm = values[:100]
         oracle.estimate(oracle.perturb(warm, rng))  # compile any JIT kernel, untimed
         ours, runs = best_time(lambda o=oracle, r=reports: o.estimate(r), 1 if quick else 5)
         remeasured_cell = "-" if low is None else f"{_seconds(low)} – {_seconds(high)}"
         ratio_remeasured = "-" if low is None else f"{low / ours:,.3g}–{high / ours:,.3g}x"
+        floor, over = _floor(decode_bytes(oracle.report_bytes(N), K), speed, ours)
         cells.append(
             [
                 name,
                 reference,
                 _seconds(ours),
+                floor,
+                over,
                 str(runs),
                 _seconds(published),
                 remeasured_cell,
@@ -144,8 +182,9 @@ def previous_column_sums(packed: np.ndarray, d: int) -> np.ndarray:
     return totals
 
 
-def subset_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
-    """SS's support counting at n = 1,000, k = 22,000, ε = 4: previous and now, same reports."""
+def subset_rows(quick: bool, speed: float, seed: int = SEED) -> list[list[str]]:
+    """SS's support counting at n = 1,000, k = 22,000, ε = 4: previous and now, same
+    reports, and the floor (the packed reports read, k counts written) at ``speed``."""
     n, d = 1000, 22_000
     oracle = SS(epsilon=4.0, domain_size=d)
     rng = np.random.default_rng(seed)
@@ -154,6 +193,7 @@ def subset_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
     runs = 1 if quick else 10
     before, _ = best_time(lambda: previous_column_sums(bits, d), runs)
     now, count = best_time(lambda: column_sums(bits, d), runs)
+    floor, over = _floor(decode_bytes(bits.nbytes, d), speed, now)
     return [
         [
             f"{n:,}",
@@ -161,6 +201,8 @@ def subset_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
             f"{oracle.omega}",
             _seconds(before),
             _seconds(now),
+            floor,
+            over,
             f"{before / now:.3g}x",
             str(count),
             "yes" if same else "NO",
@@ -171,24 +213,30 @@ def subset_rows(quick: bool, seed: int = SEED) -> list[list[str]]:
 def bench(quick: bool, peers: bool) -> None:
     """Print both tables and write them to ``results/bench/decode_reference.md``."""
     start = time.perf_counter()
+    speed = bandwidth()
     first = markdown_table(
         [
             "oracle",
             "reference",
             "ours",
+            "floor",
+            "ours / floor",
             "runs",
             "published",
             "re-measured",
             "ratio (published / re-measured)",
             "note",
         ],
-        reference_rows(quick),
+        reference_rows(quick, speed),
     )
     second = markdown_table(
-        ["n", "k", "ω", "previous", "now", "ratio", "runs", "same counts"], subset_rows(quick)
+        ["n", "k", "ω", "previous", "now", "floor", "now / floor", "ratio", "runs", "same counts"],
+        subset_rows(quick, speed),
     )
     text = (
-        f"Full-domain decode, n = {N:,}, k = {K:,}, ε = {EPSILON:g} (best of the runs).\n"
+        f"Full-domain decode, n = {N:,}, k = {K:,}, ε = {EPSILON:g} (best of the runs); "
+        f"floor: the reports read and the k estimates written at {speed / 1e9:.1f} GB/s, "
+        "a streaming copy's bandwidth measured in this run.\n"
         f"published: {PUBLISHED}; re-measured: {REMEASURED}.\n\n{first}\n\n"
         f"SS decode (support counts), previous vs now, ε = 4:\n\n{second}\n\n"
         f"{machine()}; {time.perf_counter() - start:.0f} s in all."

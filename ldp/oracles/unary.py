@@ -25,7 +25,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ldp import theory
+from ldp import hashing, theory
 from ldp.contract import Capabilities
 from ldp.oracles import exact
 from ldp.oracles.base import PureOracle
@@ -58,27 +58,63 @@ LANE_ROWS = 255
 LANE_BYTES = 1 << 25
 
 
-def column_sums(packed: np.ndarray, d: int) -> np.ndarray:
+def _lane_sums_kernel(words: np.ndarray, totals: np.ndarray) -> None:
+    """Add a block of packed rows, read as 64-bit words, to ``totals[byte column, bit from
+    the right]``: one pass over the rows, bit b of every byte of a word added into that
+    byte's lane of accumulator b, the lanes flushed every LANE_ROWS rows (before a lane
+    could carry).  The loop over a row's words is what the compiler vectorises."""
+    n, width = words.shape
+    acc = np.zeros((8, width), dtype=np.uint64)
+    held = 0
+    for i in range(n):
+        for b in range(8):
+            shift = np.uint64(b)
+            for w in range(width):
+                acc[b, w] += (words[i, w] >> shift) & LANES
+        held += 1
+        if held == LANE_ROWS or i == n - 1:
+            for b in range(8):
+                for w in range(width):
+                    lanes = acc[b, w]
+                    for c in range(8):
+                        totals[8 * w + c, b] += (lanes >> np.uint64(8 * c)) & np.uint64(255)
+                    acc[b, w] = 0
+            held = 0
+
+
+_lane_sums_numba = (
+    hashing.numba.njit(cache=True, nogil=True)(_lane_sums_kernel) if hashing.HAVE_NUMBA else None
+)
+
+
+def column_sums(packed: np.ndarray, d: int, *, use_numba: bool = True) -> np.ndarray:
     """How many reports have each of the d bits set (int64), read from the packed bytes.
 
     No n x d unpacking: the packed rows are read as 64-bit words of eight bytes, and for
     each of the 8 bit positions, ``(word >> b) & 0x0101...01`` puts bit b of every byte in
     that byte's lane; summing up to 255 rows of such words adds the eight lanes at once
-    without a carry between them.  8 passes over n d / 64 words instead of n d bytes
-    unpacked and summed; the counts are exactly those of unpacking.
+    without a carry between them.  With numba, one compiled pass over the rows
+    (:func:`_lane_sums_kernel`); without it (or ``use_numba=False``), 8 numpy passes over
+    n d / 64 words.  Either way the counts are exactly those of unpacking.
     """
     n, width = packed.shape
     words = -(-width // 8)
     totals = np.zeros((8 * words, 8), dtype=np.int64)  # [byte column, bit from the right]
-    rows = min(LANE_ROWS, max(1, LANE_BYTES // (8 * words)))
+    kernel = _lane_sums_numba if use_numba else None
+    rows = max(1, LANE_BYTES // (8 * words))
+    if kernel is None:
+        rows = min(LANE_ROWS, rows)
     buffer = np.zeros((min(rows, max(n, 1)), 8 * words), dtype=np.uint8)  # zero padding
-    shifted = np.empty((buffer.shape[0], words), dtype=np.uint64)
+    shifted = np.empty((buffer.shape[0] if kernel is None else 0, words), dtype=np.uint64)
     lane_sums = np.empty(words, dtype=np.uint64)
     for start in range(0, n, rows):
         block = packed[start : start + rows]
         m = block.shape[0]
         buffer[:m, :width] = block
         lanes = buffer[:m].view(np.uint64)
+        if kernel is not None:
+            kernel(lanes, totals)
+            continue
         for b in range(8):
             np.right_shift(lanes, np.uint64(b), out=shifted[:m])
             np.bitwise_and(shifted[:m], LANES, out=shifted[:m])

@@ -289,17 +289,19 @@ def test_bad_parameters_and_reports_are_refused() -> None:
 
 @pytest.mark.parametrize(
     ("n", "d", "density"),
-    [(0, 9, 0.5), (1, 8, 0.5), (300, 13, 0.9), (600, 1001, 0.02), (257, 64, 1.0)],
+    [(0, 9, 0.5), (1, 8, 0.5), (300, 13, 0.9), (600, 1001, 0.02), (257, 64, 1.0), (511, 8, 1.0)],
 )
 def test_column_sums_equal_the_unpacked_counts(n: int, d: int, density: float) -> None:
-    """The lane-wise count of the packed bytes is exactly the count of the unpacked bits
-    (more than 255 rows, widths not a multiple of 8 bytes, d not a multiple of 8)."""
+    """The lane-wise count of the packed bytes, compiled and in numpy, is exactly the count
+    of the unpacked bits (more than 255 rows, widths not a multiple of 8 bytes, d not a
+    multiple of 8)."""
     rng = seed_for("column sums", n, d)
     bits = rng.random((n, d)) < density
     packed = np.packbits(bits, axis=1)
     expected = bits.sum(axis=0, dtype=np.int64)
-    got = column_sums(packed, d)
-    assert got.dtype == np.int64 and np.array_equal(got, expected)
+    for use_numba in (True, False):
+        got = column_sums(packed, d, use_numba=use_numba)
+        assert got.dtype == np.int64 and np.array_equal(got, expected), use_numba
 
 
 def test_decode_equals_the_unpacked_count_of_the_members() -> None:
