@@ -17,12 +17,15 @@ from experiments.figures.fig_frontier import (
     frontier,
     with_frontier,
 )
+from experiments.figures.fig_poisoning import FIGURE as POISONING
+from experiments.figures.fig_poisoning import gains as attack_gains
 from experiments.kinds.oracle_frontier import report_bits
 from experiments.results import FRONTIER_SKIPS
 from experiments.run import run_settings
 from experiments.schema import FRONTIER_PROTOCOL, ConfigError
 from ldp import registry
 from ldp.oracles import GRR, OLH, OUE, PureOracle
+from ldp.poisoning import ATTACKS
 
 SMALL = (
     "experiment=oracle_frontier",
@@ -91,7 +94,8 @@ def test_each_row_names_its_oracle_and_the_setting_names_none(settings_of) -> No
     assert set(table["protocol.name"]) == {"*"}  # no registered protocol is named "*"
     assert set(table["protocol.label"]) == {"every registered oracle"}
     what, dot, oracle = table["metric"].str.partition(".").T.to_numpy()
-    assert (dot == ".").all() and set(what) <= {"sq_error_n", "bits", "decode_s", "skipped"}
+    gains = {f"gain_{attack}" for attack in ATTACKS}
+    assert (dot == ".").all() and set(what) <= {"sq_error_n", "bits", "decode_s", "skipped"} | gains
     assert set(oracle) == set(registry.protocols("oracle"))
     assert (table[what == "bits"].groupby(oracle[what == "bits"]).size() == 1).all()
 
@@ -136,3 +140,26 @@ def test_pgr_beyond_its_one_percent_is_not_reproduced() -> None:
     assert claim.verdict == "identity"  # exact closed forms
     beyond = _least_variance_claim(_exact_panel(1.0378), "SS", "PGR")
     assert beyond.verdict == "partly" and "PGR/SS = 1.0378" in beyond.ours
+
+
+def test_every_oracle_meets_the_attacks_it_can_express(settings_of, register_protocol) -> None:
+    """Every oracle built at the setting gets the random item attack; a plug-in that
+    declares no hook is attacked by search (MGA) too; the poisoning figure draws the table
+    and its closed-form claim holds, and fails once the measured gains of one pair are
+    planted 1.0 above their closed form."""
+    register_protocol(Coin)
+    _, store = run_settings(settings_of(*SMALL, "n_trials=6"))
+    table, _ = store.load()
+    found = attack_gains(table)
+    attacks = found.groupby("oracle")["attack"].apply(set)
+    built = set(table.loc[table["metric"].str.startswith("bits."), "metric"].str[5:])
+    assert all("RIA" in attacks[name] for name in built), set(attacks.index) ^ built
+    assert attacks["COIN"] == {"RIA", "MGA"} and attacks["OUE"] == set(ATTACKS)
+    figure = POISONING.draw(table)
+    assert len(figure.axes) == len(ATTACKS)
+    closed_form = POISONING.claims(table)[0]
+    assert closed_form.verdict.startswith("reproduced"), closed_form
+    planted = table.copy()
+    chosen = planted["metric"] == "gain_MGA.OUE"
+    planted.loc[chosen, "value"] += 1.0
+    assert POISONING.claims(planted)[0].verdict == "differs"
