@@ -98,7 +98,7 @@ def searched_reports(oracle: Any, targets: Any, n: int, rng: np.random.Generator
 
     Every report sent is one the client can send, so the attack needs nothing but the
     contract; its gain is a lower bound on the maximal one (a hook crafting reports the
-    client never sends, as OUE's all-targets vector, may do better)."""
+    client never sends, such as one with every target's bit set, may do better)."""
     targets = check_targets(oracle, targets)
     if not _searchable(oracle):
         raise ParameterError("oracle", type(oracle).__name__, "a pure oracle, pool per report")
