@@ -51,7 +51,7 @@ def build_protocol(
     """
     entry = registry.get(protocol["name"])
     kwargs = protocol_arguments(protocol)
-    if entry.kind == "oracle":
+    if entry.kind in ("oracle", "set"):
         return entry.cls(epsilon=epsilon, domain_size=domain_size, **kwargs)
     if "n_hint" in {f.name for f in registry.parameters(entry.cls)}:
         kwargs.setdefault("n_hint", n)

@@ -21,6 +21,7 @@ from experiments.schema import (
     DATASET_SCHEMAS,
     FRONTIER_PROTOCOL,
     KIND_TRIALS,
+    SET_DATASETS,
     Config,
     ConfigError,
     FigureConfig,
@@ -193,6 +194,11 @@ def _check_rules(config: dict) -> None:
         raise ConfigError(f"dataset.path: no such file: {dataset['path']}")
     if dataset["name"] == "point" and kind != "oracle":
         raise ConfigError("dataset.name: 'point' serves oracle trials only")
+    if (dataset["name"] in SET_DATASETS) != (kind == "set"):
+        raise ConfigError(
+            f"dataset.name: set protocols run on item sets ({', '.join(SET_DATASETS)}) and "
+            "those serve set trials only"
+        )
     if (dataset["name"] == "bounded") != (kind == "mean"):
         raise ConfigError(
             "dataset.name: mean protocols run on 'bounded' (real values in [-1, 1]) and it "

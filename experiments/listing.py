@@ -16,6 +16,7 @@ TITLES = {
     "oracle": "Frequency oracles",
     "heavy_hitter": "Heavy-hitter protocols",
     "mean": "Mean protocols, values in [-1, 1]",
+    "set": "Protocols over users' item sets (kosarak_sets, planted)",
 }
 
 

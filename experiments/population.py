@@ -19,7 +19,16 @@ def drop_nulls(node: dict[str, Any], *skip: str) -> dict[str, Any]:
 def _cached_load(name: str, params_json: str):
     from ldp import datasets
 
+    if name in datasets.SET_LOADERS:
+        return datasets.load_sets(name, **json.loads(params_json))
     return datasets.load(name, **json.loads(params_json))
+
+
+def is_set_data(dataset: dict[str, Any]) -> bool:
+    """Whether a dataset node names users' item sets (:data:`ldp.datasets.SET_LOADERS`)."""
+    from ldp import datasets
+
+    return dataset["name"] in datasets.SET_LOADERS
 
 
 def load_dataset(dataset: dict[str, Any]):
@@ -77,6 +86,9 @@ def data_shape(config: dict[str, Any]) -> tuple[int, int | None, int]:
         return int(dataset["n"]), None, domain_size or 2
     if dataset["name"] == "bounded":  # real values: no domain
         return int(dataset["n"]), None, 0
+    if is_set_data(dataset):  # item sets: their own domain of items
+        data = load_dataset(dataset)
+        return data.n, None, data.domain_size
     params = drop_nulls(dataset, "name", "label")
     n, m, distinct = _cached_shape(dataset["name"], json.dumps(params, sort_keys=True))
     return n, m, domain_size or distinct

@@ -122,7 +122,7 @@ def preflight(configs: list[dict[str, Any]]) -> None:
         try:
             if protocol["kind"] == "multiple_questions":
                 build_protocol(protocol, config["epsilon"] / 2, domain_size=d)
-            if protocol["kind"] in ORACLE_KINDS:
+            if protocol["kind"] in (*ORACLE_KINDS, "set"):
                 build_protocol(protocol, config["epsilon"], domain_size=d)
             elif protocol["kind"] == "mean":
                 registry.get(protocol["name"], "mean").cls(

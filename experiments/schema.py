@@ -37,6 +37,7 @@ TRIAL_KINDS = (
     "longitudinal",
     "mean",
     "oracle_frontier",
+    "set",
 )
 #: The trial kinds that run a frequency oracle (``oracle_frontier``: every registered one).
 ORACLE_KINDS = ("oracle", "multiple_questions", "rappor_decode", "longitudinal", "oracle_frontier")
@@ -76,7 +77,12 @@ def choice(default: Any, choices: Iterable[str]) -> Any:
 
 # --------------------------------------------------------------------------- protocols
 #: The trial kinds each protocol kind can run as (``protocol.kind``).
-KIND_TRIALS = {"oracle": ORACLE_KINDS, "heavy_hitter": ("heavy_hitter",), "mean": ("mean",)}
+KIND_TRIALS = {
+    "oracle": ORACLE_KINDS,
+    "heavy_hitter": ("heavy_hitter",),
+    "mean": ("mean",),
+    "set": ("set",),
+}
 
 
 def _config_type(annotation: Any) -> tuple[Any, dict[str, Any]]:
@@ -218,6 +224,27 @@ class BoundedConfig(DatasetConfig):
     law: str = choice("uniform", BOUNDED_LAWS)  #: centre (all 0), ends (±1), uniform
 
 
+@dataclass
+class KosarakSetsConfig(RealDataConfig):
+    """Kosarak as transactions: each user holds a set of items (set trials)."""
+
+    name: str = "kosarak_sets"
+
+
+@dataclass
+class PlantedConfig(DatasetConfig):
+    """Synthetic item sets with planted frequent itemsets (set trials;
+    :func:`ldp.datasets.synthetic_sets`)."""
+
+    name: str = "planted"
+    n: int | None = ranged(100_000, ge=1)
+    domain_size: int | None = ranged(None, ge=2)  #: items {0..d-1} (None: the loader's)
+    mean_size: float | None = ranged(None, gt=0)  #: background items per user, on average
+
+
+#: The data sets of item sets: the only ones set trials run on, and only they.
+SET_DATASETS = ("kosarak_sets", "planted")
+
 DATASET_SCHEMAS: dict[str, type[DatasetConfig]] = {
     "zipf": ZipfConfig,
     "exponential": ExponentialConfig,
@@ -226,6 +253,8 @@ DATASET_SCHEMAS: dict[str, type[DatasetConfig]] = {
     "kosarak": KosarakConfig,
     "aol": AOLConfig,
     "url": URLConfig,
+    "kosarak_sets": KosarakSetsConfig,
+    "planted": PlantedConfig,
 }
 
 

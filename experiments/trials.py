@@ -25,6 +25,7 @@ from experiments.kinds.multiple_questions import multiple_questions_trial
 from experiments.kinds.oracle import oracle_trial
 from experiments.kinds.oracle_frontier import oracle_frontier_trial
 from experiments.kinds.rappor_decode import rappor_decode_trial
+from experiments.kinds.sets import set_trial
 from experiments.seeding import TrialStreams, trial_streams
 
 #: Trial function per ``protocol.kind``.
@@ -36,6 +37,7 @@ TRIAL_KINDS: dict[str, Callable[[dict[str, Any], TrialStreams], TrialResult]] = 
     "longitudinal": longitudinal_trial,
     "mean": mean_trial,
     "oracle_frontier": oracle_frontier_trial,
+    "set": set_trial,
 }
 
 

@@ -289,3 +289,27 @@ class Decodes(Protocol):
 
     def decode(self, *args: Any, **kwargs: Any) -> Any:
         """The candidates' estimates and which are detected."""
+
+
+@runtime_checkable
+class SetOracleLike(Protocol):
+    """A set protocol with per-item estimates (:class:`ldp.sets.PSFO`): reports, the count
+    its estimator is unbiased for, and the closed-form variance (``ldp.testing.set_checks``
+    tests them)."""
+
+    def perturb(self, sets: Any, rng: np.random.Generator) -> Any:
+        """Each user's ε-LDP report of their set."""
+
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Estimated counts of every item, or of ``candidates``."""
+
+    def simulate(
+        self, sets: Any, rng: np.random.Generator, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The sampled engine: the estimates drawn without reports."""
+
+    def expected_counts(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """E[estimate] for these sets."""
+
+    def variances(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Var[estimate] for these sets, exact."""

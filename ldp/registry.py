@@ -33,8 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-Kind = Literal["oracle", "heavy_hitter", "mean"]
-KINDS: tuple[str, ...] = ("oracle", "heavy_hitter", "mean")
+Kind = Literal["oracle", "heavy_hitter", "mean", "set"]
+KINDS: tuple[str, ...] = ("oracle", "heavy_hitter", "mean", "set")
 #: The entry-point group through which other packages add protocols.
 ENTRY_POINT_GROUP = "ldp.protocols"
 #: The parameters every protocol of a kind receives from its caller (the harness sets
@@ -43,9 +43,10 @@ CONTEXT: dict[str, tuple[str, ...]] = {
     "oracle": ("epsilon", "domain_size"),
     "heavy_hitter": ("epsilon", "k", "m"),
     "mean": ("epsilon",),
+    "set": ("epsilon", "domain_size"),
 }
 #: The packages whose modules are imported (so that they register) before any lookup.
-BUILT_IN_PACKAGES = ("ldp.oracles", "ldp.heavy_hitters", "ldp.numeric")
+BUILT_IN_PACKAGES = ("ldp.oracles", "ldp.heavy_hitters", "ldp.numeric", "ldp.sets")
 
 T = TypeVar("T", bound=type)
 
@@ -58,10 +59,11 @@ class Protocol:
     ----------
     name : str
         The name used in configs, result tables and legends (the paper's acronym).
-    kind : {"oracle", "heavy_hitter", "mean"}
+    kind : {"oracle", "heavy_hitter", "mean", "set"}
         A frequency oracle (built with ``epsilon``, ``domain_size``), a heavy-hitter
-        protocol (built with ``epsilon``, ``k``, ``m``) or a mean-estimation protocol for
-        values in [-1, 1] (built with ``epsilon``; :mod:`ldp.numeric`).
+        protocol (built with ``epsilon``, ``k``, ``m``), a mean-estimation protocol for
+        values in [-1, 1] (built with ``epsilon``; :mod:`ldp.numeric`) or a protocol over
+        users' item sets (built with ``epsilon``, ``domain_size``; :mod:`ldp.sets`).
     cls : type
         The class; its dataclass fields are the protocol's parameters.
     label : str
@@ -108,7 +110,7 @@ def register(
         The protocol class (a dataclass).
     name : str, optional
         The registry name; default the class's ``name`` attribute, else its ``__name__``.
-    kind : {"oracle", "heavy_hitter", "mean"}, optional
+    kind : {"oracle", "heavy_hitter", "mean", "set"}, optional
         Default: ``"heavy_hitter"`` if the class has a ``run`` method, else ``"oracle"``.
     label, color, order :
         Display defaults (legend text, hex colour, legend position).

@@ -9,7 +9,8 @@ can parametrize over them.  What is checked follows the protocol's declared
 class name.  A check that the declaration rules out is not silently dropped: it raises
 :class:`CheckSkipped` with the reason, recorded in :func:`check_oracle`'s results (and
 shown as a skip by pytest).  Mean-estimation protocols (:mod:`ldp.numeric`) have their
-own battery, :func:`check_mean` / :func:`mean_checks`.
+own battery, :func:`check_mean` / :func:`mean_checks`, and so do the protocols over item
+sets (:mod:`ldp.sets`), :func:`check_set` / :func:`set_checks`.
 
 >>> from ldp.oracles import GRR
 >>> from ldp.testing import check_oracle
@@ -49,6 +50,7 @@ from scipy import stats
 from ldp.contract import (
     HasLogLikelihoods,
     HasReportGroups,
+    SetOracleLike,
     capabilities_of,
 )
 from ldp.validation import ParameterError
@@ -1176,11 +1178,195 @@ __all__ = [
     "check_heavy_hitter",
     "check_mean",
     "check_oracle",
+    "check_set",
     "heavy_hitter_checks",
     "hook_warnings",
     "mean_checks",
     "mean_population",
     "oracle_checks",
     "oracle_population",
+    "set_checks",
+    "set_population",
     "zipf_dataset",
 ]
+
+
+# ------------------------------------------------------------------------- set protocols
+#: The largest set in :func:`set_population`, and the padding of the audited inputs.
+SET_WIDTH = 4
+
+
+def set_population(n: int, domain_size: int) -> np.ndarray:
+    """The users' sets of a set-protocol check (rows padded with -1, :mod:`ldp.sets`):
+    item 0 in ~60% of the sets, item 1 in none, the others spread; sizes 0 to
+    :data:`SET_WIDTH` (some above a padding length of 2, some empty).  Fixed (seed 0)."""
+    rng = np.random.default_rng(0)
+    rows = np.full((n, SET_WIDTH), -1, dtype=np.int64)
+    others = np.arange(2, domain_size)
+    for user, size in enumerate(rng.integers(0, SET_WIDTH + 1, n)):
+        items = rng.choice(others, min(size, others.size), replace=False)
+        if rng.random() < 0.6 and size > 0:
+            items[0] = 0
+        rows[user, : items.size] = np.sort(items)
+    return rows
+
+
+def set_checks(cls: type, settings: Settings | None = None, **params: Any) -> Iterator[Check]:
+    """The checks of a set protocol (kind ``"set"``, :mod:`ldp.sets`) built as ``cls(**params)``.
+
+    ``params`` must include ``epsilon`` and ``domain_size``.  Every protocol: parameters,
+    ``top_items`` with each declared engine, and the two engines' estimates of the most
+    held item compared (two-sample z on mean and variance).  A protocol with reports
+    (``perturb``, ``estimate``) and a declared target and closed form (``expected_counts``,
+    ``variances``) is tested for unbiasedness and its variance with both engines, and
+    audited (:func:`ldp.audit.lower_bound`) between {0} and {1} and between the empty
+    set and a full one of SET_WIDTH items: neither bound may exceed ε.
+    """
+    settings = settings or Settings()
+    capabilities = capabilities_of(cls)
+    protocol = cls(**params)
+    rows = set_population(settings.n_users, protocol.domain_size)
+    per_item = isinstance(protocol, SetOracleLike)
+
+    def constructor_validation() -> str:
+        note = _check_epsilon_refused(lambda **bad: cls(**(params | bad)))
+        rng = _rng(settings, "validation")
+        d = protocol.domain_size
+        for bad in ([[1, 1, -1]], [[0, d, -1]], [[0, -2, -1]]):
+            call = lambda bad=bad: protocol.top_items(np.array(bad), 1, rng)  # noqa: E731
+            if not _refused(ValueError, call):
+                raise AssertionError(f"the sets {bad} were accepted")
+        return note + "; a repeated item, an item outside [0, d), a bad pad -> ValueError"
+
+    def keyword_only() -> str:
+        return _check_keyword_only(cls, params)
+
+    def representation() -> str:
+        return _check_repr(protocol, params)
+
+    def pickling() -> str:
+        return _check_pickle(protocol)
+
+    def top_items() -> str:
+        """k distinct items of [0, d), estimates finite and non-increasing, with every
+        declared engine; the same seed: the same answer."""
+        k = min(3, protocol.domain_size)
+        for engine in capabilities.engines:
+            runs = [
+                protocol.top_items(rows, k, np.random.default_rng(7), engine=engine)
+                for _ in range(2)
+            ]
+            found = runs[0].items
+            assert found.shape == (k,) and np.unique(found).size == k, f"{engine}: {found}"
+            assert found.min() >= 0 and found.max() < protocol.domain_size, f"{engine}: {found}"
+            assert np.all(np.isfinite(runs[0].estimates)), f"{engine}: estimates not finite"
+            assert np.all(np.diff(runs[0].estimates) <= 0), f"{engine}: not ranked"
+            assert np.array_equal(found, runs[1].items), f"{engine}: not deterministic"
+        return f"top {k} with {', '.join(capabilities.engines)}"
+
+    def draws(engine: str) -> np.ndarray:
+        rng = _rng(settings, "set " + engine)
+        if engine == "sampled":
+            return np.array([protocol.simulate(rows, rng) for _ in range(settings.repetitions)])
+        return np.array(
+            [protocol.estimate(protocol.perturb(rows, rng)) for _ in range(settings.repetitions)]
+        )
+
+    def unbiased_variance() -> str:
+        """Per declared engine, ``repetitions`` runs: the pooled scale test of E[ĉ] =
+        ``expected_counts`` (:func:`_scale_t`), a z per item at ALPHA/d, and the pooled
+        variance test against ``variances`` (:func:`_variance_z`), each at level ALPHA."""
+        if not per_item:
+            raise CheckSkipped("no per-item estimate with a declared target and closed form")
+        expected, variance = protocol.expected_counts(rows), protocol.variances(rows)
+        limit = float(stats.norm.isf(ALPHA / (2 * expected.shape[0])))
+        notes = []
+        for engine in capabilities.engines:
+            sample = draws(engine)
+            z = (sample.mean(axis=0) - expected) / np.sqrt(variance / sample.shape[0])
+            assert np.abs(z).max() <= limit, (
+                f"{engine}: E[estimate] off: max |z| {np.abs(z).max():.2f}"
+            )
+            t, _, detects = _scale_t(sample, expected)
+            assert abs(t) <= Z + 1, f"{engine}: scale error t = {t:.2f}"
+            vz = _variance_z(sample, expected, variance)
+            assert abs(vz) <= Z, f"{engine}: variance off the closed form: z = {vz:.2f}"
+            notes.append(
+                f"{engine}: max |z| {np.abs(z).max():.2f}, variance z {vz:+.2f}, detects a "
+                f"{detects:.1%} scale error"
+            )
+        return "; ".join(notes)
+
+    def engines_agree() -> str:
+        """The estimate of item 0 (the most held) in ``top_items`` over heavy_hitter_runs × 4
+        runs per engine: two-sample z on its mean and variance, level ALPHA each."""
+        if len(capabilities.engines) < 2:
+            raise CheckSkipped("declares one engine")
+        runs = 4 * settings.heavy_hitter_runs
+        samples = []
+        for engine in capabilities.engines:
+            rng = _rng(settings, "set agree " + engine)
+            values = []
+            for _ in range(runs):
+                result = protocol.top_items(rows, 2, rng, engine=engine)
+                hit = np.flatnonzero(result.items == 0)
+                values.append(result.estimates[hit[0]] if hit.size else np.nan)
+            samples.append(np.array(values))
+        assert not any(np.isnan(s).any() for s in samples), "item 0 was not found every run"
+        notes = []
+        for statistic in ("mean", "variance"):
+            z = _two_sample_z(samples[0], samples[1], statistic)
+            assert abs(z) <= Z, f"engines differ in the {statistic}: z = {z:.2f}"
+            notes.append(f"{statistic} z = {z:+.2f}")
+        return ", ".join(notes)
+
+    def privacy_audit() -> str:
+        """``ldp.audit.lower_bound`` (``audit_trials`` reports per input, level ALPHA) between
+        {0} and {1}, and between the empty set and {0, ..., SET_WIDTH-1}: each <= ε."""
+        if not per_item:
+            raise CheckSkipped("sends no single report per user (ldp.contract.SetOracleLike)")
+        from ldp import audit
+
+        blank = np.full(SET_WIDTH, -1)
+        full = np.arange(SET_WIDTH)
+        pairs = {
+            "{0} vs {1}": (np.r_[0, blank[1:]], np.r_[1, blank[1:]]),
+            "empty vs full": (blank, full),
+        }
+        notes = []
+        for name, (v, v_prime) in pairs.items():
+            result = audit.lower_bound(
+                protocol,
+                v,
+                v_prime,
+                rng=_rng(settings, "set audit " + name),
+                trials=settings.audit_trials,
+                alpha=ALPHA,
+            )
+            assert result.epsilon <= protocol.epsilon * (1 + 1e-12), f"{name}: {result}"
+            notes.append(f"{name}: {result.epsilon:.3f}")
+        return f"lower bounds {'; '.join(notes)} <= epsilon {protocol.epsilon:g}"
+
+    for check in (
+        constructor_validation,
+        keyword_only,
+        representation,
+        pickling,
+        top_items,
+        unbiased_variance,
+        engines_agree,
+        privacy_audit,
+    ):
+        yield Check(check.__name__, check)
+
+
+def check_set(
+    cls: type,
+    settings: Settings | None = None,
+    *,
+    expected_failed: Mapping[str, str] | None = None,
+    **params: Any,
+) -> list[CheckResult]:
+    """Run every check of :func:`set_checks`; ``AssertionError`` on the first failure
+    (``expected_failed`` as in :func:`check_oracle`)."""
+    return _run_all(set_checks(cls, settings, **params), expected_failed)

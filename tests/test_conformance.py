@@ -14,11 +14,19 @@ from __future__ import annotations
 import pytest
 
 from ldp import registry
-from ldp.testing import CheckSkipped, Settings, heavy_hitter_checks, mean_checks, oracle_checks
+from ldp.testing import (
+    CheckSkipped,
+    Settings,
+    heavy_hitter_checks,
+    mean_checks,
+    oracle_checks,
+    set_checks,
+)
 
 ORACLE_CONTEXT = {"epsilon": 1.0, "domain_size": 8}
 HEAVY_HITTER_CONTEXT = {"epsilon": 2.0, "k": 4, "m": 16}
 MEAN_CONTEXT = {"epsilon": 1.0}
+SET_CONTEXT = {"epsilon": 1.0, "domain_size": 16}
 #: Smaller-than-default parameters for protocols whose default sizes make the battery slow
 #: (as scikit-learn's per-estimator check parameters): the sketches' k x m tables.
 QUICK_PARAMETERS = {"CMS": {"k": 16, "m": 64}, "HCMS": {"k": 16, "m": 64}}
@@ -43,6 +51,8 @@ def _items():
             )
         elif entry.kind == "mean":
             checks = mean_checks(entry.cls, **MEAN_CONTEXT, **QUICK_PARAMETERS.get(name, {}))
+        elif entry.kind == "set":
+            checks = set_checks(entry.cls, **SET_CONTEXT, **QUICK_PARAMETERS.get(name, {}))
         else:
             checks = heavy_hitter_checks(
                 entry.cls, **HEAVY_HITTER_CONTEXT, **QUICK_PARAMETERS.get(name, {})

@@ -10,6 +10,7 @@ from ldp import registry
 from ldp.heavy_hitters import PEM
 from ldp.numeric import MeanProtocol
 from ldp.oracles import OLH, ORACLES, FrequencyOracle
+from ldp.sets import SetProtocol
 
 
 @pytest.fixture
@@ -30,6 +31,8 @@ def test_every_built_in_protocol_is_registered_with_its_kind():
             assert issubclass(entry.cls, FrequencyOracle)
         elif entry.kind == "mean":
             assert issubclass(entry.cls, MeanProtocol)
+        elif entry.kind == "set":
+            assert issubclass(entry.cls, SetProtocol)
         else:
             assert callable(entry.cls.run)
 

@@ -16,6 +16,8 @@ nothing of files or workers.  :data:`experiments.trials.TRIAL_KINDS` maps each
 * :mod:`~experiments.kinds.longitudinal`: τ collections by a memoized protocol ([ACBX22]).
 * :mod:`~experiments.kinds.mean`: a mean protocol on real values ([W19]).
 * :mod:`~experiments.kinds.oracle_frontier`: every registered oracle at one (d, ε).
+* :mod:`~experiments.kinds.sets`: a protocol over users' item sets finds the top-k items
+  ([FIM]).
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ aol         AOL 2006 first queries, 6 bytes (file or surrogate)          48
 url         top-sites visits, 20-byte domains (file or surrogate)        160
 =========== ============================================================ ========
 
+``load_sets(name, **params)`` returns users' item sets (:class:`Transactions`):
+``kosarak_sets`` (each transaction a user's set; file or surrogate) and ``planted``
+(synthetic, with planted frequent itemsets), for :mod:`ldp.sets`.
+
 See ``docs/datasets.md`` for every parameter, the surrogates' calibration and how to point
 the loaders at the real files (``path=`` or ``$LDP_DATA_DIR``).
 """
@@ -35,16 +39,28 @@ from ldp.datasets.loaders import (
 )
 from ldp.datasets.readers import DataFileError
 from ldp.datasets.summary import describe, format_description, zipf_slope
+from ldp.datasets.transactions import (
+    Transactions,
+    load_kosarak_sets,
+    read_transactions,
+    synthetic_sets,
+)
 
 __all__ = [
     "LOADERS",
+    "SET_LOADERS",
     "DataFallbackWarning",
     "DataFileError",
     "Dataset",
+    "Transactions",
     "check_params",
     "describe",
     "format_description",
     "load",
+    "load_kosarak_sets",
+    "load_sets",
+    "read_transactions",
+    "synthetic_sets",
     "zipf_slope",
 ]
 
@@ -57,12 +73,19 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "url": load_url,
 }
 
+#: The data sets of users' item sets (:class:`Transactions`), for :mod:`ldp.sets`.
+SET_LOADERS: dict[str, Callable[..., Transactions]] = {
+    "kosarak_sets": load_kosarak_sets,
+    "planted": synthetic_sets,
+}
 
-def _loader(name: str) -> Callable[..., Dataset]:
+
+def _loader(name: str, table: dict[str, Callable[..., object]] | None = None) -> Callable:
+    known = table if table is not None else LOADERS | SET_LOADERS
     try:
-        return LOADERS[name]
+        return known[name]
     except KeyError:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}") from None
+        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(known)}") from None
 
 
 def check_params(name: str, **params: object) -> None:
@@ -98,4 +121,17 @@ def load(name: str, **params: object) -> Dataset:
     >>> data.n, data.m, data.source
     (10000, 16, 'synthetic')
     """
-    return _loader(name)(**params)
+    return _loader(name, LOADERS)(**params)
+
+
+def load_sets(name: str, **params: object) -> Transactions:
+    """Load the data set of item sets ``name`` (``kosarak_sets`` or ``planted``) with the
+    loader's keyword parameters (:func:`load_kosarak_sets`, :func:`synthetic_sets`).
+
+    Examples
+    --------
+    >>> sets = load_sets("planted", n=1000, seed=1)
+    >>> sets.n, sets.source
+    (1000, 'synthetic')
+    """
+    return _loader(name, SET_LOADERS)(**params)

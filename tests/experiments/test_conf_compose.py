@@ -70,7 +70,9 @@ def test_the_groups_list_choices_only(compose_config):
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_every_protocol_composes(compose_config, protocol):
     means = {name.lower() for name in registry.protocols("mean")}
-    data = "bounded" if protocol in means else "exponential"  # mean protocols: real values
+    sets = {name.lower() for name in registry.protocols("set")} | {"psfo_padded"}
+    # mean protocols take real values, set protocols item sets
+    data = "bounded" if protocol in means else "planted" if protocol in sets else "exponential"
     config = check_config(compose_config(f"protocol={protocol}", f"dataset={data}"))
     entry = registry.get(config["protocol"]["name"])
     assert config["protocol"]["kind"] == entry.kind
@@ -82,10 +84,11 @@ def test_every_protocol_composes(compose_config, protocol):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_every_dataset_composes(compose_config, dataset):
-    protocol = "duchi" if dataset == "bounded" else "grr"  # real values: a mean protocol
+    # real values: a mean protocol; item sets: a set protocol
+    protocol = {"bounded": "duchi", "kosarak_sets": "psfo", "planted": "psfo"}.get(dataset, "grr")
     config = check_config(compose_config(f"dataset={dataset}", f"protocol={protocol}"))
     assert config["dataset"]["name"] == {"zipf20": "zipf"}.get(dataset, dataset)
-    if dataset in ("kosarak", "aol", "url"):
+    if dataset in ("kosarak", "aol", "url", "kosarak_sets"):
         assert config["dataset"]["path"] is None  # the surrogate unless a file is given
 
 

@@ -1,0 +1,174 @@
+"""What every protocol over item sets shares: its input, the padded sample, the result.
+
+A user holds a *set* of items of the domain {0, ..., d-1} (a Kosarak transaction), not one
+value.  The protocols of this package take the users' sets as a
+:class:`ldp.datasets.Transactions` (CSR: ``offsets`` and ``items``), or, for a handful of
+users such as the auditor's (:mod:`ldp.audit`) copies of one input, as a 2-D integer
+array whose rows are the sets padded with -1 (:func:`as_sets` reads both).
+
+Padding and sampling (Wang, Li, Jha, *Locally Differentially Private Frequent Itemset
+Mining*, IEEE S&P 2018, Sec. IV; the "sampling randomizer" of Qin et al., CCS 2016, before
+it): a user whose set v holds fewer than ℓ items pads it with the dummy items
+⊥_|v|, ..., ⊥_{ℓ-1} (the values d, ..., d+ℓ-1 of the padded domain), so that the padded set
+has max(|v|, ℓ) distinct elements, and draws one of them uniformly
+(:func:`padded_sample`).  Item x of v is drawn with probability 1/max(|v|, ℓ).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ldp.reports import wrap_methods
+from ldp.validation import ParameterError, check_generator, check_int
+
+__all__ = [
+    "ItemsResult",
+    "SetProtocol",
+    "as_sets",
+    "padded_sample",
+    "padded_weights",
+    "restrict",
+]
+
+
+def as_sets(sets: Any, domain_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, items) of users' sets, checked: items in [0, d), distinct within a set.
+
+    ``sets`` is a :class:`ldp.datasets.Transactions` (anything with ``offsets`` and
+    ``items``), or a 2-D integer array with one row per user, the set's items followed by
+    -1 (rows of the auditor's copies of one input).
+    """
+    if hasattr(sets, "offsets") and hasattr(sets, "items"):
+        offsets = np.asarray(sets.offsets, dtype=np.int64)
+        items = np.asarray(sets.items, dtype=np.int64)
+        held = getattr(sets, "domain_size", domain_size)
+        if held > domain_size:
+            raise ParameterError(
+                "domain_size",
+                domain_size,
+                f">= the data's domain size {held}",
+                "every item of the data must lie in the protocol's domain",
+            )
+    else:
+        rows = np.asarray(sets)
+        if rows.ndim != 2 or rows.dtype.kind not in "iu":
+            raise TypeError(
+                "sets must be a Transactions or a 2-D integer array of rows padded with -1, "
+                f"got {type(sets).__name__} of shape {np.shape(sets)}"
+            )
+        rows = rows.astype(np.int64, copy=False)
+        if np.any(rows < -1):
+            raise ValueError("a padded row holds items >= 0 and -1 for 'no item'")
+        present = rows >= 0
+        sizes = present.sum(axis=1)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        ordered = np.sort(np.where(present, rows, np.iinfo(np.int64).max), axis=1)
+        items = ordered[np.arange(rows.shape[1]) < sizes[:, None]]
+    if offsets.ndim != 1 or offsets.shape[0] < 1 or offsets[0] != 0:
+        raise ValueError("offsets must be a 1-D array starting at 0")
+    if np.any(np.diff(offsets) < 0) or offsets[-1] != items.shape[0]:
+        raise ValueError("offsets must be non-decreasing and end at the number of items")
+    if items.size and (items.min() < 0 or items.max() >= domain_size):
+        bad = items[(items < 0) | (items >= domain_size)][0]
+        raise ParameterError("item", int(bad), f"in [0, {domain_size})", "an item of a user's set")
+    user = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    if np.any((user[1:] == user[:-1]) & (items[1:] <= items[:-1])):
+        raise ValueError("each user's items must be distinct (and sorted, in a Transactions)")
+    return offsets, items
+
+
+def padded_weights(sizes: np.ndarray, ell: int) -> np.ndarray:
+    """1/max(|v|, ℓ) per user: the probability that each item of v is the one drawn."""
+    return 1.0 / np.maximum(sizes, ell)
+
+
+def padded_sample(
+    offsets: np.ndarray, items: np.ndarray, ell: int, domain_size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """One element of each user's padded set, uniformly: an item of v, or a dummy in
+    [d, d+ℓ) (module docstring).  Exact: one ``rng.integers(0, max(|v|, ℓ))`` per user."""
+    sizes = np.diff(offsets)
+    position = rng.integers(0, np.maximum(sizes, ell)) if sizes.size else np.zeros(0, np.int64)
+    real = position < sizes
+    out = domain_size + position
+    out[real] = items[offsets[:-1][real] + position[real]]
+    return out.astype(np.int64, copy=False)
+
+
+def restrict(
+    offsets: np.ndarray, items: np.ndarray, candidates: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's set intersected with ``candidates``, the items renamed to their index
+    in ``candidates`` (so the result lives in {0, ..., len(candidates)-1})."""
+    order = np.argsort(candidates, kind="stable")
+    ordered = np.asarray(candidates)[order]
+    where = np.minimum(np.searchsorted(ordered, items), max(ordered.shape[0] - 1, 0))
+    keep = ordered[where] == items if ordered.size else np.zeros(items.shape[0], dtype=bool)
+    user = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))[keep]
+    renamed = order[where[keep]].astype(np.int64)
+    sort = np.lexsort((renamed, user))
+    counts = np.bincount(user, minlength=offsets.shape[0] - 1)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), renamed[sort]
+
+
+@dataclass(frozen=True)
+class ItemsResult:
+    """A set-valued miner's answer: the items it returns and their estimated counts."""
+
+    items: np.ndarray  #: int64 item ids, most frequent first
+    estimates: np.ndarray  #: estimated number of users holding each
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetProtocol(ABC):
+    """A protocol over users' item sets of the domain {0, ..., d-1}, kind ``"set"``.
+
+    Every protocol of the kind mines the top-k items (:meth:`top_items`) with either
+    engine; the frequency oracles among them also offer ``perturb`` (stamped, as every
+    oracle's reports, :mod:`ldp.reports`), ``estimate`` and ``simulate``.
+    """
+
+    epsilon: float
+    domain_size: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        wrap_methods(cls)
+
+    def sets(self, sets: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`as_sets` in this protocol's domain."""
+        return as_sets(sets, self.domain_size)
+
+    @abstractmethod
+    def top_items(
+        self, sets: Any, k: int, rng: np.random.Generator, engine: str = "reports"
+    ) -> ItemsResult:
+        """The k items this protocol finds most frequent, with their estimated counts."""
+
+
+def check_k(k: object, domain_size: int) -> int:
+    """1 <= k <= d."""
+    return check_int(k, "k", minimum=1, maximum=domain_size)
+
+
+def check_engine(engine: object) -> str:
+    """``"reports"`` or ``"sampled"``."""
+    if engine not in ("reports", "sampled"):
+        raise ParameterError("engine", engine, "'reports' or 'sampled'")
+    return str(engine)
+
+
+def ranked(estimates: np.ndarray, k: int, names: np.ndarray | None = None) -> ItemsResult:
+    """The k largest estimates (ties to the smaller index), named by ``names``."""
+    order = np.lexsort((np.arange(estimates.shape[0]), -estimates))[:k]
+    ids = order if names is None else np.asarray(names)[order]
+    return ItemsResult(items=np.asarray(ids, dtype=np.int64), estimates=estimates[order])
+
+
+def generator(rng: object) -> np.random.Generator:
+    """:func:`ldp.validation.check_generator` (re-exported for the set protocols)."""
+    return check_generator(rng)

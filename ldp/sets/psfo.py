@@ -1,0 +1,213 @@
+"""PSFO: the padding-and-sampling frequency oracle over item sets (S&P'18, Sec. IV).
+
+Wang, Li, Jha, *Locally Differentially Private Frequent Itemset Mining*, IEEE S&P 2018.
+Each user pads their set to ℓ elements with dummy items, draws one element uniformly
+(:func:`ldp.sets.base.padded_sample`) and reports it with a frequency oracle over the
+padded domain of d+ℓ values; the server multiplies the oracle's estimate by ℓ.
+
+Privacy.  Given the padded set S, the report's law is the mixture (1/|S|) Σ_{x∈S} FO(·|x).
+With OLH at ε every component is within e^ε of every other, so the mixture is ε-LDP.
+With GRR the sampling *amplifies*: Pr[y | S] = q + (p-q)·1[y∈S]/|S| with |S| >= ℓ, whose
+largest ratio over two sets is 1 + (p/q - 1)/ℓ; GRR at ε' = ln(ℓ(e^ε - 1) + 1) therefore
+gives exactly ε (the paper's amplified GRR).  This needs ℓ *distinct* dummies: with one
+shared dummy symbol, an empty set reports it with probability p and a full one with q, a
+ratio e^ε' > e^ε (``tests/sets/test_psfo.py`` plants it and the auditor catches it).
+
+Estimate.  E[I_x] = n q* + (p*-q*) A_x with A_x = Σ_{u: x∈v_u} 1/max(|v_u|, ℓ), so
+ĉ(x) = ℓ (I_x - n q*)/(p*-q*) is unbiased for ℓ A_x (:meth:`PSFO.expected_counts`): the
+number of users holding x when no set exceeds ℓ, fewer otherwise (a user with |v| > ℓ
+counts ℓ/|v|).  Its variance is exact (users are independent; for OLH under an ideal
+hash): ℓ²/(p*-q*)² [n q*(1-q*) + (p*-q*)(1-2q*) A_x - (p*-q*)² B_x] with
+B_x = Σ_{u: x∈v_u} 1/max(|v_u|, ℓ)² (derived here from the per-user Bernoulli support
+indicators, :meth:`PSFO.variances`).
+
+Which oracle.  Dropping the A and B terms, GRR's variance is
+(d - 1 + ℓe^ε)/(e^ε - 1)² and OLH's 4ℓ²e^ε/(e^ε - 1)², so GRR is used when
+d < ℓe^ε(4ℓ - 1) + 1 (:func:`prefers_grr`; the paper's adaptive choice).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ldp.contract import Capabilities
+from ldp.oracles.base import PureOracle
+from ldp.oracles.direct import GRR
+from ldp.oracles.local_hashing import OLH
+from ldp.registry import register
+from ldp.reports import bare
+from ldp.sets.base import (
+    ItemsResult,
+    SetProtocol,
+    check_engine,
+    check_k,
+    generator,
+    padded_sample,
+    padded_weights,
+    ranked,
+)
+from ldp.validation import ParameterError, check_int
+
+#: The oracles a PSFO reports with, and "adaptive" (:func:`prefers_grr`).
+PSFO_ORACLES = ("adaptive", "GRR", "OLH")
+#: The largest padding length: ℓ dummies widen the domain, and ℓ² scales the variance.
+MAX_PADDING = 1 << 16
+
+
+def amplified_epsilon(epsilon: float, ell: int) -> float:
+    """ε' = ln(ℓ(e^ε - 1) + 1), rounded down two ulps so that ℓ(e^ε' - 1) + 1 <= e^ε·ℓ...
+
+    precisely: so that 1 + (e^ε' - 1)/ℓ, the largest ratio of the padded-and-sampled GRR,
+    stays <= e^ε in floating point too (``ln`` and ``exp`` are each within an ulp).
+    """
+    value = math.log1p(ell * math.expm1(epsilon))
+    return float(np.nextafter(np.nextafter(value, 0.0), 0.0))
+
+
+def prefers_grr(domain_size: int, ell: int, epsilon: float) -> bool:
+    """Whether GRR at the amplified ε' beats OLH at ε for PSFO over d items: d < ℓe^ε(4ℓ-1)+1."""
+    return domain_size < ell * math.exp(epsilon) * (4 * ell - 1) + 1
+
+
+@register(kind="set", label="PSFO", color="#e34a33", order=4010)
+@dataclass(frozen=True, kw_only=True)
+class PSFO(SetProtocol):
+    """Padding-and-sampling frequency oracle (module docstring).
+
+    Parameters
+    ----------
+    epsilon, domain_size :
+        The budget ε and the number d of items.
+    ell : int
+        The padding length ℓ >= 1 (``ell=1``: one item of the set, no padding but for
+        empty sets).
+    oracle : {"adaptive", "GRR", "OLH"}
+        The frequency oracle over the d+ℓ padded values: GRR at the amplified ε', OLH at
+        ε, or the one :func:`prefers_grr` picks (default).
+    """
+
+    name: ClassVar[str] = "PSFO"
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    ell: int = 1
+    oracle: str = "adaptive"
+    inner: PureOracle = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        probe = GRR(epsilon=self.epsilon, domain_size=self.domain_size)
+        object.__setattr__(self, "epsilon", probe.epsilon)
+        object.__setattr__(self, "domain_size", probe.domain_size)
+        object.__setattr__(self, "ell", check_int(self.ell, "ell", minimum=1, maximum=MAX_PADDING))
+        if self.oracle not in PSFO_ORACLES:
+            raise ParameterError("oracle", self.oracle, f"one of {PSFO_ORACLES}")
+        padded = self.domain_size + self.ell
+        if self.uses_grr:
+            inner: PureOracle = GRR(
+                epsilon=amplified_epsilon(self.epsilon, self.ell), domain_size=padded
+            )
+        else:
+            inner = OLH(epsilon=self.epsilon, domain_size=padded)
+        object.__setattr__(self, "inner", inner)
+
+    @property
+    def uses_grr(self) -> bool:
+        """Whether the reports are GRR's (else OLH's)."""
+        if self.oracle == "adaptive":
+            return prefers_grr(self.domain_size, self.ell, self.epsilon)
+        return self.oracle == "GRR"
+
+    # --- client --------------------------------------------------------------------------
+    def perturb(self, sets: Any, rng: np.random.Generator) -> Any:
+        """Each user's report: one element of the padded set, through the inner oracle."""
+        rng = generator(rng)
+        offsets, items = self.sets(sets)
+        drawn = padded_sample(offsets, items, self.ell, self.domain_size, rng)
+        return self.inner.perturb(drawn, rng)
+
+    def n_reports(self, reports: Any) -> int:
+        return self.inner.n_reports(bare(reports))
+
+    # --- server --------------------------------------------------------------------------
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """ĉ(x) = ℓ·(the inner oracle's estimate of x), for every item or ``candidates``."""
+        chosen = self._candidates(candidates)
+        return self.ell * self.inner.estimate(bare(reports), chosen)
+
+    def simulate(
+        self, sets: Any, rng: np.random.Generator, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The sampled engine: each user's padded element drawn as the client does, their
+        histogram handed to the inner oracle's sampled engine (exact when it is)."""
+        rng = generator(rng)
+        offsets, items = self.sets(sets)
+        drawn = padded_sample(offsets, items, self.ell, self.domain_size, rng)
+        counts = np.bincount(drawn, minlength=self.domain_size + self.ell)
+        return self.ell * self.inner.simulate(counts, rng, self._candidates(candidates))
+
+    def _candidates(self, candidates: np.ndarray | None) -> np.ndarray:
+        if candidates is None:
+            return np.arange(self.domain_size, dtype=np.int64)
+        chosen = np.asarray(candidates, dtype=np.int64)
+        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.domain_size):
+            raise ParameterError("candidates", chosen, f"items in [0, {self.domain_size})")
+        return chosen
+
+    def top_items(
+        self, sets: Any, k: int, rng: np.random.Generator, engine: str = "reports"
+    ) -> ItemsResult:
+        """Estimate every item, return the k largest."""
+        k, engine = check_k(k, self.domain_size), check_engine(engine)
+        if engine == "sampled":
+            return ranked(self.simulate(sets, rng), k)
+        return ranked(self.estimate(self.perturb(sets, rng)), k)
+
+    # --- analysis ------------------------------------------------------------------------
+    def weight_sums(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """(A_x, B_x) per candidate: Σ 1/max(|v|, ℓ) and Σ 1/max(|v|, ℓ)² over its holders."""
+        offsets, items = self.sets(sets)
+        weight = np.repeat(padded_weights(np.diff(offsets), self.ell), np.diff(offsets))
+        d = self.domain_size
+        a = np.bincount(items, weights=weight, minlength=d)
+        b = np.bincount(items, weights=weight**2, minlength=d)
+        chosen = self._candidates(candidates)
+        return np.stack([a[chosen], b[chosen]])
+
+    def expected_counts(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """E[ĉ(x)] = ℓ A_x: the count of x's holders, a holder with |v| > ℓ counting ℓ/|v|."""
+        return self.ell * self.weight_sums(sets, candidates)[0]
+
+    def variances(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Var[ĉ(x)], exact (module docstring)."""
+        a, b = self.weight_sums(sets, candidates)
+        n = np.diff(self.sets(sets)[0]).shape[0]
+        p, q = self.inner.p_star, self.inner.q_star
+        spread = n * q * (1 - q) + (p - q) * (1 - 2 * q) * a - (p - q) ** 2 * b
+        return self.ell**2 * spread / (p - q) ** 2
+
+    def audit_events(self, v: Any, v_prime: Any) -> list:
+        """The inner oracle's events for an element of v's padded set outside v′'s and
+        one of v′'s outside v's (the reports that tell the two sets apart most)."""
+        a, b = (self._padded(x) for x in (v, v_prime))
+        only_a, only_b = np.setdiff1d(a, b), np.setdiff1d(b, a)
+        if not (only_a.size and only_b.size):
+            return []
+        return list(self.inner.audit_events(int(only_a[0]), int(only_b[0])))
+
+    def _padded(self, row: Any) -> np.ndarray:
+        """One input's padded set: its items and the dummies d+|v|, ..., d+ℓ-1."""
+        offsets, items = self.sets(np.asarray(row).reshape(1, -1))
+        size = int(offsets[1])
+        return np.concatenate([items, self.domain_size + np.arange(size, self.ell)])
+
+    def privacy_ratio(self) -> float:
+        """The largest Pr[y | S]/Pr[y | S'] over reports and sets, from the realised p*, q*:
+        1 + (p*/q* - 1)/ℓ for GRR, p*/q* for OLH (a cell's keep over another's)."""
+        p, q = self.inner.p_star, self.inner.q_star
+        if self.uses_grr:
+            return 1.0 + (p / q - 1.0) / self.ell
+        g = self.inner.g  # type: ignore[attr-defined]
+        return p / ((1.0 - p) / (g - 1))
