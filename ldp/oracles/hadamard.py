@@ -55,6 +55,10 @@ from ldp.validation import check_generator, check_values
 #: Bytes per entry of the order-K transform at its peak (the histogram, its transform and
 #: a half-size temporary of the butterflies, int64): K is bounded by the memory budget.
 TRANSFORM_BYTES = 24
+#: Bytes per entry of order K at the peak of HM's sampled engine (the 2K report codes, their
+#: coset histogram, the coefficient sums and their transform): 64 measured with
+#: ``tracemalloc`` at K = 2^19 and 2^22, with a margin.
+SAMPLED_BYTES = 72
 #: Pairs (candidate, report) counted at once by HR's direct count for few reports.
 DIRECT_CHUNK = 1 << 22
 #: A pair counted directly costs about this many butterfly steps of the transform
@@ -63,15 +67,16 @@ DIRECT_CHUNK = 1 << 22
 DIRECT_PAIR_COST = 4
 
 
-def check_order(name: str, domain_size: int, order: int) -> None:
-    """Refuse a Hadamard order K whose transform would exceed the memory budget."""
-    most = budget.current().memory_bytes // TRANSFORM_BYTES
+def check_order(name: str, domain_size: int, order: int, per_entry: int = TRANSFORM_BYTES) -> None:
+    """Refuse a Hadamard order K whose transform (``per_entry`` bytes per entry of K) would
+    exceed the memory budget."""
+    most = budget.current().memory_bytes // per_entry
     largest = 1 << (most.bit_length() - 1)  # the largest power of two that fits
     budget.check_memory(
         "domain_size",
         domain_size,
         f"< {largest} for {name} (K, the next power of two, holds its transform)",
-        TRANSFORM_BYTES * order,
+        per_entry * order,
         f"{name}'s transform of order K = {order}",
     )
 
@@ -468,6 +473,7 @@ class HM(PureOracle):
         drawn whole (:func:`simulate_coefficient_sums`); cost 2D binomials + Σ_v min(kept_v,
         8 · 2^j(v)) draws + D log D, j(v) the highest bit of 2v + 1.
         """
+        check_order(self.name, self.domain_size, self.order, SAMPLED_BYTES)
         n_users = int(counts.sum())
         full = dense_counts(values, counts, self.domain_size)
         sums = simulate_coefficient_sums(full, self.p_star, self.order, rng)

@@ -22,6 +22,7 @@ SMALL = {
     "oracle": ("dataset=point", "dataset.n=400", "options.domain_size=8", "options.track=absent"),
     "heavy_hitter": ("dataset.n=2000", "k=4", "dataset.m=16"),
     "mean": ("dataset=bounded", "dataset.n=400"),
+    "set": ("dataset=planted", "dataset.n=400", "dataset.domain_size=64", "k=4"),
 }
 
 
