@@ -73,6 +73,7 @@ PROTOCOL_BUDGET: Final = "protocol.budget"
 PROTOCOL_CHANNELS: Final = "protocol.channels"
 PROTOCOL_ETA: Final = "protocol.eta"
 PROTOCOL_ETAS: Final = "protocol.etas"
+PROTOCOL_ELL: Final = "protocol.ell"  #: a set protocol's padding length ℓ
 PROTOCOL_FORM: Final = "protocol.form"
 PROTOCOL_FRACTIONS: Final = "protocol.fractions"
 PROTOCOL_K: Final = "protocol.k"
@@ -110,6 +111,7 @@ PARAMETERS: Final = (
     PROTOCOL_CHANNELS,
     PROTOCOL_ETA,
     PROTOCOL_ETAS,
+    PROTOCOL_ELL,
     PROTOCOL_FORM,
     PROTOCOL_FRACTIONS,
     PROTOCOL_K,

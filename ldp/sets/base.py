@@ -30,6 +30,8 @@ __all__ = [
     "SetProtocol",
     "as_sets",
     "padded_sample",
+    "PerItemProtocol",
+    "kept_weights",
     "padded_weights",
     "restrict",
 ]
@@ -84,6 +86,12 @@ def as_sets(sets: Any, domain_size: int) -> tuple[np.ndarray, np.ndarray]:
 def padded_weights(sizes: np.ndarray, ell: int) -> np.ndarray:
     """1/max(|v|, ℓ) per user: the probability that each item of v is the one drawn."""
     return 1.0 / np.maximum(sizes, ell)
+
+
+def kept_weights(sizes: np.ndarray, ell: int) -> np.ndarray:
+    """min(1, ℓ/|v|) per user: the share of a holder that padding to ℓ counts (its item is
+    among ℓ elements drawn from the padded set), ℓ times :func:`padded_weights`."""
+    return np.minimum(1.0, ell / np.maximum(sizes, 1))
 
 
 def padded_sample(
@@ -148,6 +156,62 @@ class SetProtocol(ABC):
         self, sets: Any, k: int, rng: np.random.Generator, engine: str = "reports"
     ) -> ItemsResult:
         """The k items this protocol finds most frequent, with their estimated counts."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PerItemProtocol(SetProtocol):
+    """A set protocol that estimates every item from one collection (``estimate`` of
+    ``perturb``, or ``simulate``) with a closed form (:class:`ldp.contract.SetOracleLike`):
+    the top k are the k largest estimates.  Subclasses give ``perturb``, ``estimate``,
+    ``simulate``, ``ell`` and :meth:`pure_variance` from the per-holder weights
+    :meth:`weight_sums` reads.
+
+    Their estimator is unbiased for the *padded count* Σ_{u: x∈v_u} min(1, ℓ/|v_u|)
+    (:meth:`expected_counts`): the number of holders of x when no set exceeds ℓ.
+    """
+
+    ell: int = 1
+
+    def item_candidates(self, candidates: np.ndarray | None) -> np.ndarray:
+        """Every item, or ``candidates`` checked to be items of [0, d)."""
+        if candidates is None:
+            return np.arange(self.domain_size, dtype=np.int64)
+        chosen = np.asarray(candidates, dtype=np.int64)
+        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.domain_size):
+            raise ParameterError("candidates", chosen, f"items in [0, {self.domain_size})")
+        return chosen
+
+    def top_items(
+        self, sets: Any, k: int, rng: np.random.Generator, engine: str = "reports"
+    ) -> ItemsResult:
+        """Estimate every item, return the k largest."""
+        k, engine = check_k(k, self.domain_size), check_engine(engine)
+        if engine == "sampled":
+            return ranked(self.simulate(sets, rng), k)  # type: ignore[attr-defined]
+        return ranked(self.estimate(self.perturb(sets, rng)), k)  # type: ignore[attr-defined]
+
+    def weight_sums(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """(A_x, B_x) per candidate: Σ min(1, ℓ/|v|) and Σ min(1, ℓ/|v|)² over x's holders."""
+        offsets, items = self.sets(sets)
+        sizes = np.diff(offsets)
+        weight = np.repeat(kept_weights(sizes, self.ell), sizes)
+        a = np.bincount(items, weights=weight, minlength=self.domain_size)
+        b = np.bincount(items, weights=weight**2, minlength=self.domain_size)
+        chosen = self.item_candidates(candidates)
+        return np.stack([a[chosen], b[chosen]])
+
+    def expected_counts(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """E[ĉ(x)] = A_x, the padded count: a holder with |v| > ℓ counts ℓ/|v|."""
+        return self.weight_sums(sets, candidates)[0]
+
+    def variances(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Var[ĉ(x)], exact: :meth:`pure_variance` of the users and the weight sums."""
+        a, b = self.weight_sums(sets, candidates)
+        return self.pure_variance(np.diff(self.sets(sets)[0]).shape[0], a, b)
+
+    @abstractmethod
+    def pure_variance(self, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Var[ĉ(x)] of n users whose holders of x have weight sums A_x, B_x."""
 
 
 def check_k(k: object, domain_size: int) -> int:

@@ -13,13 +13,14 @@ gives exactly ε (the paper's amplified GRR).  This needs ℓ *distinct* dummies
 shared dummy symbol, an empty set reports it with probability p and a full one with q, a
 ratio e^ε' > e^ε (``tests/sets/test_psfo.py`` plants it and the auditor catches it).
 
-Estimate.  E[I_x] = n q* + (p*-q*) A_x with A_x = Σ_{u: x∈v_u} 1/max(|v_u|, ℓ), so
-ĉ(x) = ℓ (I_x - n q*)/(p*-q*) is unbiased for ℓ A_x (:meth:`PSFO.expected_counts`): the
-number of users holding x when no set exceeds ℓ, fewer otherwise (a user with |v| > ℓ
-counts ℓ/|v|).  Its variance is exact (users are independent; for OLH under an ideal
-hash): ℓ²/(p*-q*)² [n q*(1-q*) + (p*-q*)(1-2q*) A_x - (p*-q*)² B_x] with
-B_x = Σ_{u: x∈v_u} 1/max(|v_u|, ℓ)² (derived here from the per-user Bernoulli support
-indicators, :meth:`PSFO.variances`).
+Estimate.  User u draws x with probability w_u/ℓ, w_u = min(1, ℓ/|v_u|) for a holder of
+x (:func:`ldp.sets.base.kept_weights`), so E[I_x] = n q* + (p*-q*) A_x/ℓ with
+A_x = Σ_{u: x∈v_u} w_u, and ĉ(x) = ℓ (I_x - n q*)/(p*-q*) is unbiased for A_x
+(:meth:`~ldp.sets.base.PerItemProtocol.expected_counts`): the number of users holding x
+when no set exceeds ℓ, fewer otherwise (a user with |v| > ℓ counts ℓ/|v|).  Its variance
+is exact (users are independent; for OLH under an ideal hash):
+[ℓ² n q*(1-q*) + ℓ (p*-q*)(1-2q*) A_x - (p*-q*)² B_x]/(p*-q*)² with B_x = Σ w_u²
+(derived here from the per-user Bernoulli support indicators, :meth:`PSFO.pure_variance`).
 
 Which oracle.  Dropping the A and B terms, GRR's variance is
 (d - 1 + ℓe^ε)/(e^ε - 1)² and OLH's 4ℓ²e^ε/(e^ε - 1)², so GRR is used when
@@ -40,16 +41,7 @@ from ldp.oracles.direct import GRR
 from ldp.oracles.local_hashing import OLH
 from ldp.registry import register
 from ldp.reports import bare
-from ldp.sets.base import (
-    ItemsResult,
-    SetProtocol,
-    check_engine,
-    check_k,
-    generator,
-    padded_sample,
-    padded_weights,
-    ranked,
-)
+from ldp.sets.base import PerItemProtocol, generator, padded_sample
 from ldp.validation import ParameterError, check_int
 
 #: The oracles a PSFO reports with, and "adaptive" (:func:`prefers_grr`).
@@ -75,7 +67,7 @@ def prefers_grr(domain_size: int, ell: int, epsilon: float) -> bool:
 
 @register(kind="set", label="PSFO", color="#e34a33", order=4010)
 @dataclass(frozen=True, kw_only=True)
-class PSFO(SetProtocol):
+class PSFO(PerItemProtocol):
     """Padding-and-sampling frequency oracle (module docstring).
 
     Parameters
@@ -93,7 +85,6 @@ class PSFO(SetProtocol):
     name: ClassVar[str] = "PSFO"
     capabilities: ClassVar[Capabilities] = Capabilities()
 
-    ell: int = 1
     oracle: str = "adaptive"
     inner: PureOracle = field(init=False, repr=False, compare=False)
 
@@ -134,7 +125,7 @@ class PSFO(SetProtocol):
     # --- server --------------------------------------------------------------------------
     def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
         """ĉ(x) = ℓ·(the inner oracle's estimate of x), for every item or ``candidates``."""
-        chosen = self._candidates(candidates)
+        chosen = self.item_candidates(candidates)
         return self.ell * self.inner.estimate(bare(reports), chosen)
 
     def simulate(
@@ -146,47 +137,13 @@ class PSFO(SetProtocol):
         offsets, items = self.sets(sets)
         drawn = padded_sample(offsets, items, self.ell, self.domain_size, rng)
         counts = np.bincount(drawn, minlength=self.domain_size + self.ell)
-        return self.ell * self.inner.simulate(counts, rng, self._candidates(candidates))
+        return self.ell * self.inner.simulate(counts, rng, self.item_candidates(candidates))
 
-    def _candidates(self, candidates: np.ndarray | None) -> np.ndarray:
-        if candidates is None:
-            return np.arange(self.domain_size, dtype=np.int64)
-        chosen = np.asarray(candidates, dtype=np.int64)
-        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.domain_size):
-            raise ParameterError("candidates", chosen, f"items in [0, {self.domain_size})")
-        return chosen
-
-    def top_items(
-        self, sets: Any, k: int, rng: np.random.Generator, engine: str = "reports"
-    ) -> ItemsResult:
-        """Estimate every item, return the k largest."""
-        k, engine = check_k(k, self.domain_size), check_engine(engine)
-        if engine == "sampled":
-            return ranked(self.simulate(sets, rng), k)
-        return ranked(self.estimate(self.perturb(sets, rng)), k)
-
-    # --- analysis ------------------------------------------------------------------------
-    def weight_sums(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
-        """(A_x, B_x) per candidate: Σ 1/max(|v|, ℓ) and Σ 1/max(|v|, ℓ)² over its holders."""
-        offsets, items = self.sets(sets)
-        weight = np.repeat(padded_weights(np.diff(offsets), self.ell), np.diff(offsets))
-        d = self.domain_size
-        a = np.bincount(items, weights=weight, minlength=d)
-        b = np.bincount(items, weights=weight**2, minlength=d)
-        chosen = self._candidates(candidates)
-        return np.stack([a[chosen], b[chosen]])
-
-    def expected_counts(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
-        """E[ĉ(x)] = ℓ A_x: the count of x's holders, a holder with |v| > ℓ counting ℓ/|v|."""
-        return self.ell * self.weight_sums(sets, candidates)[0]
-
-    def variances(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
-        """Var[ĉ(x)], exact (module docstring)."""
-        a, b = self.weight_sums(sets, candidates)
-        n = np.diff(self.sets(sets)[0]).shape[0]
-        p, q = self.inner.p_star, self.inner.q_star
-        spread = n * q * (1 - q) + (p - q) * (1 - 2 * q) * a - (p - q) ** 2 * b
-        return self.ell**2 * spread / (p - q) ** 2
+    def pure_variance(self, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """[ℓ² n q*(1-q*) + ℓ (p*-q*)(1-2q*) A_x - (p*-q*)² B_x]/(p*-q*)² (module docstring)."""
+        p, q, ell = self.inner.p_star, self.inner.q_star, self.ell
+        spread = ell**2 * n * q * (1 - q) + ell * (p - q) * (1 - 2 * q) * a - (p - q) ** 2 * b
+        return spread / (p - q) ** 2
 
     def audit_events(self, v: Any, v_prime: Any) -> list:
         """The inner oracle's events for an element of v's padded set outside v′'s and

@@ -1,0 +1,151 @@
+"""SPLIT: the naive baseline of item sets, ε split over ℓ reports per user.
+
+The first idea [FIM] (Wang, Li, Jha, IEEE S&P 2018, Sec. IV) sets against padding and
+sampling: a user sends one report per item, ℓ of them, each with ε/ℓ (sequential
+composition).  Here each user's set is padded with the dummies d+|v|, ..., d+ℓ-1 when it
+holds fewer than ℓ items, or cut to a uniformly random ℓ of its items when it holds more,
+and each of the ℓ elements is reported with GRR or OLH at ε/ℓ over the d+ℓ padded values
+(GRR when d+ℓ-2 < 3e^{ε/ℓ}, the choice of [FO] Sec. 4.4).  Every user sends exactly ℓ
+reports, so their number says nothing of the set's size.
+
+Privacy.  Given the ℓ chosen elements, the reports are independent and each is
+ε/ℓ-LDP, so their joint law changes by at most e^ε between any two chosen lists; the
+mixture over the random choice keeps that bound.
+
+Estimate.  The server sums the oracle's estimates over all nℓ reports:
+ĉ(x) = (I_x - nℓq*)/(p*-q*), unbiased for A_x = Σ_{u: x∈v_u} min(1, ℓ/|v_u|), the same
+padded count as :class:`~ldp.sets.psfo.PSFO`'s.  A user's ℓ reports support x
+independently given the choice, so (derived here, as PSFO's)
+Var[ĉ(x)] = [nℓ q*(1-q*) + (p*-q*)(1-2q*) A_x - (p*-q*)² B_x]/(p*-q*)²,
+B_x = Σ_{u: x∈v_u} min(1, ℓ/|v_u|)².
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ldp.contract import Capabilities
+from ldp.oracles.base import PureOracle
+from ldp.oracles.direct import GRR
+from ldp.oracles.local_hashing import OLH, HashReports
+from ldp.registry import register
+from ldp.reports import bare
+from ldp.sets.base import PerItemProtocol, generator
+from ldp.sets.psfo import MAX_PADDING, PSFO_ORACLES
+from ldp.validation import ParameterError, check_int
+
+
+def split_prefers_grr(padded: int, epsilon: float) -> bool:
+    """GRR over ``padded`` values at ε beats OLH when padded - 2 < 3e^ε ([FO] Sec. 4.4)."""
+    return padded - 2 < 3 * math.exp(epsilon)
+
+
+def chosen_elements(
+    offsets: np.ndarray, items: np.ndarray, ell: int, domain_size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(n, ℓ) elements per user: the set padded with d+|v|, ..., d+ℓ-1, or a uniformly
+    random ℓ of its items when it holds more: the first ℓ of the user's items in a uniformly
+    random order (a random permutation of all such entries, then a stable sort by user)."""
+    sizes = np.diff(offsets)
+    n = sizes.shape[0]
+    out = domain_size + np.tile(np.arange(ell, dtype=np.int64), (n, 1))
+    user = np.repeat(np.arange(n), sizes)
+    rank = np.arange(items.shape[0]) - np.repeat(offsets[:-1], sizes)
+    short = np.repeat(sizes <= ell, sizes)
+    out[user[short], rank[short]] = items[short]
+    long_users, long_items = user[~short], items[~short]
+    shuffled = rng.permutation(long_users.shape[0])
+    order = shuffled[np.argsort(long_users[shuffled], kind="stable")]
+    keep = rank[~short] < ell  # ranks within each long user, unchanged by the order
+    out[long_users[keep], rank[~short][keep]] = long_items[order][keep]
+    return out
+
+
+@register(kind="set", label="SPLIT", color="#636363", order=4005)
+@dataclass(frozen=True, kw_only=True)
+class SPLIT(PerItemProtocol):
+    """ε split over ℓ reports per user (module docstring).
+
+    Parameters
+    ----------
+    epsilon, domain_size :
+        The budget ε (ε/ℓ per report) and the number d of items.
+    ell : int
+        Reports per user, ℓ >= 1.
+    oracle : {"adaptive", "GRR", "OLH"}
+        The oracle of each report, over the d+ℓ padded values at ε/ℓ.
+    """
+
+    name: ClassVar[str] = "SPLIT"
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    oracle: str = "adaptive"
+    inner: PureOracle = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        probe = GRR(epsilon=self.epsilon, domain_size=self.domain_size)
+        object.__setattr__(self, "epsilon", probe.epsilon)
+        object.__setattr__(self, "domain_size", probe.domain_size)
+        object.__setattr__(self, "ell", check_int(self.ell, "ell", minimum=1, maximum=MAX_PADDING))
+        if self.oracle not in PSFO_ORACLES:
+            raise ParameterError("oracle", self.oracle, f"one of {PSFO_ORACLES}")
+        padded, share = self.domain_size + self.ell, self.epsilon / self.ell
+        use_grr = self.oracle == "GRR" or (
+            self.oracle == "adaptive" and split_prefers_grr(padded, share)
+        )
+        inner: PureOracle = (
+            GRR(epsilon=share, domain_size=padded)
+            if use_grr
+            else OLH(epsilon=share, domain_size=padded)
+        )
+        object.__setattr__(self, "inner", inner)
+
+    # --- client --------------------------------------------------------------------------
+    def perturb(self, sets: Any, rng: np.random.Generator) -> Any:
+        """Each user's ℓ reports, one row per user: (n, ℓ) values for GRR, HashReports of
+        (n, ℓ) seeds and values for OLH."""
+        rng = generator(rng)
+        offsets, items = self.sets(sets)
+        chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
+        flat = bare(self.inner.perturb(chosen.ravel(), rng))
+        shape = chosen.shape
+        if isinstance(flat, HashReports):
+            return HashReports(flat.seeds.reshape(shape), flat.values.reshape(shape))
+        return np.asarray(flat).reshape(shape)
+
+    def n_reports(self, reports: Any) -> int:
+        first = reports.seeds if isinstance(reports, HashReports) else reports
+        return int(np.shape(first)[0])
+
+    def _flat(self, reports: Any) -> Any:
+        reports = bare(reports)
+        if isinstance(reports, HashReports):
+            return HashReports(np.ravel(reports.seeds), np.ravel(reports.values))
+        return np.ravel(reports)
+
+    # --- server --------------------------------------------------------------------------
+    def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
+        """ĉ(x): the inner oracle's estimate over all nℓ reports."""
+        return self.inner.estimate(self._flat(reports), self.item_candidates(candidates))
+
+    def simulate(
+        self, sets: Any, rng: np.random.Generator, candidates: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The sampled engine: the chosen elements drawn as the client does, their histogram
+        (nℓ elements) handed to the inner oracle's sampled engine.  Exact for GRR (its
+        estimate's law depends only on that histogram); for OLH under an ideal hash."""
+        rng = generator(rng)
+        offsets, items = self.sets(sets)
+        chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
+        counts = np.bincount(chosen.ravel(), minlength=self.domain_size + self.ell)
+        return self.inner.simulate(counts, rng, self.item_candidates(candidates))
+
+    def pure_variance(self, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """[nℓ q*(1-q*) + (p*-q*)(1-2q*) A_x - (p*-q*)² B_x]/(p*-q*)² (module docstring)."""
+        p, q = self.inner.p_star, self.inner.q_star
+        spread = n * self.ell * q * (1 - q) + (p - q) * (1 - 2 * q) * a - (p - q) ** 2 * b
+        return spread / (p - q) ** 2

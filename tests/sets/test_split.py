@@ -1,0 +1,102 @@
+"""SPLIT: ε split over ℓ reports per user, unbiased for PSFO's padded count with its own
+closed-form variance, both engines alike, and ε-LDP over the whole report; a client that
+spends ε on each of its ℓ reports is caught by the auditor.
+
+Tolerances as in test_psfo.py: a z per item against the exact law at 0.001/m.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldp.audit import lower_bound
+from ldp.oracles import GRR
+from ldp.oracles.local_hashing import HashReports
+from ldp.sets import PSFO, SPLIT, as_sets
+from ldp.sets.split import chosen_elements, split_prefers_grr
+from tests.sets.test_psfo import ROWS, RUNS, D, _limit, _z_means, _z_variances
+
+
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+@pytest.mark.parametrize("engine", ["reports", "sampled"])
+def test_unbiased_and_variance_is_the_closed_form(oracle: str, engine: str) -> None:
+    split = SPLIT(epsilon=2.0, domain_size=D, ell=3, oracle=oracle)
+    rng = np.random.default_rng(21)
+    run = (
+        split.simulate if engine == "sampled" else lambda s, r: split.estimate(split.perturb(s, r))
+    )
+    draws = np.array([run(ROWS, rng) for _ in range(RUNS)])
+    expected, variance = split.expected_counts(ROWS), split.variances(ROWS)
+    assert np.abs(_z_means(draws, expected, variance)).max() < _limit(D)
+    assert np.abs(_z_variances(draws, variance)).max() < _limit(D)
+
+
+def test_the_same_padded_count_as_psfo() -> None:
+    np.testing.assert_allclose(
+        SPLIT(epsilon=1.0, domain_size=D, ell=3).expected_counts(ROWS),
+        PSFO(epsilon=1.0, domain_size=D, ell=3).expected_counts(ROWS),
+    )
+
+
+def test_a_wrong_variance_is_caught() -> None:
+    """The variance check has power: PSFO's formula (ℓ² times the n q(1-q) term) put in
+    SPLIT's place is far off."""
+    split = SPLIT(epsilon=2.0, domain_size=D, ell=3, oracle="GRR")
+    rng = np.random.default_rng(22)
+    draws = np.array([split.simulate(ROWS, rng) for _ in range(RUNS)])
+    a, b = split.weight_sums(ROWS)
+    wrong = PSFO.pure_variance(split, ROWS.shape[0], a, b)
+    assert np.abs(_z_variances(draws, wrong)).max() > _limit(D)
+
+
+def test_each_user_sends_ell_reports_of_a_uniform_subset() -> None:
+    """A user of 5 items with ℓ = 2: each of the 10 pairs chosen equally often (chi-square at
+    0.001), never a dummy; a user of 1 item: the item and the dummies d+1, ..., d+ℓ-1."""
+    n = 20_000
+    offsets, items = as_sets(np.repeat(np.array([[1, 3, 4, 6, 8]]), n, axis=0), 10)
+    chosen = chosen_elements(offsets, items, 2, 10, np.random.default_rng(3))
+    assert chosen.shape == (n, 2) and chosen.max() < 10
+    pairs = np.sort(chosen, axis=1)
+    codes = np.unique(pairs[:, 0] * 10 + pairs[:, 1], return_counts=True)[1]
+    assert codes.size == 10 and stats.chisquare(codes).pvalue > 0.001
+    single = chosen_elements(*as_sets(np.array([[7, -1]]), 10), 3, 10, np.random.default_rng(0))
+    assert sorted(single[0].tolist()) == [7, 11, 12]
+    reports = SPLIT(epsilon=1.0, domain_size=D, ell=4, oracle="OLH").perturb(
+        ROWS[:10], np.random.default_rng(0)
+    )
+    assert isinstance(reports, HashReports) and reports.values.shape == (10, 4)
+
+
+def _overspent(split: SPLIT) -> SPLIT:
+    """A client that reports each of its ℓ elements at ε, not ε/ℓ: its loss is ℓε."""
+
+    class Overspent(SPLIT):
+        def perturb(self, sets, rng):
+            offsets, items = self.sets(sets)
+            chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
+            whole = GRR(epsilon=self.epsilon, domain_size=self.domain_size + self.ell)
+            return np.asarray(whole.perturb(chosen.ravel(), rng)).reshape(chosen.shape)
+
+    return Overspent(
+        epsilon=split.epsilon, domain_size=split.domain_size, ell=split.ell, oracle="GRR"
+    )
+
+
+def test_the_auditor_holds_split_and_catches_an_overspent_client() -> None:
+    honest = SPLIT(epsilon=1.0, domain_size=8, ell=3, oracle="GRR")
+    empty, full = np.full(3, -1), np.arange(3)
+    fair = lower_bound(honest, empty, full, rng=np.random.default_rng(1))
+    assert fair.epsilon <= 1.0
+    leaky = lower_bound(_overspent(honest), empty, full, rng=np.random.default_rng(1))
+    assert leaky.epsilon > 1.0
+
+
+def test_the_adaptive_rule() -> None:
+    assert split_prefers_grr(8, 1.0) and not split_prefers_grr(1000, 1.0)
+    assert SPLIT(epsilon=4.0, domain_size=8, ell=2).inner.name == "GRR"
+    assert SPLIT(epsilon=1.0, domain_size=1000, ell=2).inner.name == "OLH"
+    assert math.isclose(SPLIT(epsilon=1.0, domain_size=8, ell=4).inner.epsilon, 0.25)
