@@ -70,7 +70,7 @@ def test_the_groups_list_choices_only(compose_config):
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_every_protocol_composes(compose_config, protocol):
     means = {name.lower() for name in registry.protocols("mean")}
-    sets = {name.lower() for name in registry.protocols("set")} | {"psfo_padded"}
+    sets = {name.lower() for name in registry.protocols("set")} | {"psfo_padded", "split_padded"}
     # mean protocols take real values, set protocols item sets
     data = "bounded" if protocol in means else "planted" if protocol in sets else "exponential"
     config = check_config(compose_config(f"protocol={protocol}", f"dataset={data}"))
