@@ -19,18 +19,19 @@ import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ldp.io.files import atomic_write_bytes
 
-__all__ = ["FORMAT_VERSION", "cache_dir", "cache_path", "cached_histogram"]
+__all__ = ["FORMAT_VERSION", "cache_dir", "cache_path", "cached_entry", "cached_histogram"]
 
 #: Bump when what a loader builds for given parameters changes: old entries are ignored.
 FORMAT_VERSION = 1
 
 Histogram = tuple[np.ndarray, np.ndarray, dict[str, Any]]
+T = TypeVar("T")
 
 
 def cache_dir(directory: str | os.PathLike[str] | None = None) -> Path:
@@ -115,22 +116,33 @@ def cached_histogram(
     """
     if not enabled:
         return build()
-    path = cache_path(name, params, directory)
+    return cached_entry(
+        cache_path(name, params, directory), _read, build, lambda path, got: _write(path, *got)
+    )
+
+
+def cached_entry(
+    path: Path, read: Callable[[Path], T], build: Callable[[], T], write: Callable[[Path, T], None]
+) -> T:
+    """``read(path)`` when the entry is there and readable, else ``build()``, written with
+    ``write``.  An entry that cannot be read (corrupt, truncated, foreign, a checksum that
+    does not match) is reported with a ``RuntimeWarning``, deleted and rebuilt; a cache that
+    cannot be written is a warning (a read-only or full disk must not stop an experiment)."""
     if path.exists():
         try:
-            return _read(path)
+            return read(path)
         except Exception as error:  # corrupt, truncated or foreign file: rebuild it
             warnings.warn(
                 f"dataset cache entry {path} is unreadable ({error}); rebuilding it",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             path.unlink(missing_ok=True)
-    values, counts, meta = build()
+    built = build()
     try:
-        _write(path, values, counts, meta)
-    except OSError as error:  # a read-only or full disk must not stop an experiment
+        write(path, built)
+    except OSError as error:
         warnings.warn(
-            f"could not write dataset cache entry {path}: {error}", RuntimeWarning, stacklevel=2
+            f"could not write dataset cache entry {path}: {error}", RuntimeWarning, stacklevel=3
         )
-    return values, counts, meta
+    return built

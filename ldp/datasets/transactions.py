@@ -29,7 +29,6 @@ import io
 import itertools
 import json
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -654,17 +653,12 @@ def cached_arrays(
     if not enabled:
         return build()
     path = histogram_cache.cache_path(name, {**params, "arrays_format": ARRAYS_FORMAT}, directory)
-    if path.exists():
-        try:
-            return _read_arrays(path)
-        except Exception as error:  # corrupt, truncated or foreign file: rebuild it
-            warnings.warn(
-                f"dataset cache entry {path} is unreadable ({error}); rebuilding it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            path.unlink(missing_ok=True)
-    arrays, meta = build()
+    return histogram_cache.cached_entry(path, _read_arrays, build, _write_arrays)
+
+
+def _write_arrays(path: Path, built: Arrays) -> None:
+    """One entry: the arrays, the metadata and their checksum, written atomically."""
+    arrays, meta = built
     meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
     buffer = io.BytesIO()
     np.savez(
@@ -673,13 +667,7 @@ def cached_arrays(
         checksum=np.array(_checksum(arrays, meta_bytes)),
         **{f"a_{key}": value for key, value in arrays.items()},
     )
-    try:
-        atomic_write_bytes(path, buffer.getvalue())
-    except OSError as error:  # a read-only or full disk must not stop an experiment
-        warnings.warn(
-            f"could not write dataset cache entry {path}: {error}", RuntimeWarning, stacklevel=2
-        )
-    return arrays, meta
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _csr_arrays(offsets: np.ndarray, items: np.ndarray) -> dict[str, np.ndarray]:

@@ -17,13 +17,21 @@ has max(|v|, ℓ) distinct elements, and draws one of them uniformly
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ldp.oracles.base import PureOracle
+from ldp.oracles.direct import GRR
+from ldp.oracles.local_hashing import OLH
 from ldp.reports import wrap_methods
 from ldp.validation import ParameterError, check_generator, check_int
+
+#: The oracles of a per-item protocol's reports, and "adaptive" (the protocol's rule).
+ORACLE_CHOICES = ("adaptive", "GRR", "OLH")
+#: The largest padding length: ℓ dummies widen the domain, and ℓ scales the variance.
+MAX_PADDING = 1 << 16
 
 __all__ = [
     "ItemsResult",
@@ -171,6 +179,38 @@ class PerItemProtocol(SetProtocol):
     """
 
     ell: int = 1
+    oracle: str = "adaptive"
+    inner: PureOracle = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Check ε, d (as GRR does), ℓ and ``oracle``; build the oracle of the reports."""
+        probe = GRR(epsilon=self.epsilon, domain_size=self.domain_size)
+        object.__setattr__(self, "epsilon", probe.epsilon)
+        object.__setattr__(self, "domain_size", probe.domain_size)
+        object.__setattr__(self, "ell", check_int(self.ell, "ell", minimum=1, maximum=MAX_PADDING))
+        if self.oracle not in ORACLE_CHOICES:
+            raise ParameterError("oracle", self.oracle, f"one of {ORACLE_CHOICES}")
+        padded = self.domain_size + self.ell
+        if self.oracle == "adaptive":
+            use_grr = self.adaptive_grr()
+        else:
+            use_grr = self.oracle == "GRR"
+        epsilon = self.report_epsilon(use_grr)
+        inner = GRR if use_grr else OLH
+        object.__setattr__(self, "inner", inner(epsilon=epsilon, domain_size=padded))
+
+    @property
+    def uses_grr(self) -> bool:
+        """Whether the reports are GRR's (else OLH's)."""
+        return isinstance(self.inner, GRR)
+
+    @abstractmethod
+    def adaptive_grr(self) -> bool:
+        """Whether ``oracle="adaptive"`` reports with GRR (else OLH)."""
+
+    @abstractmethod
+    def report_epsilon(self, grr: bool) -> float:
+        """The ε of each report's oracle (GRR's when ``grr``)."""
 
     def item_candidates(self, candidates: np.ndarray | None) -> np.ndarray:
         """Every item, or ``candidates`` checked to be items of [0, d)."""

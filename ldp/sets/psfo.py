@@ -30,24 +30,15 @@ d < ℓe^ε(4ℓ - 1) + 1 (:func:`prefers_grr`; the paper's adaptive choice).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.oracles.base import PureOracle
-from ldp.oracles.direct import GRR
-from ldp.oracles.local_hashing import OLH
 from ldp.registry import register
 from ldp.reports import bare
 from ldp.sets.base import PerItemProtocol, generator, padded_sample
-from ldp.validation import ParameterError, check_int
-
-#: The oracles a PSFO reports with, and "adaptive" (:func:`prefers_grr`).
-PSFO_ORACLES = ("adaptive", "GRR", "OLH")
-#: The largest padding length: ℓ dummies widen the domain, and ℓ² scales the variance.
-MAX_PADDING = 1 << 16
 
 
 def amplified_epsilon(epsilon: float, ell: int) -> float:
@@ -85,31 +76,13 @@ class PSFO(PerItemProtocol):
     name: ClassVar[str] = "PSFO"
     capabilities: ClassVar[Capabilities] = Capabilities()
 
-    oracle: str = "adaptive"
-    inner: PureOracle = field(init=False, repr=False, compare=False)
+    def adaptive_grr(self) -> bool:
+        """GRR at the amplified ε' when :func:`prefers_grr`."""
+        return prefers_grr(self.domain_size, self.ell, self.epsilon)
 
-    def __post_init__(self) -> None:
-        probe = GRR(epsilon=self.epsilon, domain_size=self.domain_size)
-        object.__setattr__(self, "epsilon", probe.epsilon)
-        object.__setattr__(self, "domain_size", probe.domain_size)
-        object.__setattr__(self, "ell", check_int(self.ell, "ell", minimum=1, maximum=MAX_PADDING))
-        if self.oracle not in PSFO_ORACLES:
-            raise ParameterError("oracle", self.oracle, f"one of {PSFO_ORACLES}")
-        padded = self.domain_size + self.ell
-        if self.uses_grr:
-            inner: PureOracle = GRR(
-                epsilon=amplified_epsilon(self.epsilon, self.ell), domain_size=padded
-            )
-        else:
-            inner = OLH(epsilon=self.epsilon, domain_size=padded)
-        object.__setattr__(self, "inner", inner)
-
-    @property
-    def uses_grr(self) -> bool:
-        """Whether the reports are GRR's (else OLH's)."""
-        if self.oracle == "adaptive":
-            return prefers_grr(self.domain_size, self.ell, self.epsilon)
-        return self.oracle == "GRR"
+    def report_epsilon(self, grr: bool) -> float:
+        """GRR at the amplified ε' (module docstring), OLH at ε."""
+        return amplified_epsilon(self.epsilon, self.ell) if grr else self.epsilon
 
     # --- client --------------------------------------------------------------------------
     def perturb(self, sets: Any, rng: np.random.Generator) -> Any:

@@ -23,20 +23,16 @@ B_x = Σ_{u: x∈v_u} min(1, ℓ/|v_u|)².
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.oracles.base import PureOracle
-from ldp.oracles.direct import GRR
-from ldp.oracles.local_hashing import OLH, HashReports
+from ldp.oracles.local_hashing import HashReports
 from ldp.registry import register
 from ldp.reports import bare
 from ldp.sets.base import PerItemProtocol, generator
-from ldp.sets.psfo import MAX_PADDING, PSFO_ORACLES
-from ldp.validation import ParameterError, check_int
 
 
 def split_prefers_grr(padded: int, epsilon: float) -> bool:
@@ -83,26 +79,13 @@ class SPLIT(PerItemProtocol):
     name: ClassVar[str] = "SPLIT"
     capabilities: ClassVar[Capabilities] = Capabilities()
 
-    oracle: str = "adaptive"
-    inner: PureOracle = field(init=False, repr=False, compare=False)
+    def adaptive_grr(self) -> bool:
+        """GRR when :func:`split_prefers_grr` over the d+ℓ padded values at ε/ℓ."""
+        return split_prefers_grr(self.domain_size + self.ell, self.epsilon / self.ell)
 
-    def __post_init__(self) -> None:
-        probe = GRR(epsilon=self.epsilon, domain_size=self.domain_size)
-        object.__setattr__(self, "epsilon", probe.epsilon)
-        object.__setattr__(self, "domain_size", probe.domain_size)
-        object.__setattr__(self, "ell", check_int(self.ell, "ell", minimum=1, maximum=MAX_PADDING))
-        if self.oracle not in PSFO_ORACLES:
-            raise ParameterError("oracle", self.oracle, f"one of {PSFO_ORACLES}")
-        padded, share = self.domain_size + self.ell, self.epsilon / self.ell
-        use_grr = self.oracle == "GRR" or (
-            self.oracle == "adaptive" and split_prefers_grr(padded, share)
-        )
-        inner: PureOracle = (
-            GRR(epsilon=share, domain_size=padded)
-            if use_grr
-            else OLH(epsilon=share, domain_size=padded)
-        )
-        object.__setattr__(self, "inner", inner)
+    def report_epsilon(self, grr: bool) -> float:
+        """ε/ℓ for each of the ℓ reports, whichever the oracle."""
+        return self.epsilon / self.ell
 
     # --- client --------------------------------------------------------------------------
     def perturb(self, sets: Any, rng: np.random.Generator) -> Any:
