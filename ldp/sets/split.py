@@ -93,6 +93,8 @@ class SPLIT(PerItemProtocol):
         (n, ℓ) seeds and values for OLH."""
         rng = generator(rng)
         offsets, items = self.sets(sets)
+        # the (n, ℓ) elements are nℓ inputs of the oracle: refused over the budget first
+        self.inner.check_report_size((offsets.shape[0] - 1) * self.ell)
         chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
         flat = bare(self.inner.perturb(chosen.ravel(), rng))
         shape = chosen.shape
@@ -123,6 +125,8 @@ class SPLIT(PerItemProtocol):
         estimate's law depends only on that histogram); for OLH under an ideal hash."""
         rng = generator(rng)
         offsets, items = self.sets(sets)
+        # the (n, ℓ) elements are nℓ inputs of the oracle: refused over the budget first
+        self.inner.check_report_size((offsets.shape[0] - 1) * self.ell)
         chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
         counts = np.bincount(chosen.ravel(), minlength=self.domain_size + self.ell)
         return self.inner.simulate(counts, rng, self.item_candidates(candidates))

@@ -100,3 +100,17 @@ def test_the_adaptive_rule() -> None:
     assert SPLIT(epsilon=4.0, domain_size=8, ell=2).inner.name == "GRR"
     assert SPLIT(epsilon=1.0, domain_size=1000, ell=2).inner.name == "OLH"
     assert math.isclose(SPLIT(epsilon=1.0, domain_size=8, ell=4).inner.epsilon, 0.25)
+
+
+def test_a_report_count_over_the_budget_is_refused_before_allocating() -> None:
+    """10^5 users × ℓ = 2^16 reports (6.6·10^9 elements) under 256 MiB: a ParameterError
+    naming the users, not an allocation of the (n, ℓ) elements."""
+    from ldp import budget
+    from ldp.validation import ParameterError
+
+    rows = np.full((100_000, 1), -1)
+    split = SPLIT(epsilon=1.0, domain_size=D, ell=2**16)
+    with budget.limits(memory_bytes="256 MiB"):
+        for call in (split.perturb, split.simulate):
+            with pytest.raises(ParameterError, match="users"):
+                call(rows, np.random.default_rng(0))
