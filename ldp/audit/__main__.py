@@ -1,7 +1,8 @@
 """Audit protocols from the command line.
 
-    python -m ldp.audit                         # every registered oracle: a table, exit 0
-                                                # when every claim holds
+    python -m ldp.audit                         # every registered oracle, mean and set
+                                                # protocol: a table, exit 0 when every
+                                                # claim holds
     python -m ldp.audit OLH epsilon=2 domain_size=8 g=5
     python -m ldp.audit my_package.module:MyOracle epsilon=1 domain_size=4
     python -m ldp.audit --table > table.md      # the ε_lower/ε table of docs/privacy.md
@@ -10,9 +11,10 @@ A protocol is named as registered (:mod:`ldp.registry`, plug-ins included) or as
 ``module:Class`` (any class with ``perturb(values, rng)`` and an ``epsilon`` attribute,
 the claim); ``key=value`` arguments are its parameters.  ``epsilon`` and ``domain_size``
 default to 1 and 4 when the constructor takes them and they are not given, and the output
-says so.  Each audit runs :func:`ldp.audit.lower_bound` between the inputs 0 and 1 at its
-defaults; the verdict is "holds" when the lower bound is at most the claimed ε and
-"FAILS" otherwise.
+says so.  Each audit runs :func:`ldp.audit.lower_bound` at its defaults between the inputs
+0 and 1 (a registered mean protocol's -1 and 1; a set protocol's sets {0} and {1}, rows
+padded with -1; :data:`ldp.audit.power.INPUTS`); the verdict is "holds" when the lower
+bound is at most the claimed ε and "FAILS" otherwise.
 
 Exit status: 0 every claim holds; 1 a claim FAILS (a measured violation: at confidence
 1 - alpha the protocol is not ε-LDP); 2 a usage or input error, reported in one line on
@@ -36,6 +38,7 @@ import numpy as np
 from ldp import registry
 from ldp.audit.auditor import TRIALS, lower_bound
 from ldp.audit.bounds import check_level
+from ldp.audit.power import INPUTS, KINDS, covered
 from ldp.validation import check_int
 
 #: The ε of the table in docs/privacy.md.
@@ -47,14 +50,30 @@ DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "domain_size": 4}
 
 
 def protocol_class(name: str) -> type:
-    """A registered protocol's class, or ``module:Class``."""
+    """A registered protocol's class (one the power table covers: an oracle, a mean
+    protocol, a set protocol with one collection of reports), or ``module:Class``."""
     if ":" in name:
         module, _, attribute = name.partition(":")
         try:
             return getattr(importlib.import_module(module), attribute)
         except (ImportError, AttributeError) as error:
             raise ValueError(f"cannot import {name!r}: {error}") from error
-    return registry.get(name, "oracle").cls
+    entry = registry.get(name)
+    if not covered(entry.name):
+        known = ", ".join(n for kind in KINDS for n in registry.protocols(kind) if covered(n))
+        raise LookupError(
+            f"{entry.name} is a {entry.kind.replace('_', '-')} protocol, whose reports come "
+            f"from several rounds; the audit takes one report per user: {known}"
+        )
+    return entry.cls
+
+
+def audited_pair(name: str) -> tuple[Any, Any]:
+    """The inputs a protocol is audited between: its kind's pair (:data:`INPUTS`), or 0
+    and 1 for a class given as ``module:Class``."""
+    if ":" in name:
+        return 0, 1
+    return INPUTS[registry.get(name).kind]
 
 
 def parameters(pairs: Sequence[str], defaults: dict[str, Any] = DEFAULTS) -> dict[str, Any]:
@@ -117,26 +136,38 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def declared_loss(protocol: Any) -> float | None:
-    """The realised loss of the declared likelihood between 0 and 1 (None if undeclared)."""
+def declared_loss(protocol: Any, pair: tuple[Any, Any] = (0, 1)) -> float | None:
+    """The realised loss of the declared likelihood between the inputs ``pair`` (a set
+    protocol's: ln of its ``privacy_ratio``, over every pair of sets); None if undeclared."""
     from ldp.privacy import max_privacy_loss
 
+    if np.ndim(pair[0]) == 1:
+        ratio = getattr(protocol, "privacy_ratio", None)
+        return math.log(ratio()) if callable(ratio) else None
     try:
-        return max_privacy_loss(protocol, values=[0, 1])
+        return max_privacy_loss(protocol, values=list(pair))
     except (TypeError, ValueError, AttributeError):
         return None
 
 
-def audit_row(name: str, protocol: Any, seed: Any, alpha: float, trials: int) -> dict:
-    """One audit of ``protocol`` between 0 and 1: claimed ε, bound, verdict."""
+def audit_row(
+    name: str,
+    protocol: Any,
+    seed: Any,
+    alpha: float,
+    trials: int,
+    pair: tuple[Any, Any] = (0, 1),
+) -> dict:
+    """One audit of ``protocol`` between the inputs ``pair``: claimed ε, bound, verdict."""
+    value, other = pair
     result = lower_bound(
-        protocol, 0, 1, rng=np.random.default_rng(seed), alpha=alpha, trials=trials
+        protocol, value, other, rng=np.random.default_rng(seed), alpha=alpha, trials=trials
     )
     claim = float(protocol.epsilon)
     return {
         "name": name,
         "claim": claim,
-        "loss": declared_loss(protocol),
+        "loss": declared_loss(protocol, pair),
         "result": result,
         "holds": result.epsilon <= claim,
     }
@@ -237,9 +268,11 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return 0
         if args.protocol is None:
             chosen = []
-            for name, entry in registry.protocols("oracle").items():
-                protocol, injected = build(entry.cls, args.params)
-                chosen.append((name, protocol, injected))
+            for kind in KINDS:
+                for name, entry in registry.protocols(kind).items():
+                    if covered(name):
+                        protocol, injected = build(entry.cls, args.params)
+                        chosen.append((name, protocol, injected))
         else:
             protocol, injected = build(protocol_class(args.protocol), args.params)
             chosen = [(args.protocol, protocol, injected)]
@@ -252,12 +285,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     rows = []
     for (name, protocol, _), seed in zip(chosen, seeds, strict=True):
         try:
-            rows.append(audit_row(name, protocol, seed, alpha, trials))
+            rows.append(audit_row(name, protocol, seed, alpha, trials, audited_pair(name)))
         except Exception as error:  # the mechanism's own failure is an input error, not a verdict
             print(f"error: auditing {name}: {_one_line(error)}", file=sys.stderr)
             return 2
     print(
-        f"Audit between the inputs 0 and 1: {trials} reports per input, "
+        f"Audit between the inputs 0 and 1 (mean protocols -1 and 1, set protocols the sets "
+        f"{{0}} and {{1}}): {trials} reports per input, "
         f"alpha = {alpha} (a bound above the claim is a false alarm w.p. <= alpha)."
     )
     injected = {", ".join(f"{k}={v!r}" for k, v in extra.items()) for _, _, extra in chosen}

@@ -110,8 +110,18 @@ def _with_payload_bits(mechanism: Any, reports: Any, bits: np.ndarray, where: np
 
 
 def _draw_values(value: Any, n: int) -> np.ndarray:
-    """n copies of an input: int64, or float64 for a float input (a mean protocol's)."""
+    """n copies of an input: int64, float64 for a float input (a mean protocol's), or n
+    rows of an int64 row (a set protocol's padded set, :mod:`ldp.sets`)."""
+    if np.ndim(value) == 1:
+        return np.repeat(np.asarray(value, dtype=np.int64)[None, :], n, axis=0)
     return np.full(n, value, dtype=np.float64 if isinstance(value, float) else np.int64)
+
+
+def _holds(values: np.ndarray, value: Any) -> np.ndarray:
+    """Which users hold ``value`` (a row: the whole row equal, for padded sets)."""
+    if np.ndim(value) == 1:
+        return np.all(values == np.asarray(value), axis=1)
+    return values == value
 
 
 def _draw(mechanism: Any, value: Any, n: int, seed: int) -> Any:
@@ -143,9 +153,9 @@ class Planted:
         One of :data:`LEAKS`.
     rate : float
         The probability that a report of a user holding ``value`` leaks.
-    value, other : int or float
+    value, other : int, float or row of int
         The input whose reports leak, and the one the bit leaks are chosen against (the
-        audit's v and v'; floats for a mean protocol).
+        audit's v and v'; floats for a mean protocol, padded rows for a set protocol).
     """
 
     def __init__(
@@ -174,7 +184,7 @@ class Planted:
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         values = np.asarray(values)
         reports = self.mechanism.perturb(values, rng)
-        where = (values == self.value) & (rng.random(values.shape[0]) < self.rate)
+        where = _holds(values, self.value) & (rng.random(values.shape[0]) < self.rate)
         if not where.any():
             return reports
         return self.alter(reports, where)

@@ -1,10 +1,11 @@
 """The audit's power: the smallest rate of each planted leak it catches, per protocol.
 
-    python -m ldp.audit.power                  # every registered oracle and mean protocol
+    python -m ldp.audit.power                  # every registered oracle, mean and set protocol
     python -m ldp.audit.power --write docs/privacy.md   # replace the table in that file
 
-For each registered oracle and mean protocol at the command line's defaults (ε = 1, d = 4
-for an oracle, inputs 0 and 1, the default audit) and each class of
+For each registered oracle, mean protocol and set protocol with one collection of reports,
+at the command line's defaults (ε = 1, d = 4, inputs 0 and 1; a set protocol's sets {0} and
+{1}; the default audit) and each class of
 :mod:`ldp.audit.plant`, the leak is planted into the real client at the rates of
 :data:`RATES`; a rate is *caught* when the audit's bound
 exceeds ε in at least :data:`NEEDED` of :data:`AUDITS` independent audits (a detection
@@ -28,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ldp import registry
 from ldp.audit.plant import LEAKS, applies, caught
 
@@ -41,8 +44,14 @@ EPSILON, DOMAIN = 1.0, 4
 BEGIN, END = "<!-- power table: begin -->", "<!-- power table: end -->"
 
 
-#: The audited pair of each kind: a mean protocol's ends, where its loss reaches ε.
-INPUTS: dict[str, tuple[Any, Any]] = {"oracle": (0, 1), "mean": (-1.0, 1.0)}
+#: The audited pair of each kind: a mean protocol's ends, where its loss reaches ε; a set
+#: protocol's sets {0} and {1} (rows padded with -1, :mod:`ldp.sets`), where it reaches ε
+#: at the default padding length ℓ = 1.
+INPUTS: dict[str, tuple[Any, Any]] = {
+    "oracle": (0, 1),
+    "mean": (-1.0, 1.0),
+    "set": (np.array([0, -1]), np.array([1, -1])),
+}
 
 
 def is_caught(
@@ -77,9 +86,18 @@ def smallest_rate(
     return best
 
 
-#: The kinds of registered protocol the table covers: those whose client takes one value
-#: per user (a heavy hitter's runs are whole protocols of several rounds).
-KINDS = ("oracle", "mean")
+#: The kinds of registered protocol the table covers: those whose client sends one report
+#: per user (a heavy hitter's runs, and SVSM's, are whole protocols of several rounds).
+KINDS = ("oracle", "mean", "set")
+
+
+def covered(name: str) -> bool:
+    """Whether the table has a row for ``name``: an oracle, a mean protocol, or a set
+    protocol with one collection of reports (:class:`ldp.contract.SetOracleLike`)."""
+    entry = registry.get(name)
+    if entry.kind == "set":
+        return hasattr(entry.cls, "perturb")
+    return entry.kind in KINDS
 
 
 def built(name: str) -> Any:
@@ -107,14 +125,16 @@ def row(name: str) -> tuple[str, list[str], list[str]]:
 
 def table(names: Sequence[str] | None = None, n_jobs: int = -1) -> str:
     """The power table (markdown) of ``names`` (default: every registered oracle and mean
-    protocol)."""
+    protocol, and every set protocol with one collection of reports)."""
     from joblib import Parallel, delayed
 
-    names = list(names or [n for kind in KINDS for n in registry.protocols(kind)])
+    names = list(names or [n for kind in KINDS for n in registry.protocols(kind) if covered(n)])
     rows = Parallel(n_jobs=n_jobs)(delayed(row)(name) for name in names)
     lines = [
         f"| protocol (ε = {EPSILON:g}; oracles d = {DOMAIN}, inputs 0 and 1; mean protocols "
-        "inputs -1 and 1) | " + " | ".join(LEAKS) + " |",
+        f"inputs -1 and 1; set protocols d = {DOMAIN}, sets {{0}} and {{1}}) | "
+        + " | ".join(LEAKS)
+        + " |",
         "|---|" + "---:|" * len(LEAKS),
     ]
     notes = []

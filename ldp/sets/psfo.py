@@ -95,6 +95,16 @@ class PSFO(PerItemProtocol):
     def n_reports(self, reports: Any) -> int:
         return self.inner.n_reports(bare(reports))
 
+    def in_support(self, reports: Any) -> np.ndarray:
+        """Per report: whether it lies in the inner oracle's declared support (GRR: a value
+        in [0, d+ℓ); OLH: a cell in [0, g)), as :mod:`ldp.audit.support` reads it."""
+        from ldp.audit.support import declared_support
+
+        check, reports = declared_support(self.inner), bare(reports)
+        if check is None:
+            return np.ones(self.n_reports(reports), dtype=bool)
+        return np.asarray(check(reports), dtype=bool)
+
     # --- server --------------------------------------------------------------------------
     def estimate(self, reports: Any, candidates: np.ndarray | None = None) -> np.ndarray:
         """ĉ(x) = ℓ·(the inner oracle's estimate of x), for every item or ``candidates``."""

@@ -106,6 +106,27 @@ class SPLIT(PerItemProtocol):
         first = reports.seeds if isinstance(reports, HashReports) else reports
         return int(np.shape(first)[0])
 
+    def privacy_ratio(self) -> float:
+        """The largest Pr[y | S]/Pr[y | S'] over every user's ℓ reports and every pair of
+        sets: the inner oracle's ratio (p*/q* for GRR, a cell's keep over another's for OLH)
+        to the power ℓ, reached by two sets whose ℓ chosen elements all differ."""
+        p = self.inner.p_star
+        if self.uses_grr:
+            one = p / self.inner.q_star
+        else:
+            one = p / ((1.0 - p) / (self.inner.g - 1))  # type: ignore[attr-defined]
+        return one**self.ell
+
+    def in_support(self, reports: Any) -> np.ndarray:
+        """Per user: whether each of its ℓ reports lies in the inner oracle's declared
+        support (GRR: a value in [0, d+ℓ); OLH: a cell in [0, g))."""
+        from ldp.audit.support import declared_support
+
+        check, n = declared_support(self.inner), self.n_reports(bare(reports))
+        if check is None:
+            return np.ones(n, dtype=bool)
+        return np.asarray(check(self._flat(reports)), dtype=bool).reshape(n, -1).all(axis=1)
+
     def _flat(self, reports: Any) -> Any:
         reports = bare(reports)
         if isinstance(reports, HashReports):

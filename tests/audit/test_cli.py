@@ -9,6 +9,7 @@ import pytest
 
 from ldp import registry
 from ldp.audit.__main__ import main, parameters, tightness_table
+from ldp.audit.power import KINDS, covered
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "privacy.md"
 LEAK = "tests.audit.test_leak_catalogue:SeedParityOLH"
@@ -45,8 +46,27 @@ def test_parameters_are_literals() -> None:
 def test_every_registered_protocol_holds(capsys) -> None:
     assert main(["--trials", "20000"]) == 0
     out = capsys.readouterr().out
-    for name in registry.protocols("oracle"):
-        assert f"| {name} |" in out
+    for kind in KINDS:
+        for name in registry.protocols(kind):
+            assert (f"| {name} |" in out) == covered(name), name
+
+
+def test_a_set_protocol_is_audited_between_two_sets(capsys) -> None:
+    """PSFO between {0} and {1}: its declared loss (ln of the realised ratio) is ε, the
+    bound below it; SPLIT at ℓ = 2 likewise, its declared loss over its two reports."""
+    assert main(["PSFO", "--trials", "20000"]) == 0
+    assert main(["SPLIT", "ell=2", "--trials", "20000"]) == 0
+    out = capsys.readouterr().out
+    assert "the sets {0} and {1}" in out
+    assert "| PSFO | 1 | 1.0000 |" in out and "| SPLIT | 1 | 1.0000 |" in out
+
+
+def test_a_protocol_of_several_rounds_is_refused_naming_those_it_takes(capsys) -> None:
+    assert main(["SVSM"]) == 2
+    assert main(["PEM"]) == 2
+    err = capsys.readouterr().err
+    assert "SVSM is a set protocol" in err and "PEM is a heavy-hitter protocol" in err
+    assert "PSFO" in err and "GRR" in err
 
 
 def test_the_docs_table_lists_every_registered_oracle() -> None:

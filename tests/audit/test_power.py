@@ -69,6 +69,25 @@ def test_a_leak_into_a_mean_protocol_alters_the_reports_of_its_float_input_only(
     assert 0.2 * rate < share <= rate + Z * np.sqrt(rate * (1 - rate) / n)
 
 
+@pytest.mark.parametrize("leak", plant.LEAKS)
+@pytest.mark.parametrize("name", ["PSFO", "SPLIT"])
+def test_a_leak_into_a_set_protocol_alters_the_reports_of_its_set_only(name, leak) -> None:
+    """A set protocol audited between the sets {0} and {1} (padded rows): every class
+    applies (its reports have the inner oracle's support), and only the users holding
+    exactly {0} have altered reports (SPLIT at l = 2: two reports a user)."""
+    protocol = registry.get(name, "set").cls(epsilon=1.0, domain_size=4, ell=2)
+    value, other = power.INPUTS["set"]
+    assert plant.applies(protocol, leak, value, other) is None
+    rate, n = 0.2, 20_000
+    rows = np.concatenate([np.tile(value, (n, 1)), np.tile(other, (n, 1))])
+    honest = protocol.perturb(rows, np.random.default_rng(3))
+    planted = plant.Planted(protocol, leak, rate, value, other)
+    changed = _rows_changed(honest, planted.perturb(rows, np.random.default_rng(3)))
+    assert not changed[n:].any()
+    share = changed[:n].mean()
+    assert 0.2 * rate < share <= rate + Z * np.sqrt(rate * (1 - rate) / n)
+
+
 def test_a_fixed_report_is_one_report_sent_at_its_rate() -> None:
     oracle = OLH(epsilon=1.0, domain_size=4)
     n, rate = 20_000, 0.1
@@ -114,21 +133,25 @@ def _table() -> dict[str, list[str]]:
     return rows
 
 
-def test_the_power_table_has_every_registered_oracle_and_mean_protocol() -> None:
+def test_the_power_table_has_every_registered_protocol_of_one_report_per_user() -> None:
     rows = _table()
-    assert list(rows) == [n for kind in power.KINDS for n in registry.protocols(kind)]
-    assert set(power.KINDS) == {"oracle", "mean"}
+    covered = [n for kind in power.KINDS for n in registry.protocols(kind) if power.covered(n)]
+    assert list(rows) == covered
+    assert set(power.KINDS) == {"oracle", "mean", "set"}
+    assert {"PSFO", "SPLIT"} <= set(rows) and "SVSM" not in rows  # SVSM: two rounds
     for cells in rows.values():
         for cell in cells:
             assert cell in ("n/a", "> 1") or float(cell) in power.RATES
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "leak"), [("GRR", "fixed report"), ("OUE", "biased bit")])
+@pytest.mark.parametrize(
+    ("name", "leak"), [("GRR", "fixed report"), ("OUE", "biased bit"), ("PSFO", "fixed report")]
+)
 def test_the_tables_rate_is_caught_again_with_fresh_seeds(name: str, leak: str) -> None:
     rate = float(_table()[name][plant.LEAKS.index(leak)])
-    oracle = registry.get(name, "oracle").cls(epsilon=power.EPSILON, domain_size=power.DOMAIN)
-    found = plant.caught(oracle, leak, rate, power.AUDITS, seed=99)
+    value, other = power.INPUTS[registry.get(name).kind]
+    found = plant.caught(power.built(name), leak, rate, power.AUDITS, 99, value, other)
     assert found >= power.NEEDED - 1  # one more miss than the table's rule: new seeds
 
 

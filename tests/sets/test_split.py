@@ -114,3 +114,35 @@ def test_a_report_count_over_the_budget_is_refused_before_allocating() -> None:
         for call in (split.perturb, split.simulate):
             with pytest.raises(ParameterError, match="users"):
                 call(rows, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+@pytest.mark.parametrize("ell", [1, 2, 3, 8])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0])
+def test_the_realised_loss_of_two_disjoint_padded_sets_is_at_most_epsilon(
+    oracle: str, ell: int, epsilon: float
+) -> None:
+    """The ℓ reports' realised ratio (the inner oracle's, to the power ℓ) stays <= e^ε in
+    float64, and reaches it for GRR (its p*/q* is e^{ε/ℓ} rounded down)."""
+    split = SPLIT(epsilon=epsilon, domain_size=64, ell=ell, oracle=oracle)
+    loss = math.log(split.privacy_ratio())
+    assert loss <= epsilon
+    if oracle == "GRR":
+        assert loss >= epsilon * (1 - 1e-9)
+
+
+def test_reports_outside_the_inner_oracles_support_are_flagged_per_user() -> None:
+    """Honest reports are all in the support; a user with one of its ℓ reports out of
+    [0, d+ℓ) (GRR) or a cell out of [0, g) (OLH) is flagged, and no other user."""
+    rows = np.tile(np.array([0, 1, -1]), (50, 1))
+    rng = np.random.default_rng(5)
+    for oracle in ("GRR", "OLH"):
+        split = SPLIT(epsilon=1.0, domain_size=D, ell=3, oracle=oracle)
+        reports = split.perturb(rows, rng)
+        assert split.in_support(reports).all()
+        if oracle == "GRR":
+            reports[7, 2] = D + 3
+        else:
+            reports.values[7, 2] = split.inner.g
+        flagged = split.in_support(reports)
+        assert np.flatnonzero(~flagged).tolist() == [7]
