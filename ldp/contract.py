@@ -190,6 +190,16 @@ class HasReportSupport(Protocol):
 
 
 @runtime_checkable
+class HasPrivacyRatio(Protocol):
+    """The largest ratio of a report's likelihoods under two inputs, over every report and
+    pair of inputs, as realised in floating point: the declared loss of a protocol whose
+    inputs are whole sets (:mod:`ldp.sets`), which ``python -m ldp.audit`` prints."""
+
+    def privacy_ratio(self) -> float:
+        """max over reports y and inputs S, S' of Pr[y | S] / Pr[y | S'] (at most e^ε)."""
+
+
+@runtime_checkable
 class HasLogLikelihoods(Protocol):
     """Per-report likelihoods, for the empirical adversary (:mod:`ldp.adversary`)."""
 

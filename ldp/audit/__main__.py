@@ -39,6 +39,7 @@ from ldp import registry
 from ldp.audit.auditor import TRIALS, lower_bound
 from ldp.audit.bounds import check_level
 from ldp.audit.power import INPUTS, KINDS, covered
+from ldp.contract import HasPrivacyRatio
 from ldp.validation import check_int
 
 #: The ε of the table in docs/privacy.md.
@@ -142,8 +143,7 @@ def declared_loss(protocol: Any, pair: tuple[Any, Any] = (0, 1)) -> float | None
     from ldp.privacy import max_privacy_loss
 
     if np.ndim(pair[0]) == 1:
-        ratio = getattr(protocol, "privacy_ratio", None)
-        return math.log(ratio()) if callable(ratio) else None
+        return math.log(protocol.privacy_ratio()) if isinstance(protocol, HasPrivacyRatio) else None
     try:
         return max_privacy_loss(protocol, values=list(pair))
     except (TypeError, ValueError, AttributeError):
