@@ -133,3 +133,41 @@ def test_a_heavy_hitter_over_values_of_sixty_five_thousand_bits(name: str) -> No
         return protocol.run(data, np.random.default_rng(1), engine="sampled")
 
     _refused_or_bounded(call)
+
+
+SETS = sorted(registry.protocols("set"))
+
+
+def _rows(n: int, width: int) -> np.ndarray:
+    """n users' sets of ``width`` distinct items of [0, 1024), rows of the caller's."""
+    rng = np.random.default_rng(0)
+    step = 1024 // width
+    return np.arange(width) * step + rng.integers(0, step, size=(n, width))
+
+
+@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize("engine", ["sampled", "reports"])
+@pytest.mark.parametrize(("n", "width"), [(10**6, 4), (5 * 10**5, 4), (2 * 10**5, 4)])
+def test_a_set_protocol_over_many_users(name: str, engine: str, n: int, width: int) -> None:
+    """Refused naming the sets (10^6 users of 4 items under 64 MiB), or within it (PSFO
+    and SVSM run 2 million entries within 64 MiB; SPLIT refuses them: its choice of ℓ
+    items holds 64 B an item)."""
+    protocol = registry.get(name).cls(epsilon=1.0, domain_size=1024)
+    rows = _rows(n, width)  # the caller's
+    outcome = _refused_or_bounded(
+        lambda: protocol.top_items(rows, 16, np.random.default_rng(1), engine=engine)
+    )
+    if n == 10**6:  # 4 million entries: 128 MB of checks alone
+        assert outcome == "refused"
+
+
+@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize("engine", ["sampled", "reports"])
+def test_a_set_protocol_over_a_domain_of_two_to_the_thirty(name: str, engine: str) -> None:
+    """Refused before the 8 GiB of a full-domain estimate (it used to allocate them)."""
+
+    def call() -> object:
+        protocol = registry.get(name).cls(epsilon=1.0, domain_size=2**30)
+        return protocol.top_items(_rows(10, 2), 16, np.random.default_rng(1), engine=engine)
+
+    assert _refused_or_bounded(call) == "refused"

@@ -116,11 +116,13 @@ class PSFO(PerItemProtocol):
     ) -> np.ndarray:
         """The sampled engine: each user's padded element drawn as the client does, their
         histogram handed to the inner oracle's sampled engine (exact when it is)."""
+        wanted = self.item_candidates(candidates)
+        self.check_histogram()
         rng = generator(rng)
         offsets, items = self.sets(sets)
         drawn = padded_sample(offsets, items, self.ell, self.domain_size, rng)
         counts = np.bincount(drawn, minlength=self.domain_size + self.ell)
-        return self.ell * self.inner.simulate(counts, rng, self.item_candidates(candidates))
+        return self.ell * self.inner.simulate(counts, rng, wanted)
 
     def pure_variance(self, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """[ℓ² n q*(1-q*) + ℓ (p*-q*)(1-2q*) A_x - (p*-q*)² B_x]/(p*-q*)² (module docstring)."""
