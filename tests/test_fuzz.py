@@ -6,7 +6,9 @@ parameters (:func:`ldp.registry.parameters`, by declared type) from a mix of ord
 hostile values: huge, tiny, zero, negative, NaN, ±inf, the wrong type, bools.  Then it
 builds the protocol and, if that succeeds, runs it on a small input: an oracle's
 ``perturb``, ``estimate`` (a few candidates), ``simulate``, ``simulate_candidates`` and
-``variance``; a heavy hitter's ``run`` on 40 users with each engine.
+``variance``; a heavy hitter's ``run`` on 40 users with each engine; a set protocol's
+``top_items`` on 40 users' sets with each engine (and, for one that estimates every item,
+its ``estimate`` and ``variances`` on a few candidates).
 
 The property: every step either returns a finite result, its peak allocation (traced by
 ``tracemalloc``, numpy's arrays included) within a memory budget lowered to 256 MiB (so
@@ -38,7 +40,7 @@ from ldp.datasets.base import Dataset
 FUZZ_MEMORY = "256 MiB"
 FUZZ_OPERATIONS = 2**28
 #: Examples per protocol (oracles are cheap; a heavy-hitter run costs more).
-EXAMPLES = {"oracle": 100, "heavy_hitter": 60}
+EXAMPLES = {"oracle": 100, "heavy_hitter": 60, "set": 60}
 
 
 def fuzz_settings(kind: str) -> settings:
@@ -139,6 +141,8 @@ CALL_ARGUMENTS = {
     "k",
     "m",
     "threshold",
+    "sets",
+    "item",
 }
 
 
@@ -240,6 +244,34 @@ def exercise_heavy_hitter(protocol, names: set[str]) -> None:
             check_finite(result.estimates)
 
 
+def exercise_set_protocol(protocol, names: set[str]) -> None:
+    d = protocol.domain_size
+    rng = np.random.default_rng(0)
+    width = int(min(d, 5))
+    rows = np.full((40, width), -1, dtype=np.int64)
+    for user in range(40):  # 0 to `width` distinct items, item 0 in half of the sets
+        size = user % (width + 1)
+        picked = rng.choice(min(d, 2**62), size=size, replace=False) if size else []
+        rows[user, :size] = np.sort(picked)
+    k = int(min(d, 3))
+    for engine in ("sampled", "reports"):
+        run = functools.partial(protocol.top_items, rows, k, rng, engine=engine)
+        result = attempt(run, names, f"top_items {engine}")
+        if result is not None:
+            check_finite(result.estimates)
+    if hasattr(protocol, "variances"):
+        candidates = np.arange(k, dtype=np.int64)
+        reports = attempt(lambda: protocol.perturb(rows, rng), names, "perturb")
+        if reports is not None:
+            estimate = attempt(lambda: protocol.estimate(reports, candidates), names)
+            if estimate is not None:
+                check_finite(estimate)
+        variances = attempt(lambda: protocol.variances(rows, candidates), names)
+        if variances is not None:
+            check_finite(variances)
+            assert np.all(np.asarray(variances) >= 0)
+
+
 def fuzz_one(name: str, data: st.DataObject) -> None:
     entry = registry.get(name)
     names = {f.name for f in dataclasses.fields(entry.cls)} | CALL_ARGUMENTS
@@ -250,6 +282,8 @@ def fuzz_one(name: str, data: st.DataObject) -> None:
             return
         if entry.kind == "oracle":
             exercise_oracle(protocol, names)
+        elif entry.kind == "set":
+            exercise_set_protocol(protocol, names)
         else:
             exercise_heavy_hitter(protocol, names)
 
@@ -265,6 +299,15 @@ def test_oracles_give_a_clear_error_or_a_bounded_result(name: str, data: st.Data
 @fuzz_settings("heavy_hitter")
 @given(data=st.data())
 def test_heavy_hitters_give_a_clear_error_or_a_bounded_result(
+    name: str, data: st.DataObject
+) -> None:
+    fuzz_one(name, data)
+
+
+@pytest.mark.parametrize("name", list(registry.protocols("set")))
+@fuzz_settings("set")
+@given(data=st.data())
+def test_set_protocols_give_a_clear_error_or_a_bounded_result(
     name: str, data: st.DataObject
 ) -> None:
     fuzz_one(name, data)
