@@ -22,6 +22,7 @@ B_x = Σ_{u: x∈v_u} min(1, ℓ/|v_u|)².
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -113,6 +114,45 @@ class SPLIT(PerItemProtocol):
         first = reports.seeds if isinstance(reports, HashReports) else reports
         return int(np.shape(first)[0])
 
+    def audit_events(self, v: Any, v_prime: Any) -> list:
+        """The inner oracle's events on each report column whose element differs between
+        the two sets (for sets of at most ℓ items, column j holds the j-th smallest item or
+        the dummy d+j): the evidence the auditor counts, where the (n, ℓ) reports hide it
+        from a search over whole fields.  None for a longer set (its ℓ items are drawn)."""
+        from ldp.audit.events import Event
+
+        a, b = self._elements(v), self._elements(v_prime)
+        if a is None or b is None:
+            return []
+        differ = [int(j) for j in np.flatnonzero(a != b)]
+        inner = {j: self.inner.audit_events(int(a[j]), int(b[j])) for j in differ}
+        events = [
+            Event(f"report {j}: {event.name}", functools.partial(_column, event.test, j), sign)
+            for j in differ
+            for event in inner[j]
+            for sign in [event.favours]
+        ]
+        if len(differ) > 1:  # the loss of ε needs every differing report: their conjunction
+            for sign in (1, -1):
+                tests = [
+                    (next(e.test for e in inner[j] if e.favours in (sign, 0)), j)
+                    for j in differ
+                    if any(e.favours in (sign, 0) for e in inner[j])
+                ]
+                if len(tests) == len(differ):
+                    name = f"every differing report ({'v' if sign > 0 else 'v′'}'s evidence)"
+                    events.append(Event(name, functools.partial(_columns, tuple(tests)), sign))
+        return events
+
+    def _elements(self, row: Any) -> np.ndarray | None:
+        """The ℓ elements a set of at most ℓ items reports (None for a longer set)."""
+        offsets, items = self.sets(np.asarray(row).reshape(1, -1))
+        if items.shape[0] > self.ell:
+            return None
+        out = self.domain_size + np.arange(self.ell, dtype=np.int64)
+        out[: items.shape[0]] = items
+        return out
+
     def privacy_ratio(self) -> float:
         """The largest Pr[y | S]/Pr[y | S'] over every user's ℓ reports and every pair of
         sets: the inner oracle's ratio (p*/q* for GRR, a cell's keep over another's for OLH)
@@ -166,3 +206,17 @@ class SPLIT(PerItemProtocol):
         p, q = self.inner.p_star, self.inner.q_star
         spread = n * self.ell * q * (1 - q) + (p - q) * (1 - 2 * q) * a - (p - q) ** 2 * b
         return spread / (p - q) ** 2
+
+
+def _column(test: Any, j: int, reports: Any) -> np.ndarray:
+    """An inner oracle's event ``test`` on column j of (n, ℓ) reports."""
+    reports = bare(reports)
+    if isinstance(reports, HashReports):
+        return test(HashReports(reports.seeds[:, j], reports.values[:, j]))
+    return test(np.asarray(reports)[:, j])
+
+
+def _columns(tests: tuple, reports: Any) -> np.ndarray:
+    """Every (test, column) of ``tests`` holding at once."""
+    held = [_column(test, j, reports) for test, j in tests]
+    return np.logical_and.reduce(held)

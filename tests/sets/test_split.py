@@ -146,3 +146,22 @@ def test_reports_outside_the_inner_oracles_support_are_flagged_per_user() -> Non
             reports.values[7, 2] = split.inner.g
         flagged = split.in_support(reports)
         assert np.flatnonzero(~flagged).tolist() == [7]
+
+
+@pytest.mark.parametrize(
+    ("ell", "v", "v_prime", "least"),
+    [
+        (1, [0, -1], [1, -1], 0.9),  # one report at ε: the loss is ε
+        (3, [-1, -1, -1], [0, 1, 2], 0.8),  # three reports at ε/3, all differing: ε
+    ],
+)
+def test_the_audit_reaches_the_loss_of_olh_reports_in_columns(
+    ell: int, v: list, v_prime: list, least: float
+) -> None:
+    """SPLIT's (n, ℓ) OLH reports hide the hashed evidence from a search over whole fields
+    (the default audit's bound was 0 for both pairs); ``audit_events`` gives the inner
+    oracle's events per column and their conjunction, and the bound comes near ε, never
+    above it."""
+    split = SPLIT(epsilon=1.0, domain_size=8, ell=ell, oracle="OLH")
+    found = lower_bound(split, np.array(v), np.array(v_prime), rng=np.random.default_rng(1))
+    assert least <= found.epsilon <= 1.0, found
