@@ -65,6 +65,8 @@ def _start_quick_run(config: pytest.Config) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """As soon as the selected tests are known: if one reads the quick run, start it, so
     that it runs beside the other tests rather than holding a worker while it runs."""
+    if session.config.option.collectonly:
+        return
     if any("figures_quick_run" in getattr(item, "fixturenames", ()) for item in session.items):
         _start_quick_run(session.config)
 
