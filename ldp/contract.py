@@ -302,6 +302,21 @@ class Decodes(Protocol):
 
 
 @runtime_checkable
+class ReportsElements(Protocol):
+    """A set protocol whose users report elements of their padded sets through one inner
+    frequency oracle (:class:`ldp.sets.PSFO`, ``SPLIT``), so that its estimate of an item's
+    frequency is ℓ times the inner oracle's frequency of that element among the reported
+    ones: :func:`ldp.poisoning.attack_sets` attacks it through the inner oracle."""
+
+    ell: int
+    inner: Any
+
+    def reported_elements(self, sets: Any, rng: np.random.Generator) -> np.ndarray:
+        """(n, reports per user): the element each report carries, drawn as ``perturb``
+        draws them."""
+
+
+@runtime_checkable
 class SetOracleLike(Protocol):
     """A set protocol with per-item estimates (:class:`ldp.sets.PSFO`): reports, the count
     its estimator is unbiased for, and the closed-form variance (``ldp.testing.set_checks``

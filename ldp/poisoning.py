@@ -16,7 +16,9 @@ run the client: it sends any report the protocol accepts.
 
 :func:`attack` runs one collection and measures the *frequency gain* Σ_t (f̃_t after −
 f̃_t before) of the pure estimator; :func:`expected_gain` is its expectation
-(:mod:`ldp.theory.poisoning`).  A protocol that cannot express an attack gets a
+(:mod:`ldp.theory.poisoning`).  :func:`attack_sets` and :func:`expected_gain_sets` do the
+same for a set protocol that reports padded elements through one oracle (PSFO, SPLIT),
+where every fake report counts ℓ times.  A protocol that cannot express an attack gets a
 :class:`~ldp.validation.ParameterError` naming ``attack``.
 
 >>> import numpy as np
@@ -40,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ldp.audit.events import count, per_report_fields, take
-from ldp.contract import CraftsReports, HasReportSpace, capabilities_of
+from ldp.contract import CraftsReports, HasReportSpace, ReportsElements, capabilities_of
 from ldp.oracles.base import PureOracle
 from ldp.reports import bare
 from ldp.theory import poisoning as theory
@@ -273,3 +275,74 @@ def expected_gain(
             )
         supported = known if known is not None else supported
     return theory.frequency_gain(p, q, beta, supported, r, f_targets)
+
+
+def _set_protocol(protocol: Any) -> Any:
+    if not isinstance(protocol, ReportsElements):
+        raise ParameterError(
+            "protocol", type(protocol).__name__, "a set protocol reporting elements (PSFO, SPLIT)"
+        )
+    if capabilities_of(protocol.inner).public_per_call:
+        raise ParameterError(
+            "protocol", type(protocol).__name__, "an inner oracle with a pool per report"
+        )
+    return protocol
+
+
+def attack_sets(
+    protocol: Any, sets: Any, attack: str, targets: Any, beta: float, rng: np.random.Generator
+) -> AttackResult:
+    """Fake users against a set protocol whose users report elements of their padded sets
+    through one inner oracle (:class:`ldp.contract.ReportsElements`: PSFO, SPLIT).
+
+    Its estimate of an item's frequency is ℓ times the inner oracle's frequency of that
+    element among the reported ones (PSFO multiplies by ℓ; a SPLIT user sends ℓ
+    elements), so the attack is the inner oracle's: the n genuine users report their
+    elements, and each of the m = :func:`fake_count` fake users sends as many reports as a
+    genuine one, each crafted as ``attack`` crafts an inner report (RIA: the inner
+    oracle's honest report of a random target; RPA and MGA as in :func:`attack`).  The
+    frequencies before and after are the protocol's (ℓ times the inner oracle's);
+    ``f_targets`` is the targets' padded frequency (:meth:`expected_counts` over n) and
+    ``supported`` the targets a fake *report* supports."""
+    protocol = _set_protocol(protocol)
+    inner = protocol.inner
+    targets = check_targets(inner, targets)
+    if targets.max(initial=0) >= protocol.domain_size:
+        raise ParameterError("targets", targets, f"items of [0, {protocol.domain_size})")
+    check_attack(inner, attack)
+    rng = check_generator(rng)
+    elements = protocol.reported_elements(sets, rng)
+    n, per_user = elements.shape
+    m = fake_count(n, beta)
+    genuine = bare(inner.perturb(elements.ravel(), rng))
+    fake = fake_reports(inner, attack, targets, m * per_user, rng)
+    both = join(genuine, fake)
+    scale = protocol.ell / per_user  # the protocol's frequency per inner count and user
+    before = scale * inner.estimate(genuine, candidates=targets) / n
+    after = scale * inner.estimate(both, candidates=targets) / (n + m)
+    pure = isinstance(inner, PureOracle)
+    supported = (
+        float(inner.support_counts(fake, targets).sum() / (m * per_user))
+        if m and pure
+        else math.nan
+    )
+    f_targets = float(protocol.expected_counts(sets, targets).sum() / n)
+    return AttackResult(before, after, n, m, f_targets, supported)
+
+
+def expected_gain_sets(
+    protocol: Any,
+    attack: str,
+    targets: Any,
+    beta: float,
+    f_targets: float,
+    supported: float | None = None,
+) -> float:
+    """E[gain] of :func:`attack_sets`: ℓ times the inner oracle's :func:`expected_gain` at
+    the targets' frequency among the reported elements, f_T/ℓ (f_T their padded
+    frequency): a fake user's reports count ℓ times, so padding to ℓ multiplies what fake
+    users gain by about ℓ (RIA: β(ℓ − f_T) against β(1 − f_T) for a frequency oracle)."""
+    protocol = _set_protocol(protocol)
+    ell = protocol.ell
+    inner_gain = expected_gain(protocol.inner, attack, targets, beta, f_targets / ell, supported)
+    return ell * inner_gain

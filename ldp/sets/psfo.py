@@ -88,9 +88,12 @@ class PSFO(PerItemProtocol):
     def perturb(self, sets: Any, rng: np.random.Generator) -> Any:
         """Each user's report: one element of the padded set, through the inner oracle."""
         rng = generator(rng)
+        return self.inner.perturb(self.reported_elements(sets, rng)[:, 0], rng)
+
+    def reported_elements(self, sets: Any, rng: np.random.Generator) -> np.ndarray:
+        """(n, 1): each user's element, drawn uniformly from the padded set."""
         offsets, items = self.sets(sets)
-        drawn = padded_sample(offsets, items, self.ell, self.domain_size, rng)
-        return self.inner.perturb(drawn, rng)
+        return padded_sample(offsets, items, self.ell, self.domain_size, generator(rng))[:, None]
 
     def n_reports(self, reports: Any) -> int:
         return self.inner.n_reports(bare(reports))

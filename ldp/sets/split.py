@@ -100,15 +100,19 @@ class SPLIT(PerItemProtocol):
         """Each user's ℓ reports, one row per user: (n, ℓ) values for GRR, HashReports of
         (n, ℓ) seeds and values for OLH."""
         rng = generator(rng)
-        offsets, items = self.sets(sets)
-        # the (n, ℓ) elements are nℓ inputs of the oracle: refused over the budget first
-        self.inner.check_report_size((offsets.shape[0] - 1) * self.ell)
-        chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
+        chosen = self.reported_elements(sets, rng)
         flat = bare(self.inner.perturb(chosen.ravel(), rng))
         shape = chosen.shape
         if isinstance(flat, HashReports):
             return HashReports(flat.seeds.reshape(shape), flat.values.reshape(shape))
         return np.asarray(flat).reshape(shape)
+
+    def reported_elements(self, sets: Any, rng: np.random.Generator) -> np.ndarray:
+        """(n, ℓ): each user's padded set, or a uniformly random ℓ of its items."""
+        offsets, items = self.sets(sets)
+        # the (n, ℓ) elements are nℓ inputs of the oracle: refused over the budget first
+        self.inner.check_report_size((offsets.shape[0] - 1) * self.ell)
+        return chosen_elements(offsets, items, self.ell, self.domain_size, generator(rng))
 
     def n_reports(self, reports: Any) -> int:
         first = reports.seeds if isinstance(reports, HashReports) else reports
