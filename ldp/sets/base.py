@@ -277,16 +277,16 @@ class PerItemProtocol(SetProtocol):
         offsets, items = self.sets(sets)
         sizes = np.diff(offsets)
         weight = np.repeat(kept_weights(sizes, self.ell), sizes)
-        order = np.argsort(chosen, kind="stable")
-        ranked_items = chosen[order]
-        slot = np.minimum(np.searchsorted(ranked_items, items), max(chosen.size - 1, 0))
-        held = ranked_items[slot] == items if chosen.size else np.zeros(items.shape, bool)
-        sums = np.zeros((2, chosen.size))
-        for row, power in enumerate((1, 2)):
-            sums[row, order] = np.bincount(
-                slot[held], weights=weight[held] ** power, minlength=chosen.size
-            )
-        return sums
+        distinct, back = np.unique(chosen, return_inverse=True)
+        slot = np.minimum(np.searchsorted(distinct, items), max(distinct.size - 1, 0))
+        held = distinct[slot] == items if distinct.size else np.zeros(items.shape, bool)
+        sums = np.stack(
+            [
+                np.bincount(slot[held], weights=weight[held] ** power, minlength=distinct.size)
+                for power in (1, 2)
+            ]
+        )
+        return sums[:, back.ravel()]
 
     def expected_counts(self, sets: Any, candidates: np.ndarray | None = None) -> np.ndarray:
         """E[ĉ(x)] = A_x, the padded count: a holder with |v| > ℓ counts ℓ/|v|."""

@@ -247,3 +247,13 @@ def test_reports_outside_the_inner_oracles_support_are_flagged() -> None:
         else:
             reports.values[7] = psfo.inner.g
         assert np.flatnonzero(~psfo.in_support(reports)).tolist() == [7]
+
+
+def test_weight_sums_of_candidates_in_any_order_with_repeats() -> None:
+    """The candidates' (A_x, B_x) are the full domain's, picked in the candidates' order,
+    repeats and an empty list included (computed without a d-long array)."""
+    psfo = PSFO(epsilon=1.0, domain_size=D, ell=2)
+    full = psfo.weight_sums(ROWS)
+    picked = np.array([5, 3, 3, D - 1, 0])
+    assert np.allclose(psfo.weight_sums(ROWS, picked), full[:, picked])
+    assert psfo.weight_sums(ROWS, np.array([], dtype=np.int64)).shape == (2, 0)
