@@ -308,6 +308,18 @@ def _heavy(name: str, engine: str, n: int = 200_000, **params) -> Case:
     )
 
 
+def _sets(name: str, engine: str, n: int = 200_000, width: int = 8, **params) -> Case:
+    def prepare(smoke: bool) -> Callable[[], object]:
+        step = 1024 // width
+        size = (2_000 if smoke else n, width)
+        rows = np.arange(width) * step + _rng(4).integers(0, step, size=size)
+        protocol = _oracle(name, epsilon=1.0, domain_size=1024, **params)
+        return lambda: protocol.top_items(rows, 16, _rng(), engine=engine)
+
+    extra = "".join(f", {key} = {value}" for key, value in params.items())
+    return Case(f"{name}.top_items ({engine}{extra}), n = {n:.0e}, {width} items a set", prepare)
+
+
 def _preflight(field: str) -> Case:
     def prepare(smoke: bool) -> Callable[[], object]:
         from experiments.preflight import check_cost
@@ -406,6 +418,9 @@ def cases() -> list[Case]:
         _heavy("SPM", "reports"),
         _heavy("TreeHist", "reports"),
         _heavy("SFP", "reports"),
+        _sets("PSFO", "reports"),
+        _sets("PSFO", "sampled", ell=4),
+        _sets("SPLIT", "reports", ell=4),
         _preflight("n"),
         _preflight("support"),
         _preflight("domain"),

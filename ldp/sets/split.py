@@ -41,10 +41,12 @@ def split_prefers_grr(padded: int, epsilon: float) -> bool:
     return padded - 2 < 3 * math.exp(epsilon)
 
 
-#: Bytes :func:`chosen_elements` holds per item held (each item's user, rank, order and
-#: masks: 58 B measured at 10^6 users of 1 to 16 items), beside the (n, ℓ) elements that
-#: the inner oracle's report check counts.
-CHOSEN_ITEM_BYTES = 64
+#: Bytes a SPLIT call holds per item held while :func:`chosen_elements` runs: each item's
+#: user, rank, order and masks (58 B measured alone at 10^6 users of 1 to 16 items) with
+#: the sets read before it still alive (80 B measured in all at 2·10^5 users of 8 items,
+#: ``python -m benchmarks.budget --only SPLIT``), beside the (n, ℓ) elements that the
+#: inner oracle's report check counts.
+CHOSEN_ITEM_BYTES = 96
 
 
 def chosen_elements(
