@@ -200,10 +200,7 @@ class SPLIT(PerItemProtocol):
         wanted = self.item_candidates(candidates)
         self.check_histogram()
         rng = generator(rng)
-        offsets, items = self.sets(sets)
-        # the (n, ℓ) elements are nℓ inputs of the oracle: refused over the budget first
-        self.inner.check_report_size((offsets.shape[0] - 1) * self.ell)
-        chosen = chosen_elements(offsets, items, self.ell, self.domain_size, rng)
+        chosen = self.reported_elements(sets, rng)
         counts = np.bincount(chosen.ravel(), minlength=self.domain_size + self.ell)
         return self.inner.simulate(counts, rng, wanted)
 
