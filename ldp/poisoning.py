@@ -280,7 +280,9 @@ def expected_gain(
 def _set_protocol(protocol: Any) -> Any:
     if not isinstance(protocol, ReportsElements):
         raise ParameterError(
-            "protocol", type(protocol).__name__, "a set protocol reporting elements (PSFO, SPLIT)"
+            "protocol",
+            type(protocol).__name__,
+            "a set protocol that reports elements (ldp.contract.ReportsElements)",
         )
     if capabilities_of(protocol.inner).public_per_call:
         raise ParameterError(
