@@ -58,7 +58,7 @@ def test_the_measured_gain_is_ell_times_the_inner_closed_form(name: str, attack:
 
 def test_the_inner_oracles_gain_without_the_factor_ell_is_rejected() -> None:
     """PSFO at ℓ = 4 with GRR: fake reports naming a target gain 1.14; the inner oracle's
-    closed form at the targets' padded frequency, 0.29, is far outside the check."""
+    closed form at the targets' padded frequency, 0.27, is far outside the check."""
     protocol, first, mean, se, _ = measured("PSFO l=4 GRR", "MGA")
     wrong = poisoning.expected_gain(protocol.inner, "MGA", TARGETS, first.beta, first.f_targets)
     assert abs(mean - wrong) > Z * se
