@@ -233,22 +233,6 @@ def test_the_conformance_battery_catches_planted_faults() -> None:
         leaky["privacy_audit"].run()
 
 
-def test_reports_outside_the_inner_oracles_support_are_flagged() -> None:
-    """Honest reports lie in the inner oracle's support; a GRR value out of [0, d+ℓ) or an
-    OLH cell out of [0, g) is flagged (the auditor's support check, ldp.audit.support)."""
-    rows = np.tile(np.array([0, 1, -1]), (50, 1))
-    rng = np.random.default_rng(5)
-    for oracle in ("GRR", "OLH"):
-        psfo = PSFO(epsilon=1.0, domain_size=D, ell=2, oracle=oracle)
-        reports = psfo.perturb(rows, rng)
-        assert psfo.in_support(reports).all()
-        if oracle == "GRR":
-            reports[7] = D + 2
-        else:
-            reports.values[7] = psfo.inner.g
-        assert np.flatnonzero(~psfo.in_support(reports)).tolist() == [7]
-
-
 def test_weight_sums_of_candidates_in_any_order_with_repeats() -> None:
     """The candidates' (A_x, B_x) are the full domain's, picked in the candidates' order,
     repeats and an empty list included (computed without a d-long array)."""

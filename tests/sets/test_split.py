@@ -131,21 +131,21 @@ def test_the_realised_loss_of_two_disjoint_padded_sets_is_at_most_epsilon(
         assert loss >= epsilon * (1 - 1e-9)
 
 
-def test_reports_outside_the_inner_oracles_support_are_flagged_per_user() -> None:
-    """Honest reports are all in the support; a user with one of its ℓ reports out of
-    [0, d+ℓ) (GRR) or a cell out of [0, g) (OLH) is flagged, and no other user."""
-    rows = np.tile(np.array([0, 1, -1]), (50, 1))
-    rng = np.random.default_rng(5)
-    for oracle in ("GRR", "OLH"):
-        split = SPLIT(epsilon=1.0, domain_size=D, ell=3, oracle=oracle)
-        reports = split.perturb(rows, rng)
-        assert split.in_support(reports).all()
-        if oracle == "GRR":
-            reports[7, 2] = D + 3
-        else:
-            reports.values[7, 2] = split.inner.g
-        flagged = split.in_support(reports)
-        assert np.flatnonzero(~flagged).tolist() == [7]
+@pytest.mark.parametrize("cls", [PSFO, SPLIT])
+@pytest.mark.parametrize("oracle", ["GRR", "OLH"])
+def test_reports_outside_the_inner_oracles_support_are_flagged_per_user(cls, oracle) -> None:
+    """Honest reports lie in the inner oracle's support (ldp.audit.support reads
+    ``in_support``); a user with one report moved out of [0, d+ℓ) (GRR) or a cell out of
+    [0, g) (OLH) is flagged, and no other user (SPLIT: one of its ℓ = 3 reports)."""
+    protocol = cls(epsilon=1.0, domain_size=D, ell=3, oracle=oracle)
+    reports = protocol.perturb(np.tile(np.array([0, 1, -1]), (50, 1)), np.random.default_rng(5))
+    assert protocol.in_support(reports).all()
+    where = (7, 2) if cls is SPLIT else 7
+    if oracle == "GRR":
+        reports[where] = D + 3
+    else:
+        reports.values[where] = protocol.inner.g
+    assert np.flatnonzero(~protocol.in_support(reports)).tolist() == [7]
 
 
 @pytest.mark.parametrize(
