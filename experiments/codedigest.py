@@ -44,6 +44,8 @@ KINDS_PACKAGE = "experiments.kinds"
 def clear_cache() -> None:
     """Forget every digest and import graph computed in this process (after an edit)."""
     _origin.cache_clear()
+    _located.cache_clear()
+    _bindings.cache_clear()
     _file_digest.cache_clear()
     _imports_of.cache_clear()
     _closure.cache_clear()
@@ -51,18 +53,48 @@ def clear_cache() -> None:
 
 @functools.cache
 def _origin(module: str) -> str | None:
-    """The source file of ``module`` (None for a namespace package or a missing one)."""
+    """The source file of ``module`` (None for a namespace package or a missing one),
+    found on disk: neither the module nor its parent packages are imported."""
     loaded = sys.modules.get(module)
     path = getattr(loaded, "__file__", None) if loaded is not None else None
     if path is None:
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            return None
-        path = spec.origin if spec is not None and spec.has_location else None
+        path = _located(module)[0]
     if path is None or not path.endswith(".py"):
         return None
     return path
+
+
+@functools.cache
+def _located(module: str) -> tuple[str | None, tuple[str, ...]]:
+    """(source file or None, the directories of its submodules) of ``module``, from the
+    top-level package's spec (which imports nothing) down the directories; ``(None, ())``
+    when there is no such module."""
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None, ()
+    if spec is None:
+        return None, ()
+    path = spec.origin if spec.has_location else None
+    places = tuple(spec.submodule_search_locations or ())
+    for part in rest.split(".") if rest else ():
+        path, found = None, ()
+        for place in places:
+            package, single = Path(place) / part, Path(place) / f"{part}.py"
+            if (package / "__init__.py").is_file():
+                path, found = str(package / "__init__.py"), (str(package),)
+                break
+            if single.is_file():
+                path, found = str(single), ()
+                break
+            if package.is_dir():  # a namespace package
+                found = (str(package),)
+                break
+        else:
+            return None, ()
+        places = found
+    return path, places
 
 
 def source_bytes(module: str) -> bytes:
@@ -82,31 +114,85 @@ def _file_digest(module: str) -> str:
 
 
 def _is_module(name: str) -> bool:
-    if name in sys.modules:
-        return True
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+    return name in sys.modules or _located(name) != (None, ())
 
 
-def _defining_module(package: str, name: str) -> str:
-    """The module ``from package import name`` reaches: the submodule ``package.name``, else
-    the module that defines the object (its ``__module__``), else ``package`` itself."""
-    if _is_module(f"{package}.{name}"):
-        return f"{package}.{name}"
-    try:
-        value = getattr(importlib.import_module(package), name)
-    except (ImportError, AttributeError):
-        return package
-    if inspect.ismodule(value):
-        return value.__name__
-    owner = getattr(value, "__module__", None)
-    return owner if isinstance(owner, str) and owner else package
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` in ``module`` names, relative levels resolved."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    path = _origin(module) or ""
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    parts = package.split(".")
+    anchor = ".".join(parts[: len(parts) - node.level + 1])
+    return f"{anchor}.{base}" if base else anchor
+
+
+def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """A module's statements that run at import, inside ``if`` and ``try`` blocks too."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If | ast.Try):
+            for block in (node.body, node.orelse, getattr(node, "finalbody", [])):
+                yield from _top_level(block)
+            for handler in getattr(node, "handlers", []):
+                yield from _top_level(handler.body)
 
 
 @functools.cache
-def _imports_of(module: str) -> tuple[str, ...]:
+def _bindings(module: str) -> dict[str, tuple[str, str | None]]:
+    """The names ``module`` binds at import: name -> (module, None) where it defines the
+    name or binds a module to it, (module, original name) where it imports the name."""
+    source = source_bytes(module)
+    try:
+        tree = ast.parse(source) if source else None
+    except SyntaxError:
+        tree = None
+    names: dict[str, tuple[str, str | None]] = {}
+    for node in _top_level(tree.body if tree else []):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = (module, None)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        names[leaf.id] = (module, None)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = (alias.name, None)
+                else:
+                    top = alias.name.split(".")[0]
+                    names[top] = (top, None)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, node)
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = (base, alias.name)
+    return names
+
+
+def _defining_module(package: str, name: str, packages: tuple[str, ...]) -> str:
+    """The module ``from package import name`` reaches: the submodule ``package.name``,
+    else the module that defines the name, following the imports that re-export it
+    (read from the sources, nothing imported), else ``package`` itself.  Only modules of
+    ``packages`` are resolved (another package's names are never followed)."""
+    seen: set[tuple[str, str]] = set()
+    while _followed(package, packages) and (package, name) not in seen:
+        seen.add((package, name))
+        if _is_module(f"{package}.{name}"):
+            return f"{package}.{name}"
+        owner, original = _bindings(package).get(name, (package, None))
+        if original is None:
+            return owner
+        package, name = owner, original
+    return package
+
+
+@functools.cache
+def _imports_of(module: str, packages: tuple[str, ...]) -> tuple[str, ...]:
     """The modules ``module``'s source imports (anywhere in it), resolved as above."""
     source = source_bytes(module)
     if not source:
@@ -115,23 +201,17 @@ def _imports_of(module: str) -> tuple[str, ...]:
         tree = ast.parse(source)
     except SyntaxError:
         return ()
-    path = _origin(module) or ""
-    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{anchor}.{base}" if base else anchor
+            base = _absolute(module, node)
             for alias in node.names:
                 if alias.name == "*":
                     found.append(base)
                 else:
-                    found.append(_defining_module(base, alias.name))
+                    found.append(_defining_module(base, alias.name, packages))
     return tuple(dict.fromkeys(found))
 
 
@@ -149,7 +229,7 @@ def _closure(roots: tuple[str, ...], packages: tuple[str, ...], kind: str) -> tu
         if module in seen or _origin(module) is None:
             continue
         seen.add(module)
-        for target in _imports_of(module):
+        for target in _imports_of(module, packages):
             if not _followed(target, packages) or target in seen:
                 continue
             if module == TRIALS_MODULE and target.startswith(f"{KINDS_PACKAGE}."):

@@ -350,6 +350,10 @@ RUN_ONLY_FIELDS = (
 )
 
 
+#: The protocol schemas the ConfigStore holds, as :func:`register_configs` last stored them.
+_STORED: dict[str, dict[str, type]] = {}
+
+
 def register_configs() -> None:
     """Store the schemas in Hydra's ConfigStore (idempotent).
 
@@ -368,9 +372,13 @@ def register_configs() -> None:
     OmegaConf.register_new_resolver("plain_name", plain_name, replace=True)
     OmegaConf.register_new_resolver("log_root", log_root, replace=True)
     store = ConfigStore.instance()
+    schemas = {entry.name: protocol_schema(entry.name) for entry in registry.protocols().values()}
+    held = store.repo.get("protocol", {})
+    if _STORED.get("schemas") == schemas and all(f"{n.lower()}.yaml" in held for n in schemas):
+        return  # stored already: storing again costs a tenth of a second
     store.store(name="base_config", node=Config)
-    for entry in registry.protocols().values():  # protocol=<name>: every registered one
-        store.store(group="protocol", name=entry.name.lower(), node=protocol_schema(entry.name))
+    for name, schema in schemas.items():  # protocol=<name>: every registered one
+        store.store(group="protocol", name=name.lower(), node=schema)
     for name, schema in DATASET_SCHEMAS.items():  # extended by conf/dataset/<name>.yaml
         store.store(group="schema/dataset", name=name, node=schema)
     from experiments.listing import help_template  # --help lists what the registry holds
@@ -381,3 +389,4 @@ def register_configs() -> None:
         name="ldp",
         node={"app_name": "ldp", "header": "", "footer": "", "template": help_template(conf_dir)},
     )
+    _STORED["schemas"] = schemas

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hydra import compose
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -36,6 +37,20 @@ from experiments.datafiles import data_source
 from experiments.provenance import plugin_of
 from experiments.schema import RUN_ONLY_FIELDS, ConfigError
 from experiments.seeding import STREAMS
+
+
+def _the_store_itself(store: ConfigStore, memo: dict) -> ConfigStore:
+    """``copy.deepcopy`` of the ConfigStore singleton: the store itself.
+
+    Hydra deep-copies its config repository at every composition, to keep the original's
+    list of sources unchanged, and with it the store those sources read, which holds every
+    registered protocol's schema: a quarter of a composition's time.  The store is a
+    singleton that nothing changes while a config is composed, so its copy would only
+    ever equal it."""
+    return store
+
+
+ConfigStore.__deepcopy__ = _the_store_itself  # type: ignore[attr-defined]
 
 #: Display-only fields inside groups, left out of the key.
 LABEL_FIELDS = ("protocol.label", "dataset.label")
@@ -250,7 +265,11 @@ def expand(config_name: str, overrides: Sequence[str], grid: Sequence[str] = ())
     if not points:
         return [replace(make_setting(base, ()), choices=chosen)]
     groups = {_key_of(text) for text in points[0] if _is_group(_key_of(text))}
+    # a grid of plain values only: its one composition is the base's, without Hydra's node
     composed: dict[tuple[str, ...], dict[str, Any]] = {}
+    if not groups:
+        composed[()] = OmegaConf.to_container(base, resolve=False)
+        del composed[()]["hydra"]
     settings: dict[str, Setting] = {}
     for point in points:
         choice = tuple(text for text in point if _key_of(text) in groups)
