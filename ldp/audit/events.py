@@ -685,6 +685,12 @@ def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
     counts: dict[tuple, np.ndarray] = {}
     out = np.empty(len(chunk), dtype=np.int64)
     for j, column in enumerate(chunk):
+        if column.kind == "packed":
+            key = ("packed", column.part, column.member)
+            if key not in counts:
+                counts[key] = _packed_bit_counts(column, reports)
+            out[j] = counts[key][column.index]
+            continue
         if column.kind != "bit":
             out[j] = int(np.count_nonzero(column(reports)))
             continue
@@ -699,6 +705,27 @@ def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
             counts[key] = (histograms @ _BYTE_BITS).ravel()  # [i]: reports with bit i set
         out[j] = counts[key][column.index % column.width]
     return out
+
+
+#: Entries of a packed field histogrammed at once by :func:`_packed_bit_counts` (memory).
+_PACKED_ENTRIES = 1 << 22
+
+
+def _packed_bit_counts(column: Column, reports: Any) -> np.ndarray:
+    """[i]: how many reports set bit i of a packed-bit column's field (byte i // 8, read
+    big-endian as :class:`Column` reads it), from one histogram of each byte column."""
+    part = np.asarray(reports if column.part is None else reports[column.part])
+    if column.member is not None:
+        part = _member(part, column.member)
+    rows = _rows(part)
+    width = rows.shape[1]
+    offsets = 256 * np.arange(width, dtype=np.intp)
+    histograms = np.zeros(256 * width, dtype=np.int64)
+    step = max(1, _PACKED_ENTRIES // max(width, 1))
+    for start in range(0, rows.shape[0], step):
+        by_byte = rows[start : start + step].astype(np.intp) + offsets
+        histograms += np.bincount(by_byte.ravel(), minlength=256 * width)
+    return (histograms.reshape(width, 256) @ _BYTE_BITS[:, ::-1]).ravel()
 
 
 #: Flags in a pattern column (:func:`pattern_columns`).

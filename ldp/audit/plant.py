@@ -13,15 +13,19 @@ declared public randomness (:class:`ldp.contract.Capabilities`; a hash seed is p
 the cell it selects is not), read as bits (``numpy.unpackbits``).
 
 * ``"fixed report"``: the whole report (public fields too) is replaced by one fixed
-  report, drawn once by the honest client for ``value`` from a fixed seed: a client that
-  sometimes sends a canned report.
+  report: a client that sometimes sends a canned report.  The canned report is the most
+  revealing of :data:`CANDIDATES` honest reports of ``value`` drawn from fixed seeds: the
+  one whose exact copies are commonest among honest reports of ``value`` relative to
+  those of ``other`` (first among ties, as where honest reports never repeat), so that a
+  canned report is a report of ``value``, not one that makes it look like ``other``.
 * ``"out of support"``: every payload byte set to 0xFF (-1 as an integer, NaN as a float,
   every bit and padding bit set), when the mechanism declares a support
   (:mod:`ldp.audit.support`) that this report is outside of; else the class does not
   apply (:func:`applies`).
 * ``"biased bit"``: the payload bit whose frequency differs least between the reports of
   ``value`` and ``other`` (so that the leak is the only signal in it) is set to its rarer
-  value.
+  value among the reports of ``other``, which makes the leak's reports of ``value`` the
+  least like those of ``other``.
 * ``"bit pattern"``: the three such bits (fewer if the payload has fewer that vary) are
   set together to their rarer values: a fixed pattern spread over several bits.
 
@@ -35,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit.events import count, per_report_fields
+from ldp.audit.events import Column, count, per_report_fields
 from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
 from ldp.validation import ParameterError
@@ -46,6 +50,8 @@ LEAKS = ("fixed report", "out of support", "biased bit", "bit pattern")
 SCOUT = 4_000
 #: Bits a pattern sets.
 PATTERN_BITS = 3
+#: Honest reports of ``value`` the canned report of a "fixed report" leak is chosen from.
+CANDIDATES = 16
 #: The seed of the fixed report and of the scouting draws.
 PLANT_SEED = 20_260_101
 
@@ -139,7 +145,29 @@ def _leak_bits(
     varying = np.flatnonzero((both > 0) & (both < 1))
     order = varying[np.argsort(np.abs(mine - theirs)[varying], kind="stable")]
     chosen = order[:how_many]
-    return chosen, (both[chosen] < 0.5).astype(np.uint8)
+    return chosen, (theirs[chosen] < 0.5).astype(np.uint8)
+
+
+def _digests(reports: Any, layout: tuple[bool, ...] | None) -> np.ndarray:
+    """One digest per report of its per-report fields' bytes (``layout`` names them)."""
+    fields = None if layout is None else tuple(i for i, own in enumerate(layout) if own)
+    return Column("report", "report", fields=fields)(reports)
+
+
+def _fixed_report(mechanism: Any, value: Any, other: Any) -> Any:
+    """The canned report: the most revealing of :data:`CANDIDATES` honest reports of
+    ``value`` (module docstring), as a batch of one report."""
+    scouts = [_draw(mechanism, v, SCOUT, seed) for v, seed in ((value, 1), (other, 2))]
+    layout = per_report_fields(scouts[0], SCOUT)
+    mine, theirs = (_digests(batch, layout) for batch in scouts)
+    best, best_score = None, -np.inf
+    for seed in range(CANDIDATES):
+        candidate = _draw(mechanism, value, 1, 100 + seed)
+        digest = _digests(candidate, layout)[0]
+        score = (np.count_nonzero(mine == digest) + 1) / (np.count_nonzero(theirs == digest) + 1)
+        if score > best_score:
+            best, best_score = candidate, score
+    return best
 
 
 class Planted:
@@ -167,7 +195,7 @@ class Planted:
             raise ParameterError("rate", rate, "[0, 1]")
         self.mechanism, self.leak, self.rate = mechanism, leak, float(rate)
         self.value, self.other = value, other
-        self._fixed = _draw(mechanism, value, 1, 0) if leak == "fixed report" else None
+        self._fixed = _fixed_report(mechanism, value, other) if leak == "fixed report" else None
         self._bits: tuple[np.ndarray, np.ndarray] | None = None
         if leak in ("biased bit", "bit pattern"):
             size = 1 if leak == "biased bit" else PATTERN_BITS

@@ -71,7 +71,7 @@ class Duchi(MeanProtocol):
         return self.bound * (2 * self.p_keep - 1)
 
     def _perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        rounded = exact.uniform(rng, values.shape[0]) < value_coins(values)
+        rounded = exact.below(rng, value_coins(values), values.shape[0])
         kept = exact.bernoulli(rng, self._keep, values.shape[0])
         return np.where(rounded == kept, self.bound, -self.bound)
 

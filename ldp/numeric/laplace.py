@@ -138,7 +138,7 @@ class Laplace(MeanProtocol):
 
     def _perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         floor, threshold = self._coins(values)
-        signal = floor + (exact.uniform(rng, values.shape[0]) < threshold)
+        signal = floor + exact.below(rng, threshold, values.shape[0])
         return self.noise.draw(signal, rng) / self.grid
 
     def in_support(self, reports: np.ndarray) -> np.ndarray:

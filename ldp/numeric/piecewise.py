@@ -246,7 +246,7 @@ class PM(MeanProtocol):
 def input_grid(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """k with k/2^a = t rounded up or down, P(up) = frac(t 2^a) on the 53-bit grid (int64)."""
     low, coins = _input_coins(values)
-    return low + (exact.uniform(rng, values.shape[0]) < coins)
+    return low + exact.below(rng, coins, values.shape[0])
 
 
 def _input_coins(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

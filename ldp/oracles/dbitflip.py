@@ -156,8 +156,7 @@ class DBitFlip(FrequencyOracle):
     def respond(self, values: np.ndarray, buckets: np.ndarray, rng: np.random.Generator):
         """The bits of users holding ``values`` for their sampled ``buckets``."""
         own = buckets == values[:, None]
-        uniform = exact.uniform(rng, buckets.shape)
-        return uniform < np.where(own, self._keep, self._flip)
+        return exact.below(rng, np.where(own, self._keep, self._flip), buckets.shape)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> DBitFlipReports:
         """One ε-LDP report per user (fresh buckets: one round of new users)."""

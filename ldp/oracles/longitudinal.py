@@ -412,8 +412,7 @@ class _ChainedUnary(Memoized):
         for start in range(0, packed.shape[0], self._rows()):
             chunk = packed[start : start + self._rows()]
             memo = np.unpackbits(chunk, axis=1, count=d).astype(bool)
-            uniform = exact.uniform(rng, memo.shape)
-            bits = uniform < np.where(memo, self._keep2, self._flip2)
+            bits = exact.below(rng, np.where(memo, self._keep2, self._flip2), memo.shape)
             out[start : start + chunk.shape[0]] = np.packbits(bits, axis=1)
         return UnaryReports(out, d)
 

@@ -232,14 +232,10 @@ class UnaryEncoding(PureOracle):
         self.check_report_size(n)
         out = np.empty((n, -(-d // 8)), dtype=np.uint8)
         rows = max(1, min(n, CHUNK // d))
-        bits_buffer = np.empty((rows, d), dtype=bool)
         for start in range(0, n, rows):
             chunk = values[start : start + rows]
-            uniform = exact.uniform(rng, (chunk.shape[0], d))
-            bits = bits_buffer[: chunk.shape[0]]
-            np.less(uniform, self._flip, out=bits)
-            index = np.arange(chunk.shape[0])
-            bits[index, chunk] = uniform[index, chunk] < self._keep
+            bits = exact.below(rng, self._flip, (chunk.shape[0], d))
+            bits[np.arange(chunk.shape[0]), chunk] = exact.below(rng, self._keep, chunk.shape[0])
             out[start : start + rows] = np.packbits(bits, axis=1)
         return UnaryReports(out, d)
 

@@ -99,6 +99,23 @@ def test_a_fixed_report_is_one_report_sent_at_its_rate() -> None:
     assert abs(same.mean() - rate) <= Z * np.sqrt(rate * (1 - rate) / n)
 
 
+def test_the_canned_report_is_a_revealing_report_of_the_input() -> None:
+    """The fixed report is the most revealing of the honest candidates: GRR at d = 4 sends
+    v itself (p against q under v'), Duchi et al.'s input -1 sends -B.  The first candidate
+    alone (what an unselected draw would send) is another value for some v: the selection
+    is what makes the canned report a report of v."""
+    grr = GRR(epsilon=1.0, domain_size=4)
+    first = []
+    for v in range(4):
+        other = (v + 1) % 4
+        assert int(np.asarray(plant.Planted(grr, "fixed report", 0.1, v, other)._fixed)[0]) == v
+        first.append(int(np.asarray(plant._draw(grr, v, 1, 100))[0]))
+    assert first != list(range(4)), first
+    duchi = power.built("Duchi")
+    canned = np.asarray(plant.Planted(duchi, "fixed report", 0.1, -1.0, 1.0)._fixed)
+    assert canned.tolist() == [-duchi.bound]
+
+
 def test_out_of_support_leaves_the_support_and_applies_only_where_one_is_declared() -> None:
     grr = GRR(epsilon=1.0, domain_size=4)
     reports = plant.Planted(grr, "out of support", 1.0).perturb(

@@ -91,6 +91,28 @@ def test_coins_have_the_threshold_probability() -> None:
         assert result.pvalue >= ALPHA / 3
 
 
+def test_coins_whose_top_bits_tie_with_the_threshold_draw_the_low_bits() -> None:
+    """``below`` draws U's top 8 bits, and its 45 low bits only where they tie with T's.
+
+    T = 3·2^45 + 2^44 (and T = 2^44 alone) puts half of the tie's 1/256 in the coin's
+    probability: 3.5/256 (and 0.5/256).  Ties read as 0 or as 1 would give 3/256 or 4/256
+    (0 or 1/256), at least 17 SE away at n = 10^6: the binomial test rejects both.  Each
+    threshold is also tested as one coin's own among others, and T = 0 and 2^53 exactly.
+    """
+    rng, n, half = seed_for("coins", "tie"), 1_000_000, 1 << 44
+    thresholds = np.array([3 * (1 << 45) + half, half, 0, exact_coins.GRID], dtype=np.int64)
+    for t in thresholds[:2]:
+        drawn = int(exact_coins.below(rng, int(t), n).sum())
+        assert stats.binomtest(drawn, n, t / exact_coins.GRID).pvalue >= ALPHA / 4
+        for wrong in (t - half, t + half):  # the tie read as 0, as 1
+            assert stats.binomtest(drawn, n, wrong / exact_coins.GRID).pvalue < ALPHA
+    own = exact_coins.below(rng, thresholds, (n // 4, 4))
+    for column, t in enumerate(thresholds[:2]):
+        drawn = int(own[:, column].sum())
+        assert stats.binomtest(drawn, n // 4, t / exact_coins.GRID).pvalue >= ALPHA / 4
+    assert not own[:, 2].any() and own[:, 3].all()
+
+
 @pytest.mark.parametrize(
     ("probability", "complement", "round_down"),
     [(0.3, 0.7, True), (0.3, 0.7, False), (1 - 1e-12, 1e-12, True), (1e-12, 1 - 1e-12, False)],

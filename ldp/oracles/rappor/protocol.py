@@ -649,11 +649,11 @@ class RAPPOR(FrequencyOracle):
 
         Flipping w.p. f/2 is the paper's "1 w.p. f/2, 0 w.p. f/2, B_i w.p. 1 - f".
         """
-        return bloom ^ (exact.uniform(rng, bloom.shape) < self._flip)
+        return bloom ^ exact.below(rng, self._flip, bloom.shape)
 
     def instantaneous(self, prr: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The IRR S of PRR bits (n, k): 1 w.p. q where B' = 1, w.p. p where B' = 0."""
-        return exact.uniform(rng, prr.shape) < np.where(prr, self._irr1, self._irr0)
+        return exact.below(rng, np.where(prr, self._irr1, self._irr0), prr.shape)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> RapporReports:
         """One report from each of n fresh clients: cohort, Bloom filter, PRR, then IRR."""
