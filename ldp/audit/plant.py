@@ -22,10 +22,11 @@ the cell it selects is not), read as bits (``numpy.unpackbits``).
   every bit and padding bit set), when the mechanism declares a support
   (:mod:`ldp.audit.support`) that this report is outside of; else the class does not
   apply (:func:`applies`).
-* ``"biased bit"``: the payload bit whose frequency differs least between the reports of
-  ``value`` and ``other`` (so that the leak is the only signal in it) is set to its rarer
-  value among the reports of ``other``, which makes the leak's reports of ``value`` the
-  least like those of ``other``.
+* ``"biased bit"``: a payload bit whose frequency does not differ between the reports of
+  ``value`` and ``other`` (so that the leak is the only signal in it: the first such bit
+  in the payload's order, else the one that differs least) is set to its rarer value
+  among the reports of ``other``, which makes the leak's reports of ``value`` the least
+  like those of ``other``.
 * ``"bit pattern"``: the three such bits (fewer if the payload has fewer that vary) are
   set together to their rarer values: a fixed pattern spread over several bits.
 
@@ -48,6 +49,9 @@ from ldp.validation import ParameterError
 LEAKS = ("fixed report", "out of support", "biased bit", "bit pattern")
 #: Honest reports of each input drawn to choose the bits of a bit leak.
 SCOUT = 4_000
+#: A bit whose two frequencies differ by at most this many standard errors of the scouts'
+#: difference counts as carrying no signal.
+QUIET_SE = 3.0
 #: Bits a pattern sets.
 PATTERN_BITS = 3
 #: Honest reports of ``value`` the canned report of a "fixed report" leak is chosen from.
@@ -137,15 +141,21 @@ def _draw(mechanism: Any, value: Any, n: int, seed: int) -> Any:
 def _leak_bits(
     mechanism: Any, value: Any, other: Any, how_many: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The payload bits that vary and whose frequency differs least between the inputs
-    (lowest index first among ties), and the rarer value of each."""
+    """The payload bits that vary and whose frequencies do not differ between the inputs
+    beyond the scouts' noise (:data:`QUIET_SE` standard errors), in the payload's order,
+    then the others by how little they differ; and the rarer value of each among the
+    reports of ``other`` (1 where it is even within noise).  Taking equal bits in order,
+    not by their noisy differences, keeps the choice the same from seed to seed."""
     mine = payload_bits(mechanism, _draw(mechanism, value, SCOUT, 1)).mean(axis=0)
     theirs = payload_bits(mechanism, _draw(mechanism, other, SCOUT, 2)).mean(axis=0)
     both = (mine + theirs) / 2
     varying = np.flatnonzero((both > 0) & (both < 1))
-    order = varying[np.argsort(np.abs(mine - theirs)[varying], kind="stable")]
-    chosen = order[:how_many]
-    return chosen, (theirs[chosen] < 0.5).astype(np.uint8)
+    gap = np.abs(mine - theirs)[varying]
+    quiet = gap <= QUIET_SE * np.sqrt(2 * both[varying] * (1 - both[varying]) / SCOUT)
+    rest = varying[~quiet][np.argsort(gap[~quiet], kind="stable")]
+    chosen = np.concatenate([varying[quiet], rest])[:how_many]
+    even = np.abs(theirs[chosen] - 0.5) <= QUIET_SE * np.sqrt(0.25 / SCOUT)  # set: 1
+    return chosen, ((theirs[chosen] < 0.5) | even).astype(np.uint8)
 
 
 def _digests(reports: Any, layout: tuple[bool, ...] | None) -> np.ndarray:

@@ -134,6 +134,27 @@ def test_the_bit_leaks_take_the_bits_the_inputs_agree_on() -> None:
     assert chosen.tolist() == [6] and target.tolist() == [1]  # bit 1 of byte 0, MSB first
 
 
+def test_the_bit_choice_does_not_move_with_the_scouts_seed(monkeypatch) -> None:
+    """PM's float64 reports have many mantissa bits that carry no signal: the biased bit
+    is the first of them, set to 1, whatever seed the scouts are drawn from.  The former
+    rule (the bit whose scouted frequencies differ least) picks another bit at each seed."""
+    pm = power.built("PM")
+    picks, former = set(), set()
+    for shift in range(4):
+        monkeypatch.setattr(plant, "PLANT_SEED", 20_260_101 + shift)
+        chosen, target = plant._leak_bits(pm, -1.0, 1.0, 1)
+        picks.add((int(chosen[0]), int(target[0])))
+        mine, theirs = (
+            plant.payload_bits(pm, plant._draw(pm, v, plant.SCOUT, seed)).mean(axis=0)
+            for v, seed in ((-1.0, 1), (1.0, 2))
+        )
+        both = (mine + theirs) / 2
+        varying = np.flatnonzero((both > 0) & (both < 1))
+        former.add(int(varying[np.argmin(np.abs(mine - theirs)[varying])]))
+    assert picks == {(0, 1)}
+    assert len(former) > 1, former
+
+
 def test_no_leak_no_alarm() -> None:
     """At rate 0 the planted mechanism is the honest one: never caught."""
     assert plant.caught(GRR(epsilon=1.0, domain_size=4), "bit pattern", 0.0, 3) == 0
