@@ -469,10 +469,13 @@ class ResultsStore:
                 os.close(handle)  # closing releases the lock
 
     def _probe(self) -> bool:
-        """Whether a file can be created in the experiment's directory."""
+        """Whether a file can be created in the experiment's directory.  Each probe is a
+        file of its own: jobs of one sweep probe the same directory at the same time."""
         try:
-            atomic_write_bytes(self.directory / ".probe", b"")
-            (self.directory / ".probe").unlink()
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix=".probe.", dir=self.directory)
+            os.close(handle)
+            os.unlink(name)
         except OSError as error:
             if error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
                 return False

@@ -271,3 +271,15 @@ def test_setting_keys_that_look_like_numbers_stay_text(tmp_path, key):
         table, corrupt = store.load()
     assert corrupt == [] and store.done_trials(key) == {0, 1}
     assert table["config_hash"].tolist() == [key] * 4
+
+
+def test_jobs_probing_one_directory_at_once_all_find_it_writable(tmp_path):
+    """The jobs of one sweep hold different settings' locks but probe the same directory;
+    with one shared probe name, one job's unlink removed another's file (ENOENT)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stores = [ResultsStore(tmp_path, "exp") for _ in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda i: stores[i % 8]._probe(), range(4000)))
+    assert all(found)
+    assert [p.name for p in stores[0].directory.iterdir() if p.name.startswith(".probe")] == []
