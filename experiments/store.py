@@ -44,6 +44,7 @@ import fcntl
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -57,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ldp.io.files import TEMPORARY, atomic_write_bytes
@@ -245,6 +247,66 @@ def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
     if len(frame) != rows:
         raise CorruptPartError(f"{len(frame)} rows where the footer says {rows}")
     return frame
+
+
+#: Cells ``read_csv`` reads as booleans.
+BOOLEAN_CELLS = ("True", "False", "TRUE", "FALSE", "true", "false")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """CSV bodies with one header parsed as one frame: body i is rows ``ends[i]`` to
+    ``ends[i + 1]``; ``empty[i]`` holds the text columns with no cell in it (read alone,
+    such a column is float NaN: :meth:`ResultsStore.load` types the joined table so), and
+    ``retyped[i]`` says whether read alone it would type a text column otherwise (every
+    cell a number or a boolean), so that it must be read alone."""
+
+    frame: pd.DataFrame
+    ends: list[int]
+    empty: list[set[str]]
+    retyped: list[bool]
+
+
+def _plain(text: str) -> bool:
+    """Whether ``read_csv`` might read this cell as a number or a boolean (a superset)."""
+    try:
+        float(text)
+    except ValueError:
+        return text in BOOLEAN_CELLS
+    return True
+
+
+def decode_csv_together(bodies: list[tuple[bytes, int]]) -> Parsed | None:
+    """Checked CSV bodies with one header (:func:`_checked_body`'s) parsed as one CSV; None
+    when its rows do not add up to the footers' counts.
+
+    A call of ``read_csv`` costs about 10 ms whatever its size, so a run of many small
+    settings reads its parts an order of magnitude faster this way.
+    """
+    joined = bodies[0][0] + b"".join(body.split(b"\n", 1)[1] for body, _ in bodies[1:])
+    frame = pd.read_csv(
+        io.BytesIO(joined), dtype=TEXT_COLUMNS, low_memory=False, **_missing_cells(joined)
+    )
+    counts = [rows for _, rows in bodies]
+    if len(frame) != sum(counts):
+        return None
+    ends = np.array(list(itertools.accumulate(counts, initial=0)))
+    starts, stops = ends[:-1], ends[1:]
+    empty: list[set[str]] = [set() for _ in counts]
+    retyped = np.zeros(len(counts), dtype=bool)
+    for name in frame.columns:
+        column = frame[name]
+        if name in TEXT_COLUMNS or not pd.api.types.is_string_dtype(column.dtype):
+            continue
+        cells = np.concatenate([[0], np.cumsum(column.notna().to_numpy())])
+        held = cells[stops] - cells[starts]
+        plain = [text for text in column.dropna().unique() if _plain(text)]
+        if plain:
+            plains = np.concatenate([[0], np.cumsum(column.isin(plain).to_numpy())])
+            retyped |= (held > 0) & (plains[stops] - plains[starts] == held)
+        for i in np.flatnonzero(held == 0):
+            empty[i].add(name)
+    return Parsed(frame, ends.tolist(), empty, retyped.tolist())
 
 
 def encode_parquet(frame: pd.DataFrame) -> bytes:
@@ -471,11 +533,10 @@ class ResultsStore:
     def _probe(self) -> bool:
         """Whether a file can be created in the experiment's directory.  Each probe is a
         file of its own: jobs of one sweep probe the same directory at the same time."""
+        probe = self.directory / f".probe.{os.getpid()}.{os.urandom(6).hex()}"
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(prefix=".probe.", dir=self.directory)
-            os.close(handle)
-            os.unlink(name)
+            atomic_write_bytes(probe, b"")
+            probe.unlink()
         except OSError as error:
             if error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
                 return False
@@ -619,22 +680,105 @@ class ResultsStore:
         """All valid rows (one tidy table) and the list of corrupt parts, each reported.
 
         Parts whose trial range another part covers are skipped; duplicate rows (same
-        setting, trial, metric and item) are kept once.
+        setting, trial, metric and item) are kept once.  The table is the concatenation of
+        the parts read one by one; settings whose parts are all sound are parsed a header
+        at a time (:meth:`_load_together`) and typed as that concatenation types them.
         """
-        frames, corrupt = [], []
-        for key in keys if keys is not None else self.keys():
-            for _ in range(3):  # a concurrent compaction may remove a listed part
-                found, bad, vanished = self._load_key(key)
-                if not vanished:
-                    break
-            frames.extend(found)
-            corrupt.extend(bad)
+        keys = list(keys if keys is not None else self.keys())
+        together = self._load_together(keys)
+        frames: list[pd.DataFrame] = []
+        corrupt: list[str] = []
+        empty: set[str] = set()
+        run: list[Any] = []  # [parsed, start, end]: consecutive rows of one parsed frame
+
+        def flush() -> None:
+            if run:
+                frames.append(run[0].frame.iloc[run[1] : run[2]])
+                run.clear()
+
+        for key in keys:
+            if key not in together:
+                flush()
+                for _ in range(3):  # a concurrent compaction may remove a listed part
+                    found, bad, vanished = self._load_key(key)
+                    if not vanished:
+                        break
+                frames.extend(found)
+                corrupt.extend(bad)
+                continue
+            for parsed, i in together[key]:
+                start, end = parsed.ends[i], parsed.ends[i + 1]
+                empty |= parsed.empty[i]
+                if run and run[0] is parsed and run[2] == start:
+                    run[2] = end
+                else:
+                    flush()
+                    run.extend([parsed, start, end])
+        flush()
         if not frames:
             return pd.DataFrame(columns=[*ROW_KEY, "value", "analytic"]), corrupt
         table = pd.concat(frames, ignore_index=True)
+        for name in empty:  # text in some parts, none in others: object, or float if none
+            if pd.api.types.is_string_dtype(table[name].dtype):
+                has_text = bool(table[name].notna().any())
+                table[name] = table[name].astype(object if has_text else np.float64)
         table = table.drop_duplicates(subset=[c for c in ROW_KEY if c in table.columns])
         order = [c for c in ("config_hash", "trial", "metric", "item") if c in table.columns]
         return table.sort_values(order, kind="stable").reset_index(drop=True), corrupt
+
+    def _load_together(self, keys: list[str]) -> dict[str, list[tuple[Parsed, int]]]:
+        """The parts of every setting whose CSV parts are all sound, parsed a header at a
+        time (:func:`decode_csv_together`): per setting, (parsed frame, body index) in
+        part order.  A setting with a part that is missing, damaged, of another format or
+        holding other rows is left out: :meth:`_load_key` reads it part by part, reporting
+        what is wrong exactly as it always does."""
+        bodies: dict[str, list[tuple[Part, bytes, int]]] = {}
+        for key in keys:
+            chosen, covered = [], -1
+            for part in self.parts(key):
+                if part.last > covered:  # as _load_key chooses when every part is sound
+                    chosen.append(part)
+                    covered = part.last
+            if any(part.path.name.endswith(".parquet") for part in chosen):
+                continue
+            try:
+                bodies[key] = [
+                    (part, *_checked_body(part.path.read_bytes(), part.path.name.endswith(".gz")))
+                    for part in chosen
+                ]
+            except (CorruptPartError, OSError):
+                continue
+        groups: dict[bytes, list[tuple[str, Part, bytes, int]]] = {}
+        for key, found in bodies.items():
+            for part, body, rows in found:
+                groups.setdefault(body.split(b"\n", 1)[0], []).append((key, part, body, rows))
+        located: dict[tuple[str, Part], tuple[Parsed, int]] = {}
+        failed: set[str] = set()
+        for members in groups.values():
+            try:
+                parsed = decode_csv_together([(body, rows) for _, _, body, rows in members])
+                hashes = parsed.frame["config_hash"].astype(str).to_numpy() if parsed else None
+                trials = parsed.frame["trial"].astype(int).to_numpy() if parsed else None
+            except Exception:  # an unparsable body: its setting is read part by part
+                parsed = None
+            if parsed is None:
+                failed.update(key for key, *_ in members)
+                continue
+            for i, (key, part, _, _) in enumerate(members):
+                start, end = parsed.ends[i], parsed.ends[i + 1]
+                held = np.unique(trials[start:end])  # check_rows's test, on the slice
+                if parsed.retyped[i] or not (
+                    end > start
+                    and bool(np.all(hashes[start:end] == key))
+                    and np.array_equal(held, np.arange(part.first, part.last + 1))
+                ):
+                    failed.add(key)
+                located[key, part] = (parsed, i)
+        return {
+            key: [located[key, part] for part, _, _ in found]
+            for key, found in bodies.items()
+            if key not in failed
+        }
 
     def _load_key(self, key: str) -> tuple[list[pd.DataFrame], list[str], bool]:
         """The rows of one setting's parts, its corrupt parts, and whether a part vanished."""

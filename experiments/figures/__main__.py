@@ -71,11 +71,8 @@ def custom_reasons(args: argparse.Namespace, settings_of: dict[str, list[Setting
     settings = [s for group in settings_of.values() for s in group]
     if any(s.config["dataset"].get("path") or "real file" in s.data for s in settings):
         reasons.append("real data")
-    trials = {
-        s.config["n_trials"] != paper_trials(name)
-        for name in settings_of
-        for s in settings_of[name]
-    }
+    wanted = {name: paper_trials(name) for name in settings_of}  # a YAML read each
+    trials = {s.config["n_trials"] != wanted[n] for n in settings_of for s in settings_of[n]}
     if not args.quick and True in trials:
         reasons.append("trials other than the configs'")
     if args.quick and args.results_dir and Path(args.results_dir).resolve() == COMMITTED:

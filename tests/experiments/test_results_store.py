@@ -283,3 +283,31 @@ def test_jobs_probing_one_directory_at_once_all_find_it_writable(tmp_path):
         found = list(pool.map(lambda i: stores[i % 8]._probe(), range(4000)))
     assert all(found)
     assert [p.name for p in stores[0].directory.iterdir() if p.name.startswith(".probe")] == []
+
+
+def test_parts_parsed_a_header_at_a_time_give_the_table_read_part_by_part(tmp_path, monkeypatch):
+    """``load`` parses the parts of sound settings together, one read_csv per header; the
+    table must be the one reading every part alone gives, dtypes included: another
+    header, a text column empty in some parts (float there, so object when joined) or a
+    number in one (an int there), overlapping parts and a part holding another setting's
+    rows (read alone, reported)."""
+    store = ResultsStore(tmp_path, "exp")
+    for key in ["k0", "k1", "k2", "k3"]:
+        frame = rows(range(0, 3), key=key)
+        frame["form"] = {"k1": None, "k2": "7"}.get(key, "left")  # none in k1; k2's a number
+        if key == "k3":
+            frame["extra"] = 1.5  # another header
+        store.write_part(key, range(0, 3), frame)
+    store.write_part("k0", range(3, 5), rows(range(3, 5), key="k0").assign(form="right"))
+    store.write_part("k0", range(2, 6), rows(range(2, 6), key="k0").assign(form="right"))
+    mine = store.write_part("k4", range(0, 2), rows(range(0, 2), key="k4"))
+    store.write_part("k5", range(0, 2), rows(range(0, 2), key="k5")).write_bytes(mine.read_bytes())
+    with pytest.warns(CorruptPartWarning, match="rows of setting k4, not k5"):
+        together, corrupt = store.load()
+    monkeypatch.setattr(ResultsStore, "_load_together", lambda self, keys: {})
+    store = ResultsStore(tmp_path, "exp")
+    with pytest.warns(CorruptPartWarning, match="rows of setting k4, not k5"):
+        alone, corrupt_alone = store.load()
+    pd.testing.assert_frame_equal(together, alone, check_dtype=True)
+    assert corrupt == corrupt_alone and len(corrupt) == 1
+    assert together["form"].dtype == object and together["extra"].notna().sum() == 6
