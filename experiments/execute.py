@@ -206,18 +206,24 @@ class Plan:
 
 
 def _versions(frames: Sequence[pd.DataFrame], stamp: dict[str, str]) -> dict[str, int]:
-    """Trials of ``frames`` recorded by code other than ``stamp``, per version."""
+    """Trials of ``frames`` recorded by code other than ``stamp``, per version: each
+    frame's distinct trials, by the version of the first row of each."""
+    columns = ["trial", "ldp_version", "git_commit"]
+    kept = [
+        frame[columns].drop_duplicates("trial").astype(str)
+        for frame in frames
+        if not frame.empty and "git_commit" in frame.columns
+    ]
+    if not kept:
+        return {}
+    trials = pd.concat(kept, ignore_index=True)
+    own = (trials["ldp_version"] == stamp["ldp_version"]) & (
+        trials["git_commit"] == stamp["git_commit"]
+    )
     counts: dict[str, int] = {}
-    for frame in frames:
-        if frame.empty or "git_commit" not in frame.columns:
-            continue
-        trials = frame.drop_duplicates("trial")
-        for (version, commit), group in trials.groupby(
-            [trials["ldp_version"].astype(str), trials["git_commit"].astype(str)]
-        ):
-            if (version, commit) != (stamp["ldp_version"], stamp["git_commit"]):
-                name = f"ldp {version}, commit {short_commit(commit)}"
-                counts[name] = counts.get(name, 0) + len(group)
+    for (version, commit), count in trials[~own].value_counts(columns[1:], sort=False).items():
+        name = f"ldp {version}, commit {short_commit(commit)}"
+        counts[name] = counts.get(name, 0) + int(count)
     return counts
 
 
@@ -233,18 +239,18 @@ def plan(
     stamp = stamp or provenance()
     missing: list[tuple[Setting, list[int]]] = []
     done_before = 0
-    foreign: dict[str, int] = {}
     stale = stale_settings(settings, store)
+    recorded = store.recorded_many(setting.key for setting in settings)
+    kept: list[pd.DataFrame] = []
     for setting in settings:
-        parts, frames = store.recorded(setting.key)
+        parts, frames = recorded[setting.key]
         done = {t for part in parts for t in part.trials}
         todo = [t for t in range(n_trials) if t not in done]
         done_before += n_trials - len(todo)
-        kept = [f[f["trial"] < n_trials] for f in frames if "trial" in f.columns]
-        for name, count in _versions(kept, stamp).items():
-            foreign[name] = foreign.get(name, 0) + count
+        kept.extend(f[f["trial"] < n_trials] for f in frames if "trial" in f.columns)
         if todo:
             missing.append((setting, todo))
+    foreign = _versions(kept, stamp)
     total = sum(len(todo) for _, todo in missing)
     size = batch_size or max(1, min(MAX_AUTO_BATCH, math.ceil(total / (8 * max(workers, 1)))))
     batches = []

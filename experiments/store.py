@@ -492,6 +492,25 @@ class ResultsStore:
             parts.append(part)
         return parts, frames
 
+    def recorded_many(
+        self, keys: Iterable[str]
+    ) -> dict[str, tuple[list[Part], list[pd.DataFrame]]]:
+        """:meth:`recorded` (verified) of each of ``keys``; the settings whose parts are all
+        sound parsed a header at a time (:meth:`_load_together`), each part's rows a slice
+        of its header's frame."""
+        keys = list(keys)
+        together = self._load_together(keys, every=True)
+        found = {}
+        for key in keys:
+            if key in together:
+                found[key] = (
+                    [part for part, _, _ in together[key]],
+                    [p.frame.iloc[p.ends[i] : p.ends[i + 1]] for _, p, i in together[key]],
+                )
+            else:
+                found[key] = self.recorded(key)
+        return found
+
     # --- sharing the directory -------------------------------------------------------
     @contextlib.contextmanager
     def locked(self, keys: Iterable[str]) -> Iterator[bool]:
@@ -706,7 +725,7 @@ class ResultsStore:
                 frames.extend(found)
                 corrupt.extend(bad)
                 continue
-            for parsed, i in together[key]:
+            for _, parsed, i in together[key]:
                 start, end = parsed.ends[i], parsed.ends[i + 1]
                 empty |= parsed.empty[i]
                 if run and run[0] is parsed and run[2] == start:
@@ -726,17 +745,20 @@ class ResultsStore:
         order = [c for c in ("config_hash", "trial", "metric", "item") if c in table.columns]
         return table.sort_values(order, kind="stable").reset_index(drop=True), corrupt
 
-    def _load_together(self, keys: list[str]) -> dict[str, list[tuple[Parsed, int]]]:
+    def _load_together(
+        self, keys: list[str], every: bool = False
+    ) -> dict[str, list[tuple[Part, Parsed, int]]]:
         """The parts of every setting whose CSV parts are all sound, parsed a header at a
-        time (:func:`decode_csv_together`): per setting, (parsed frame, body index) in
-        part order.  A setting with a part that is missing, damaged, of another format or
-        holding other rows is left out: :meth:`_load_key` reads it part by part, reporting
-        what is wrong exactly as it always does."""
+        time (:func:`decode_csv_together`): per setting, (part, parsed frame, body index)
+        in part order, the parts :meth:`_load_key` reads (``every``: all of them, as
+        :meth:`recorded` reads).  A setting with a part that is missing, damaged, of
+        another format or holding other rows is left out: :meth:`_load_key` or
+        :meth:`recorded` reads it part by part, reporting what is wrong as it always does."""
         bodies: dict[str, list[tuple[Part, bytes, int]]] = {}
         for key in keys:
             chosen, covered = [], -1
             for part in self.parts(key):
-                if part.last > covered:  # as _load_key chooses when every part is sound
+                if every or part.last > covered:  # _load_key's choice when all are sound
                     chosen.append(part)
                     covered = part.last
             if any(part.path.name.endswith(".parquet") for part in chosen):
@@ -752,7 +774,7 @@ class ResultsStore:
         for key, found in bodies.items():
             for part, body, rows in found:
                 groups.setdefault(body.split(b"\n", 1)[0], []).append((key, part, body, rows))
-        located: dict[tuple[str, Part], tuple[Parsed, int]] = {}
+        located: dict[tuple[str, Part], tuple[Part, Parsed, int]] = {}
         failed: set[str] = set()
         for members in groups.values():
             try:
@@ -773,7 +795,7 @@ class ResultsStore:
                     and np.array_equal(held, np.arange(part.first, part.last + 1))
                 ):
                     failed.add(key)
-                located[key, part] = (parsed, i)
+                located[key, part] = (part, parsed, i)
         return {
             key: [located[key, part] for part, _, _ in found]
             for key, found in bodies.items()
