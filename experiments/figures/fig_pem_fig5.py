@@ -3,7 +3,7 @@
 PEM (optimised as in Sec. VI-A: zipf assumption, 2^20 queries, F1 goal) against the
 improved MCM and SPM (``protocol=mcm``, ``spm``: variant "improved", ε split), 10 runs,
 sampled engine.  Four configs feed the one table: ``pem_fig5`` (PEM, MCM), ``pem_fig5_spm``
-(SPM on AOL and synthetic), ``pem_fig5_spm_url`` (SPM on URL at ε = 2, 4 only: ~6.5 s a
+(SPM on AOL and synthetic), ``pem_fig5_spm_url`` (SPM on URL at ε = 2, 4 only: ~1-3 s a
 run) and ``pem_fig5_sens``, the sensitivity lines: PEM's paper group rule (Sec. VI-B6),
 MCM with √n channels (Sec. VII) and MCM with 8-bit OLH blocks (a reading of Sec. III-D).
 """
@@ -286,7 +286,7 @@ FIGURE = FigureSpec(
         "engine. Dotted: PEM's model, Eq. (4), for the configuration it ran with, the "
         "exponential law as the truth (optimistic: it takes the values below the top k as "
         "absent, while the 17th is 0.95 times the 16th). SPM on URL is run at ε = 2 and 4 "
-        "only (one run takes ~6.5 s there)."
+        "only (one run takes ~1-3 s there, several times the other lines' runs)."
     ),
     claim=(
         "PEM Sec. VI-B1: PEM performs best; at ε = 4 on URL PEM reaches F1 = 0.9 while MCM "

@@ -348,6 +348,15 @@ def _cliques(
     return tuples, score
 
 
+def _every_clique_count(sizes: Sequence[int], cap: int = MAX_PARTIAL) -> int:
+    """``len(_cliques(...)[0])`` when every pattern pair is allowed: each join keeps all
+    (partial tuple, pattern) cells, at most ``cap`` of them."""
+    count = int(sizes[0])
+    for size in sizes[1:]:
+        count = min(count * int(size), cap)
+    return count
+
+
 def _frequent_pairs_top_k(
     frequencies: dict[tuple[int, int], np.ndarray], sizes: Sequence[int], k: int
 ) -> dict[tuple[int, int], np.ndarray]:
@@ -373,6 +382,8 @@ def _frequent_pairs_top_k(
         return {key: masks[key].reshape(frequencies[key].shape) for key in keys}
 
     def count(length: int) -> int:
+        if length == len(flat):  # every pair allowed: no join needs computing
+            return _every_clique_count(sizes)
         return len(_cliques(allowed_for(length), frequencies, sizes)[0])
 
     low, high = 0, len(flat)

@@ -16,6 +16,7 @@ from ldp.heavy_hitters.baseline import segment
 from ldp.heavy_hitters.spm import (
     SPM,
     _cliques,
+    _every_clique_count,
     joint_estimate,
     pair_estimate,
     support_indicators,
@@ -346,3 +347,17 @@ def test_the_join_in_blocks_is_the_join_all_at_once():
         expected_tuples, expected_score = _join_all_at_once(allowed, scores, sizes, cap)
         np.testing.assert_array_equal(tuples, expected_tuples)
         np.testing.assert_array_equal(score, expected_score)
+
+
+def test_every_pair_allowed_gives_the_capped_product_of_the_sizes():
+    """Top-k SPM's bisection first counts the cliques with every pair allowed; that count
+    is taken from the sizes, not joined, and must be the join's (caps included)."""
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        sizes = [int(s) for s in rng.integers(1, 8, size=rng.integers(1, 5))]
+        pairs = [(i, j) for j in range(len(sizes)) for i in range(j)]
+        allowed = {(i, j): np.ones((sizes[i], sizes[j]), dtype=bool) for i, j in pairs}
+        scores = {(i, j): rng.random((sizes[i], sizes[j])) for i, j in pairs}
+        cap = int(rng.integers(1, 60))
+        joined = len(_cliques(allowed, scores, sizes, cap, block=int(rng.integers(1, 30)))[0])
+        assert _every_clique_count(sizes, cap) == joined, (sizes, cap)
