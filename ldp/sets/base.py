@@ -278,13 +278,17 @@ class PerItemProtocol(SetProtocol):
         sizes = np.diff(offsets)
         weight = np.repeat(kept_weights(sizes, self.ell), sizes)
         distinct, back = np.unique(chosen, return_inverse=True)
-        slot = np.minimum(np.searchsorted(distinct, items), max(distinct.size - 1, 0))
-        held = distinct[slot] == items if distinct.size else np.zeros(items.shape, bool)
+        if distinct.size and distinct[-1] == distinct.size - 1:  # the items 0..D-1: no search
+            slot = items
+            if distinct.size < self.domain_size:
+                held = items < distinct.size
+                slot, weight = slot[held], weight[held]
+        else:
+            slot = np.minimum(np.searchsorted(distinct, items), max(distinct.size - 1, 0))
+            held = distinct[slot] == items if distinct.size else np.zeros(items.shape, bool)
+            slot, weight = slot[held], weight[held]
         sums = np.stack(
-            [
-                np.bincount(slot[held], weights=weight[held] ** power, minlength=distinct.size)
-                for power in (1, 2)
-            ]
+            [np.bincount(slot, weights=weight**power, minlength=distinct.size) for power in (1, 2)]
         )
         return sums[:, back.ravel()]
 

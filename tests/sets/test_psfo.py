@@ -241,3 +241,11 @@ def test_weight_sums_of_candidates_in_any_order_with_repeats() -> None:
     picked = np.array([5, 3, 3, D - 1, 0])
     assert np.allclose(psfo.weight_sums(ROWS, picked), full[:, picked])
     assert psfo.weight_sums(ROWS, np.array([], dtype=np.int64)).shape == (2, 0)
+    # the items 0..D'-1 skip the search (all of them, or a prefix): the same sums as the
+    # search over any other list, and as a sum over the holders
+    assert np.array_equal(psfo.weight_sums(ROWS, np.arange(7)), full[:, :7])
+    assert np.array_equal(psfo.weight_sums(ROWS, np.arange(7)[::-1]), full[:, 6::-1])
+    sizes = (ROWS >= 0).sum(axis=1)
+    weights = np.minimum(1.0, 2 / np.maximum(sizes, 1))
+    direct = [[weights[(ROWS == x).any(axis=1)] ** p for x in range(D)] for p in (1, 2)]
+    assert np.allclose(full, [[w.sum() for w in row] for row in direct], rtol=1e-12)
