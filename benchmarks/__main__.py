@@ -28,6 +28,7 @@ from benchmarks import (
     new_oracles,
     oracles,
     pool_lookup,
+    results_store,
     shuffle_bounds,
     sketches,
     small_n,
@@ -67,6 +68,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "budget": budget.bench,  # every budgeted call: what its checks count, what it takes
     "pool_lookup": pool_lookup.bench,  # FLH's lookup: key-by-key vs row-by-row kernel
     "full_domain": full_domain.bench,  # GRR's full-domain estimate vs the generic path
+    "results_store": results_store.bench,  # results parts: together vs one read_csv each
 }
 
 

@@ -249,6 +249,8 @@ def decode_csv(data: bytes, compressed: bool) -> pd.DataFrame:
     return frame
 
 
+#: The most CSV text (bytes) :meth:`ResultsStore.load` parses in one call.
+TOGETHER_BYTES = 64 * 2**20
 #: Cells ``read_csv`` reads as booleans.
 BOOLEAN_CELLS = ("True", "False", "TRUE", "FALSE", "true", "false")
 
@@ -770,13 +772,20 @@ class ResultsStore:
                 ]
             except (CorruptPartError, OSError):
                 continue
-        groups: dict[bytes, list[tuple[str, Part, bytes, int]]] = {}
+        groups: dict[bytes, list[list[tuple[str, Part, bytes, int]]]] = {}
+        held: dict[bytes, int] = {}  # the bytes of each header's last chunk
         for key, found in bodies.items():
             for part, body, rows in found:
-                groups.setdefault(body.split(b"\n", 1)[0], []).append((key, part, body, rows))
+                header = body.split(b"\n", 1)[0]
+                chunks = groups.setdefault(header, [[]])
+                if held.get(header, 0) + len(body) > TOGETHER_BYTES and chunks[-1]:
+                    chunks.append([])  # a parse holds at most about TOGETHER_BYTES of text
+                    held[header] = 0
+                chunks[-1].append((key, part, body, rows))
+                held[header] = held.get(header, 0) + len(body)
         located: dict[tuple[str, Part], tuple[Part, Parsed, int]] = {}
         failed: set[str] = set()
-        for members in groups.values():
+        for members in (chunk for chunks in groups.values() for chunk in chunks if chunk):
             try:
                 parsed = decode_csv_together([(body, rows) for _, _, body, rows in members])
                 hashes = parsed.frame["config_hash"].astype(str).to_numpy() if parsed else None

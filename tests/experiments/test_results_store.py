@@ -285,12 +285,19 @@ def test_jobs_probing_one_directory_at_once_all_find_it_writable(tmp_path):
     assert [p.name for p in stores[0].directory.iterdir() if p.name.startswith(".probe")] == []
 
 
-def test_parts_parsed_a_header_at_a_time_give_the_table_read_part_by_part(tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk", [None, 1, 900])  # bytes a parse holds: default, 1 part, ~2
+def test_parts_parsed_a_header_at_a_time_give_the_table_read_part_by_part(
+    tmp_path, monkeypatch, chunk
+):
     """``load`` parses the parts of sound settings together, one read_csv per header; the
     table must be the one reading every part alone gives, dtypes included: another
     header, a text column empty in some parts (float there, so object when joined) or a
     number in one (an int there), overlapping parts and a part holding another setting's
     rows (read alone, reported)."""
+    from experiments import store as store_module
+
+    if chunk is not None:
+        monkeypatch.setattr(store_module, "TOGETHER_BYTES", chunk)
     store = ResultsStore(tmp_path, "exp")
     for key in ["k0", "k1", "k2", "k3"]:
         frame = rows(range(0, 3), key=key)
