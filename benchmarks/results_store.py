@@ -40,7 +40,7 @@ def _rows(key: str, trials: range, header: int) -> pd.DataFrame:
             "trial": np.repeat(np.array(trials), 3),
             "metric": ["f1", "ncr", "var"] * n,
             "value": np.linspace(0.0, 1.0, 3 * n),
-            "protocol.name": "GRR",
+            "protocol.name": "plain",
             "epsilon": 1.0,
         }
     )
