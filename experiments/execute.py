@@ -227,6 +227,10 @@ def _versions(frames: Sequence[pd.DataFrame], stamp: dict[str, str]) -> dict[str
     return counts
 
 
+#: Settings whose recorded rows :func:`plan` reads at once.
+PLAN_SETTINGS = 256
+
+
 def plan(
     settings: Sequence[Setting],
     store: ResultsStore,
@@ -240,17 +244,22 @@ def plan(
     missing: list[tuple[Setting, list[int]]] = []
     done_before = 0
     stale = stale_settings(settings, store)
-    recorded = store.recorded_many(setting.key for setting in settings)
-    kept: list[pd.DataFrame] = []
-    for setting in settings:
-        parts, frames = recorded[setting.key]
-        done = {t for part in parts for t in part.trials}
-        todo = [t for t in range(n_trials) if t not in done]
-        done_before += n_trials - len(todo)
-        kept.extend(f[f["trial"] < n_trials] for f in frames if "trial" in f.columns)
-        if todo:
-            missing.append((setting, todo))
-    foreign = _versions(kept, stamp)
+    foreign: dict[str, int] = {}
+    # PLAN_SETTINGS settings' recorded rows at a time: memory bounded whatever the sweep
+    for first in range(0, len(settings), PLAN_SETTINGS):
+        group = settings[first : first + PLAN_SETTINGS]
+        recorded = store.recorded_many(setting.key for setting in group)
+        kept: list[pd.DataFrame] = []
+        for setting in group:
+            parts, frames = recorded[setting.key]
+            done = {t for part in parts for t in part.trials}
+            todo = [t for t in range(n_trials) if t not in done]
+            done_before += n_trials - len(todo)
+            kept.extend(f[f["trial"] < n_trials] for f in frames if "trial" in f.columns)
+            if todo:
+                missing.append((setting, todo))
+        for name, count in _versions(kept, stamp).items():
+            foreign[name] = foreign.get(name, 0) + count
     total = sum(len(todo) for _, todo in missing)
     size = batch_size or max(1, min(MAX_AUTO_BATCH, math.ceil(total / (8 * max(workers, 1)))))
     batches = []

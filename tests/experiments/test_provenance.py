@@ -57,3 +57,22 @@ def test_trials_of_another_version_are_announced_and_rerun_recomputes_them(
     assert set(table["git_commit"]) == {"b" * 40} and table["trial"].nunique() == 3
     report, _ = run_settings(settings)
     assert report.foreign == 0 and report.ran == 0
+
+
+def test_planning_in_groups_of_settings_counts_every_groups_trials(
+    settings_of, results_dir, monkeypatch
+):
+    """plan() reads PLAN_SETTINGS settings' rows at a time (bounded memory); what it
+    finds recorded and by which code adds up over the groups."""
+    from experiments import execute
+
+    settings = [
+        *settings_of("protocol=grr", *TINY, "n_trials=3", "n_jobs=1", "name=exp"),
+        *settings_of("protocol=olh", *TINY, "n_trials=3", "n_jobs=1", "name=exp"),
+    ]
+    monkeypatch.setattr(provenance, "git_commit", lambda: "a" * 40)
+    run_settings(settings)
+    monkeypatch.setattr(provenance, "git_commit", lambda: "b" * 40)
+    monkeypatch.setattr(execute, "PLAN_SETTINGS", 1)
+    report, _ = run_settings(settings)
+    assert (report.done_before, report.ran, report.foreign) == (6, 0, 6)
