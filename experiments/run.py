@@ -50,10 +50,11 @@ from experiments.execute import (
     execute_many,
     kind_note,
 )
+from experiments.names import plain_name
 from experiments.preflight import preflight
 from experiments.schema import ConfigError, register_configs
 from experiments.settings import Setting, expand, make_setting
-from experiments.store import ResultsDirError, ResultsStore, plain_name, unusable
+from experiments.store import ResultsDirError, ResultsStore, unusable
 
 log = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"

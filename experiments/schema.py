@@ -364,7 +364,7 @@ def register_configs() -> None:
     """
     from omegaconf import OmegaConf
 
-    from experiments.store import log_root, plain_name
+    from experiments.names import log_root, plain_name
 
     # Hydra's run and sweep directories name the experiment: a name such as ../../etc is
     # refused while they are resolved, before Hydra creates them (conf/config.yaml); a

@@ -50,7 +50,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -61,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from experiments.names import plain_name
 from ldp.io.files import TEMPORARY, atomic_write_bytes
 
 PART_NAME = re.compile(r"^(\d+)-(\d+)\.(csv\.gz|csv|parquet)$")
@@ -106,9 +106,10 @@ def unusable(directory: Path) -> str | None:
     """Why ``directory`` (existing or to be created) cannot hold results at all, or None.
 
     A read-only directory is usable: a rerun with every trial recorded reads it and writes
-    nothing (Hydra's logs then go to :func:`log_root`'s temp directory); with trials to run
-    the store refuses it before the first (``ResultsStore.check_writable``).  A missing
-    directory under a read-only one cannot be created, and is unusable.
+    nothing (Hydra's logs then go to :func:`experiments.names.log_root`'s temp directory);
+    with trials to run the store refuses it before the first
+    (``ResultsStore.check_writable``).  A missing directory under a read-only one cannot be
+    created, and is unusable.
     """
     wanted = Path(directory).absolute()
     existing = wanted
@@ -373,36 +374,6 @@ def read_part(path: Path) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- store
-#: An experiment's name: a plain directory name under the results directory.
-PLAIN_NAME = re.compile(r"(?!\.)[A-Za-z0-9_.\-]{1,200}")
-
-
-def plain_name(name: object) -> str:
-    """``name`` if it is a plain directory name (letters, digits, ``_ . -``, not starting
-    with a dot, at most 200 characters), else a ``ValueError`` naming the field: a name
-    such as ``../../etc`` would put the results, and Hydra's files, outside
-    ``results_dir``."""
-    if not isinstance(name, str) or not PLAIN_NAME.fullmatch(name):
-        raise ValueError(
-            f"name: must be a plain directory name (letters, digits, '_', '.', '-', not "
-            f"starting with '.', at most 200 characters), got {str(name)[:80]!r}"
-        )
-    return name
-
-
-def log_root(results_dir: object, name: object) -> str:
-    """Where Hydra writes a run's logs and resolved configs: ``<results_dir>/<name>/hydra``,
-    or, when that cannot be created or written (a read-only copy of finished results),
-    ``<temp>/ldp-hydra/<name>``, so that a rerun with nothing to run still reads the
-    recorded rows instead of failing on Hydra's log directory."""
-    name = plain_name(name)
-    target = Path(str(results_dir)).absolute() / name / "hydra"
-    existing = target
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if existing.is_dir() and os.access(existing, os.W_OK):
-        return str(target)  # Hydra creates what is missing
-    return str(Path(tempfile.gettempdir()) / "ldp-hydra" / name)
 
 
 class ResultsStore:

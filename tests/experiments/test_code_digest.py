@@ -103,6 +103,23 @@ def test_the_code_of_a_setting_is_its_protocol_kind_and_loaders_and_nothing_else
     assert "experiments.kinds.oracle" not in pem
 
 
+#: The harness's layers that compute no row: storing, scheduling, the command line.
+NOT_A_TRIALS_CODE = ("experiments.store", "experiments.execute", "experiments.run")
+
+
+def test_the_storage_and_scheduling_layers_are_no_settings_code():
+    """Editing how rows are stored or scheduled re-keys nothing: no trial's code imports
+    them (an import of the store from the schema once made every recorded setting stale
+    at each storage edit)."""
+    for config in (
+        {"protocol": {"name": "GRR", "kind": "oracle"}},
+        {"protocol": {"name": "PEM", "kind": "heavy_hitter", "oracle": "OLH"}},
+    ):
+        modules = set(code_modules(config))
+        assert "experiments.schema" in modules  # the edge through which the store came in
+        assert not modules & set(NOT_A_TRIALS_CODE), modules & set(NOT_A_TRIALS_CODE)
+
+
 def test_an_edited_built_in_protocol_recomputes_exactly_its_settings(
     grid_of, results_dir, monkeypatch, capsys
 ):

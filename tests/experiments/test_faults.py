@@ -8,9 +8,12 @@ workers: ``test_run_resume.py``.)
 from __future__ import annotations
 
 import errno
+import tempfile
+from pathlib import Path
 
 import pytest
 
+from experiments import names
 from experiments import store as store_module
 from experiments.run import prepare, run_settings
 from experiments.schema import ConfigError
@@ -101,9 +104,7 @@ def test_a_read_only_results_dir_fully_recorded_is_read_and_left_as_it_is(
     before = sorted((p, p.stat().st_mtime_ns) for p in results_dir.rglob("*"))
     _read_only(monkeypatch)
     prepare([*RUN, f"results_dir={results_dir}"])  # no ConfigError
-    assert store_module.log_root(results_dir, "exp").startswith(
-        str(store_module.Path(store_module.tempfile.gettempdir()))
-    )
+    assert names.log_root(results_dir, "exp").startswith(str(Path(tempfile.gettempdir())))
     report, store = run_settings(settings)
     assert (report.done_before, report.ran) == (10, 0)
     after = sorted((p, p.stat().st_mtime_ns) for p in results_dir.rglob("*"))

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from experiments import preflight
+from experiments.names import plain_name
 from experiments.preflight import check_cost
 from experiments.run import prepare
 from experiments.schema import ConfigError
-from experiments.store import ResultsStore, plain_name
+from experiments.store import ResultsStore
 from ldp import budget
 
 from .conftest import run_cli
