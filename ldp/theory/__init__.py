@@ -9,6 +9,8 @@
   between prefixes.
 * :mod:`ldp.theory.mcm`: the same paper's MCM (Sec. III-D): the ceiling its per-bit
   majority votes put on F1.
+* :mod:`ldp.theory.sfp`: Apple's sequence fragment puzzle (2017): a mean-field model of
+  the values its two rounds identify (F1, NCR), in the form of [PEM] Eq. (4).
 * :mod:`ldp.theory.numeric`: Wang et al., *Collecting and Analyzing Multidimensional Data
   with Local Differential Privacy* (ICDE 2019), Sec. III: Var[t*|t] of Duchi et al.'s
   mechanism, PM, HM and Laplace for mean estimation in [-1, 1].
