@@ -18,9 +18,10 @@ oracle that cannot be built at the protocol's ε refused before any run
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -78,12 +79,62 @@ class ClientReports:
     public : dict
         Public parameters of the run that every user's report depends on (MCM: the number
         of channels and the seed of the channel hash H).
+    senders : tuple of tuples of int, optional
+        ``senders[i]``: the groups whose users send part i (None: group i alone).
+    value_senders : tuple of int, optional
+        The groups whose users send π(v) (None: every group).
     """
 
     groups: np.ndarray
     parts: tuple[Any, ...]
     value: Any = None
     public: dict[str, Any] = field(default_factory=dict)
+    senders: tuple[tuple[int, ...], ...] | None = None
+    value_senders: tuple[int, ...] | None = None
+
+    def users_of(self, part: int | None) -> np.ndarray:
+        """The users (indices, increasing) who send part ``part`` (None: π(v))."""
+        if part is None:
+            if self.value_senders is None:
+                return np.arange(self.groups.shape[0])
+            return np.flatnonzero(np.isin(self.groups, self.value_senders))
+        sending = (part,) if self.senders is None else self.senders[part]
+        return np.flatnonzero(np.isin(self.groups, sending))
+
+    def per_user(self) -> UserRows:
+        """Everything each user sends, one row per user (:class:`UserRows`)."""
+        n = self.groups.shape[0]
+        sent = [(self.users_of(i), report) for i, report in enumerate(self.parts)]
+        if self.value is not None:
+            sent.append((self.users_of(None), self.value))
+        columns = [np.ascontiguousarray(self.groups.astype(np.int64)).view(np.uint8).reshape(n, 8)]
+        for users, report in sent:
+            raw = report_bytes(report, users.shape[0])
+            block = np.zeros((n, raw.shape[1]), dtype=np.uint8)
+            block[users] = raw
+            columns.append(block)
+        return UserRows(np.concatenate(columns, axis=1))
+
+
+class UserRows(NamedTuple):
+    """A heavy hitter's reports as one row of bytes per user: its group (8 bytes), then,
+    part after part (and π(v) last), the bytes of that part's report when the user sends
+    it, zeros when not.  What :class:`ldp.audit.clients.WholeClient` hands the auditor."""
+
+    rows: np.ndarray
+
+
+def report_bytes(reports: Any, n: int) -> np.ndarray:
+    """The bytes of ``n`` reports of a frequency oracle, one row each: every field with one
+    entry per report (a value, a seed, a bit row), in field order.  A field drawn once for
+    the whole call (a hash pool) is public randomness and left out."""
+    fields = reports if isinstance(reports, tuple) else (reports,)
+    rows = [
+        np.ascontiguousarray(f).reshape(n, math.prod(f.shape[1:])).view(np.uint8)
+        for f in fields
+        if isinstance(f, np.ndarray) and f.ndim >= 1 and f.shape[0] == n
+    ]
+    return np.concatenate(rows, axis=1) if rows else np.zeros((n, 0), dtype=np.uint8)
 
 
 @dataclass(frozen=True)

@@ -355,7 +355,12 @@ class MCM(BaselineParameters):
             parts.append(report.perturb(channel[users] * 2**length + patterns, rng))
         value = self.value_reports(words, groups, len(blocks), rng)
         return ClientReports(
-            groups, tuple(parts), value, public={"channels": h, "hash_seed": hash_seed}
+            groups,
+            tuple(parts),
+            value,
+            public={"channels": h, "hash_seed": hash_seed},
+            senders=tuple((position + offset,) for position in range(len(blocks))),
+            value_senders=tuple(self.value_groups(len(blocks))),
         )
 
     def report_groups(self, *, n_users: int, rng: np.random.Generator) -> tuple[ReportGroup, ...]:

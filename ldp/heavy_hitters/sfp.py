@@ -300,7 +300,14 @@ class SFP(BaselineParameters):
         )
         senders = groups == 0 if partition else np.ones(groups.shape[0], dtype=bool)
         value = self.value_oracle().perturb(words[senders], rng)
-        return ClientReports(groups, parts, value, {"hash_seed": seed})
+        return ClientReports(
+            groups,
+            parts,
+            value,
+            {"hash_seed": seed},
+            senders=tuple((alpha + int(partition),) for alpha in range(len(self.bounds))),
+            value_senders=tuple(self.value_groups(len(self.bounds))),
+        )
 
     # --- the protocol ------------------------------------------------------------------
     def run(

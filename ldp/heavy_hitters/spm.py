@@ -543,7 +543,14 @@ class SPM(BaselineParameters):
             users = np.flatnonzero(np.isin(groups, self.covering(alpha)))
             parts.append(oracle.perturb(segment(words[users], self.m, start, length), rng))
         value = self.value_reports(words, groups, len(pairs), rng)
-        return ClientReports(groups, tuple(parts), value)
+        senders = tuple(tuple(self.covering(alpha)) for alpha in range(len(self.bounds)))
+        return ClientReports(
+            groups,
+            tuple(parts),
+            value,
+            senders=senders,
+            value_senders=tuple(self.value_groups(len(pairs))),
+        )
 
     # --- the protocol ----------------------------------------------------------------
     def run(

@@ -163,7 +163,13 @@ class Strawman(BaselineParameters):
             users = np.flatnonzero(groups == alpha + offset)
             parts.append(oracle.perturb(segment(words[users], self.m, start, length), rng))
         value = self.value_reports(words, groups, len(bounds), rng)
-        return ClientReports(groups, tuple(parts), value)
+        return ClientReports(
+            groups,
+            tuple(parts),
+            value,
+            senders=tuple((alpha + offset,) for alpha in range(len(bounds))),
+            value_senders=tuple(self.value_groups(len(bounds))),
+        )
 
     # --- the protocol ----------------------------------------------------------------
     def run(
