@@ -1,9 +1,9 @@
 """Audit protocols from the command line.
 
-    python -m ldp.audit                         # every registered oracle, mean and set
-                                                # protocol: a table, exit 0 when every
-                                                # claim holds
+    python -m ldp.audit                         # every registered protocol: a table,
+                                                # exit 0 when every claim holds
     python -m ldp.audit OLH epsilon=2 domain_size=8 g=5
+    python -m ldp.audit PEM epsilon=2 k=4 m=8     # a heavy hitter's whole client
     python -m ldp.audit my_package.module:MyOracle epsilon=1 domain_size=4
     python -m ldp.audit --table > table.md      # the ε_lower/ε table of docs/privacy.md
 
@@ -14,7 +14,10 @@ default to 1 and 4 when the constructor takes them and they are not given, and t
 says so.  Each audit runs :func:`ldp.audit.lower_bound` at its defaults between the inputs
 0 and 1 (a registered mean protocol's -1 and 1; a set protocol's sets {0} and {1}, rows
 padded with -1; :data:`ldp.audit.power.INPUTS`); the verdict is "holds" when the lower
-bound is at most the claimed ε and "FAILS" otherwise.
+bound is at most the claimed ε and "FAILS" otherwise.  A heavy hitter is audited as its
+whole client (:class:`ldp.audit.clients.WholeClient`: the group and every report a user
+sends, as one report) between the values 0 and 2^m - 1, with ``k`` and ``m`` 4 and 8 when
+not given.
 
 Exit status: 0 every claim holds; 1 a claim FAILS (a measured violation: at confidence
 1 - alpha the protocol is not ε-LDP); 2 a usage or input error, reported in one line on
@@ -48,6 +51,8 @@ TABLE_EPSILONS = (0.5, 1.0, 2.0, 4.0)
 TABLE_DOMAIN, TABLE_SEED = 4, 2024
 #: The parameters a protocol gets when the command line does not give them.
 DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "domain_size": 4}
+#: ... a heavy hitter (audited as its whole client, over m-bit values).
+HEAVY_HITTER_DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "k": 4, "m": 8}
 
 
 def protocol_class(name: str) -> type:
@@ -60,6 +65,8 @@ def protocol_class(name: str) -> type:
         except (ImportError, AttributeError) as error:
             raise ValueError(f"cannot import {name!r}: {error}") from error
     entry = registry.get(name)
+    if entry.kind == "heavy_hitter":
+        return entry.cls
     if not covered(entry.name):
         known = ", ".join(n for kind in KINDS for n in registry.protocols(kind) if covered(n))
         raise LookupError(
@@ -69,12 +76,16 @@ def protocol_class(name: str) -> type:
     return entry.cls
 
 
-def audited_pair(name: str) -> tuple[Any, Any]:
-    """The inputs a protocol is audited between: its kind's pair (:data:`INPUTS`), or 0
-    and 1 for a class given as ``module:Class``."""
+def audited_pair(name: str, protocol: Any = None) -> tuple[Any, Any]:
+    """The inputs a protocol is audited between: its kind's pair (:data:`INPUTS`), a heavy
+    hitter's 0 and 2^m - 1 (``protocol``: its whole client), or 0 and 1 for a class given
+    as ``module:Class``."""
     if ":" in name:
         return 0, 1
-    return INPUTS[registry.get(name).kind]
+    entry = registry.get(name)
+    if entry.kind == "heavy_hitter":
+        return 0, 2**protocol.protocol.m - 1
+    return INPUTS[entry.kind]
 
 
 def parameters(pairs: Sequence[str], defaults: dict[str, Any] = DEFAULTS) -> dict[str, Any]:
@@ -91,8 +102,10 @@ def parameters(pairs: Sequence[str], defaults: dict[str, Any] = DEFAULTS) -> dic
     return out
 
 
-def defaults_for(cls: type, given: dict[str, Any]) -> dict[str, Any]:
-    """The :data:`DEFAULTS` not in ``given`` that ``cls``'s constructor accepts."""
+def defaults_for(
+    cls: type, given: dict[str, Any], defaults: dict[str, Any] = DEFAULTS
+) -> dict[str, Any]:
+    """The ``defaults`` not in ``given`` that ``cls``'s constructor accepts."""
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError):  # a builtin without a signature: inject nothing
@@ -101,16 +114,21 @@ def defaults_for(cls: type, given: dict[str, Any]) -> dict[str, Any]:
     takes_any = inspect.Parameter.VAR_KEYWORD in kinds
     return {
         key: value
-        for key, value in DEFAULTS.items()
+        for key, value in defaults.items()
         if key not in given and (takes_any or key in signature.parameters)
     }
 
 
 def build(cls: type, pairs: Sequence[str]) -> tuple[Any, dict[str, Any]]:
-    """``cls`` built from ``key=value`` pairs; also the defaults it was given."""
+    """``cls`` built from ``key=value`` pairs; also the defaults it was given.  A heavy
+    hitter comes back as its whole client (:class:`~ldp.audit.clients.WholeClient`)."""
+    from ldp.audit.clients import WholeClient
+
     given = parameters(pairs, defaults={})
-    injected = defaults_for(cls, given)
-    return cls(**injected, **given), injected
+    heavy = any(entry.cls is cls for entry in registry.protocols("heavy_hitter").values())
+    injected = defaults_for(cls, given, HEAVY_HITTER_DEFAULTS if heavy else DEFAULTS)
+    built = cls(**injected, **given)
+    return (WholeClient(built) if heavy else built), injected
 
 
 def check_mechanism(name: str, protocol: Any) -> None:
@@ -268,9 +286,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return 0
         if args.protocol is None:
             chosen = []
-            for kind in KINDS:
+            for kind in (*KINDS, "heavy_hitter"):
                 for name, entry in registry.protocols(kind).items():
-                    if covered(name):
+                    if covered(name) or kind == "heavy_hitter":
                         protocol, injected = build(entry.cls, args.params)
                         chosen.append((name, protocol, injected))
         else:
@@ -285,13 +303,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     rows = []
     for (name, protocol, _), seed in zip(chosen, seeds, strict=True):
         try:
-            rows.append(audit_row(name, protocol, seed, alpha, trials, audited_pair(name)))
+            pair = audited_pair(name, protocol)
+            rows.append(audit_row(name, protocol, seed, alpha, trials, pair))
         except Exception as error:  # the mechanism's own failure is an input error, not a verdict
             print(f"error: auditing {name}: {_one_line(error)}", file=sys.stderr)
             return 2
     print(
         f"Audit between the inputs 0 and 1 (mean protocols -1 and 1, set protocols the sets "
-        f"{{0}} and {{1}}): {trials} reports per input, "
+        f"{{0}} and {{1}}, heavy hitters' whole clients 0 and 2^m - 1): {trials} reports per "
+        "input, "
         f"alpha = {alpha} (a bound above the claim is a false alarm w.p. <= alpha)."
     )
     injected = {", ".join(f"{k}={v!r}" for k, v in extra.items()) for _, _, extra in chosen}

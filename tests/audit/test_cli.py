@@ -49,6 +49,8 @@ def test_every_registered_protocol_holds(capsys) -> None:
     for kind in KINDS:
         for name in registry.protocols(kind):
             assert (f"| {name} |" in out) == covered(name), name
+    for name in registry.protocols("heavy_hitter"):  # as whole clients
+        assert f"| {name} |" in out, name
 
 
 def test_a_set_protocol_is_audited_between_two_sets(capsys) -> None:
@@ -63,10 +65,19 @@ def test_a_set_protocol_is_audited_between_two_sets(capsys) -> None:
 
 def test_a_protocol_of_several_rounds_is_refused_naming_those_it_takes(capsys) -> None:
     assert main(["SVSM"]) == 2
-    assert main(["PEM"]) == 2
     err = capsys.readouterr().err
-    assert "SVSM is a set protocol" in err and "PEM is a heavy-hitter protocol" in err
+    assert "SVSM is a set protocol" in err
     assert "PSFO" in err and "GRR" in err
+
+
+def test_a_heavy_hitter_is_audited_as_its_whole_client(capsys) -> None:
+    """PEM and SFP: k and m set to 4 and 8 when not given, the inputs 0 and 2^m - 1."""
+    assert main(["PEM", "--trials", "20000"]) == 0
+    assert main(["SFP", "epsilon=2", "k=2", "m=12", "--trials", "20000"]) == 0
+    out = capsys.readouterr().out
+    assert "heavy hitters' whole clients 0 and 2^m - 1" in out
+    assert "set to their defaults: epsilon=1.0, k=4, m=8" in out
+    assert "| PEM | 1 | - |" in out and "| SFP | 2 | - |" in out
 
 
 def test_the_docs_table_lists_every_registered_oracle() -> None:
