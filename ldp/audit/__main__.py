@@ -187,7 +187,7 @@ def audit_row(
         "claim": claim,
         "loss": declared_loss(protocol, pair),
         "result": result,
-        "holds": result.epsilon <= claim,
+        "holds": result.holds(claim),
     }
 
 
@@ -200,6 +200,9 @@ def verdict_table(rows: list[dict]) -> str:
     for row in rows:
         result, loss = row["result"], row["loss"]
         best = result.best.name if result.best else "-"
+        if result.law is not None and not result.law.holds:
+            w = result.law.worst
+            best = f"law off its declaration in ({w.low:.6g}, {w.high:.6g}] at t = {w.t:g}"
         lines.append(
             f"| {row['name']} | {row['claim']:g} | {'-' if loss is None else f'{loss:.4f}'} | "
             f"{result.epsilon:.4f} | {'holds' if row['holds'] else 'FAILS'} | {best} |"

@@ -52,6 +52,8 @@ from ldp.audit.events import (
     take,
 )
 from ldp.audit.events import choose as _choose
+from ldp.audit.law import HasReportLaw, LawCheck
+from ldp.audit.law import check as check_law
 from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
 from ldp.validation import check_generator, check_int
@@ -106,15 +108,23 @@ class AuditResult:
     hypotheses: int
     trials: int
     evaluation: int = 0
+    law: LawCheck | None = None  #: the declared law near its edges (:mod:`ldp.audit.law`)
+
+    def holds(self, claim: float) -> bool:
+        """No violation found: the bound at most ``claim`` and the law, if declared, as
+        declared near its edges."""
+        return self.epsilon <= claim and (self.law is None or self.law.holds)
 
     def __str__(self) -> str:
+        law = "" if self.law is None else f"; {self.law}"
         if self.best is None:
-            return f"ε >= 0 (no event separated the inputs; {self.trials} trials per input)"
+            return f"ε >= 0 (no event separated the inputs; {self.trials} trials per input){law}"
         b = self.best
         return (
             f"ε >= {self.epsilon:.4g} at confidence {1 - self.alpha:g} "
             f"({self.hypotheses} hypotheses, {self.trials} trials per input): "
             f"'{b.name}' for {b.favours}, {b.count}/{b.trials} against {b.count_other}/{b.trials}"
+            f"{law}"
         )
 
 
@@ -318,7 +328,9 @@ def lower_bound(
         chosen = _as_events(events)
     fixed = [e for e in chosen if isinstance(e, Event)]
     finders = [e for e in chosen if not isinstance(e, Event)]
+    declared_law = isinstance(mechanism, HasReportLaw) and events is None
     hypotheses = sum(len(e.directions()) for e in fixed) + len(finders) + int(structure)
+    hypotheses += int(declared_law)
     if hypotheses == 0:
         raise ValueError("events must not be empty")
     level = alpha / (2 * hypotheses)
@@ -387,6 +399,14 @@ def lower_bound(
                 math.inf,
             )
         )
+    law = None
+    if declared_law:  # one hypothesis at alpha/m, on reports of its own
+        drawn_law = [(np.asarray(a), np.asarray(b)) for a, b in sampler.draw(rest)]
+        samples = {
+            float(v): np.concatenate([a for a, _ in drawn_law]),
+            float(v_prime): np.concatenate([b for _, b in drawn_law]),
+        }
+        law = check_law(mechanism, samples, alpha / hypotheses)
     if not results:
         results.append(EventResult("no event", "v", 0, 0, trials, 0.0, 1.0, -math.inf))
     best = max(results, key=lambda r: r.epsilon)
@@ -399,6 +419,7 @@ def lower_bound(
         hypotheses=hypotheses,
         trials=trials,
         evaluation=evaluation,
+        law=law,
     )
 
 

@@ -82,6 +82,22 @@ class Duchi(MeanProtocol):
             return np.zeros(x.shape[0] if x.ndim else 1, dtype=bool)
         return (x == self.bound) | (x == -self.bound)
 
+    def plus_probability(self, t: float) -> float:
+        """P(+B | t), as drawn: the rounding coin (value_coins) then the keep coin."""
+        up = exact.realised(int(value_coins(np.array([float(t)]))[0]))
+        p = self.p_keep
+        return up * p + (1 - up) * (1 - p)
+
+    def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
+        """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`): the atoms -B and +B."""
+        x = np.asarray(x, dtype=float)
+        minus = 1.0 - self.plus_probability(t)
+        return np.where(x < -self.bound, 0.0, np.where(x < self.bound, minus, 1.0))
+
+    def law_edges(self, t: float) -> np.ndarray:
+        """The two atoms, -B and +B."""
+        return np.array([-self.bound, self.bound])
+
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """The estimated mean drawn from its exact law (see the module docstring)."""
         values, rng, n = sampled_input(self, values, rng)

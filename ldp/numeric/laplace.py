@@ -44,9 +44,11 @@ by s n, correctly rounded.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -146,6 +148,30 @@ class Laplace(MeanProtocol):
         -0.0): what ``clamp(k + Z, -T, T) / s`` can emit."""
         return on_grid(reports, 1.0 / self.grid, self.noise.support)
 
+    def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
+        """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`), from the integer masses:
+        the rounding coin's two signals k, then clamp(k + Z, -T, T) / s."""
+        floor, threshold = self._coins(np.array([float(t)]))
+        up = exact.realised(int(threshold[0]))
+        limit = np.floor(np.asarray(x, dtype=float) * self.grid)  # reports r/s <= x: r <= this
+        out = np.zeros(limit.shape)
+        for signal, weight in ((int(floor[0]), 1 - up), (int(floor[0]) + 1, up)):
+            out += weight * self._signal_cdf(signal, limit)
+        return out
+
+    def _signal_cdf(self, signal: int, limit: np.ndarray) -> np.ndarray:
+        """P(clamp(k + Z, -T, T) <= r) for k = ``signal``, at each integer r of ``limit``."""
+        support, reach = self.noise.support, self.noise.reach
+        cumulative = _cumulative(self.noise)
+        z = np.clip(limit - signal, -reach - 1, reach).astype(np.int64)  # Z <= r - k
+        inside = cumulative[z + reach + 1]
+        return np.where(limit < -support, 0.0, np.where(limit >= support, 1.0, inside))
+
+    def law_edges(self, t: float) -> np.ndarray:
+        """The clamp's atoms, -T/s and T/s, where the folded tails land."""
+        edge = self.noise.support / self.grid
+        return np.array([-edge, edge])
+
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:
         """(Σ ⌊t_i s⌋ + Bin sums + NB(n, 1-α) - NB(n, 1-α)) / (s n); see the module docstring."""
         values, rng, n = sampled_input(self, values, rng)
@@ -182,3 +208,12 @@ class Laplace(MeanProtocol):
         """P(t* >= 1 | 1) = P(Z >= 0) and P(t* >= 1 | -1) = P(Z >= 2s), from the table:
         ratio α^{-2s} <= e^ε."""
         return self.noise.upper_tail(0), self.noise.upper_tail(2 * self.grid)
+
+
+@functools.cache
+def _cumulative(noise: ShiftedNoise) -> np.ndarray:
+    """P(Z <= z - 1) for z = -M .. M + 1 (index z + M), from the exact integer masses."""
+    totals = [0]
+    for mass in noise.table.masses:
+        totals.append(totals[-1] + mass)
+    return np.array([Fraction(c, totals[-1]) for c in totals], dtype=float)

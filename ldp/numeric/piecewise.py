@@ -172,6 +172,47 @@ class PM(MeanProtocol):
         cells = np.where(centre, inside, outside)
         return (2 * cells + 1).astype(np.float64) * (self.cell / 2)  # exact: |2j+1| < 2^53
 
+    def _inputs(self, t: float) -> tuple[tuple[int, float], tuple[int, float]]:
+        """The two grid inputs k (t rounded down and up to 2^-a) and their probabilities."""
+        low, coin = _input_coins(np.array([float(t)]))
+        up = exact.realised(int(coin[0]))
+        return (int(low[0]), 1 - up), (int(low[0]) + 1, up)
+
+    def _piece(self, k: int) -> tuple[int, int]:
+        """The centre piece's cells [L, L + N_c) for the grid input k, in units of h."""
+        m, one, grid = self._m, 2**self._s, 2**INPUT_BITS
+        left = (m + one) * k - (m - one) * grid
+        return left, left + (m - one) * 2 * grid
+
+    def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
+        """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`): each cell's exact
+        probability (P_h/N_c in the centre piece, (1-P_h)/N_o outside it), mixed over the
+        input rounding's two grid points."""
+        m, grid = self._m, 2**INPUT_BITS
+        half = m * 2 * grid  # cells j in [-half, half)
+        inside_count, total = self._centre
+        centre_cells, outer_cells = (m - 2**self._s) * 2 * grid, (m + 2**self._s) * 2 * grid
+        x = np.asarray(x, dtype=float)
+        # the cells whose midpoint (2j + 1) h/2 is <= x: j <= floor((2x/h - 1)/2), counted
+        # from -half (exact: x/h is exact for a float x and a power-of-two h)
+        last = np.floor((x / self.cell * 2 - 1) / 2)
+        upto = np.clip(last + 1 + half, 0, 2 * half)  # cells j <= last
+        out = np.zeros(x.shape)
+        for k, weight in self._inputs(t):
+            start, end = self._piece(k)
+            centre = np.clip(upto - (start + half), 0, centre_cells)
+            outer = upto - centre
+            p_centre = inside_count / total
+            centre_mass = centre * p_centre / centre_cells
+            out += weight * (centre_mass + outer * (1 - p_centre) / outer_cells)
+        return np.minimum(out, 1.0)
+
+    def law_edges(self, t: float) -> np.ndarray:
+        """The ends of the centre piece for both grid inputs, and of the range, ±C'."""
+        inputs = [k for k, weight in self._inputs(t) if weight > 0]
+        ends = [self.cell * end for k in inputs for end in self._piece(k)]
+        return np.unique(np.array([-self.bound, *ends, self.bound]))
+
     def in_support(self, reports: np.ndarray) -> np.ndarray:
         """Per report: a cell midpoint (2j + 1) h/2 with j in [-C'/h, C'/h), as float64."""
         cells = self._m * 2 * 2**INPUT_BITS  # C'/h cells on each side of 0
@@ -305,6 +346,15 @@ class Hybrid(MeanProtocol):
         if use_pm.any():
             reports[use_pm] = self._pm._perturb(values[use_pm], rng)
         return reports
+
+    def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
+        """P(report <= x | t): PM's with probability α, Duchi et al.'s otherwise."""
+        a = self.alpha
+        return a * self._pm.report_cdf(t, x) + (1 - a) * self._duchi.report_cdf(t, x)
+
+    def law_edges(self, t: float) -> np.ndarray:
+        """PM's edges and Duchi et al.'s atoms."""
+        return np.unique(np.concatenate([self._pm.law_edges(t), self._duchi.law_edges(t)]))
 
     def in_support(self, reports: np.ndarray) -> np.ndarray:
         """Per report: in PM's support or in Duchi et al.'s (the two it mixes)."""
