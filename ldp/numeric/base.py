@@ -70,6 +70,14 @@ def sampled_input(
     return values, rng, n
 
 
+def law_input(t: object) -> float:
+    """One input t in [-1, 1] of a declared report law (``report_cdf``, ``law_edges``), or a
+    :class:`~ldp.validation.ParameterError` naming ``t``."""
+    if np.ndim(t) != 0:
+        raise ParameterError("t", t, "one real number in [-1, 1]")
+    return float(check_bounded([t], name="t")[0])
+
+
 def value_coins(values: np.ndarray) -> np.ndarray:
     """The 53-bit threshold of Bernoulli((1 + t)/2) for each t (randomised rounding to ±1).
 

@@ -30,6 +30,7 @@ from ldp.numeric.base import (
     MeanProtocol,
     coin_threshold,
     distinct,
+    law_input,
     sampled_input,
     value_coins,
 )
@@ -84,18 +85,21 @@ class Duchi(MeanProtocol):
 
     def plus_probability(self, t: float) -> float:
         """P(+B | t), as drawn: the rounding coin (value_coins) then the keep coin."""
+        t = law_input(t)
         up = exact.realised(int(value_coins(np.array([float(t)]))[0]))
         p = self.p_keep
         return up * p + (1 - up) * (1 - p)
 
     def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
         """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`): the atoms -B and +B."""
+        t = law_input(t)
         x = np.asarray(x, dtype=float)
         minus = 1.0 - self.plus_probability(t)
         return np.where(x < -self.bound, 0.0, np.where(x < self.bound, minus, 1.0))
 
     def law_edges(self, t: float) -> np.ndarray:
         """The two atoms, -B and +B."""
+        t = law_input(t)
         return np.array([-self.bound, self.bound])
 
     def simulate(self, values: np.ndarray, rng: np.random.Generator) -> float:

@@ -54,7 +54,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, distinct, on_grid, sampled_input
+from ldp.numeric.base import MeanProtocol, distinct, law_input, on_grid, sampled_input
 from ldp.oracles import exact
 from ldp.oracles.discrete_laplace import ShiftedNoise, shifted_noise
 from ldp.registry import register
@@ -151,6 +151,7 @@ class Laplace(MeanProtocol):
     def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
         """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`), from the integer masses:
         the rounding coin's two signals k, then clamp(k + Z, -T, T) / s."""
+        t = law_input(t)
         floor, threshold = self._coins(np.array([float(t)]))
         up = exact.realised(int(threshold[0]))
         limit = np.floor(np.asarray(x, dtype=float) * self.grid)  # reports r/s <= x: r <= this
@@ -169,6 +170,7 @@ class Laplace(MeanProtocol):
 
     def law_edges(self, t: float) -> np.ndarray:
         """The clamp's atoms, -T/s and T/s, where the folded tails land."""
+        t = law_input(t)
         edge = self.noise.support / self.grid
         return np.array([-edge, edge])
 

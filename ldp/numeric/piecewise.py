@@ -69,7 +69,14 @@ from typing import ClassVar
 import numpy as np
 
 from ldp.contract import Capabilities
-from ldp.numeric.base import MeanProtocol, distinct, on_grid, sampled_input, value_coins
+from ldp.numeric.base import (
+    MeanProtocol,
+    distinct,
+    law_input,
+    on_grid,
+    sampled_input,
+    value_coins,
+)
 from ldp.numeric.duchi import Duchi
 from ldp.numeric.uniform_sum import uniform_sum
 from ldp.oracles import exact
@@ -174,6 +181,7 @@ class PM(MeanProtocol):
 
     def _inputs(self, t: float) -> tuple[tuple[int, float], tuple[int, float]]:
         """The two grid inputs k (t rounded down and up to 2^-a) and their probabilities."""
+        t = law_input(t)
         low, coin = _input_coins(np.array([float(t)]))
         up = exact.realised(int(coin[0]))
         return (int(low[0]), 1 - up), (int(low[0]) + 1, up)
@@ -188,6 +196,7 @@ class PM(MeanProtocol):
         """P(report <= x | t) (:class:`ldp.audit.law.HasReportLaw`): each cell's exact
         probability (P_h/N_c in the centre piece, (1-P_h)/N_o outside it), mixed over the
         input rounding's two grid points."""
+        t = law_input(t)
         m, grid = self._m, 2**INPUT_BITS
         half = m * 2 * grid  # cells j in [-half, half)
         inside_count, total = self._centre
@@ -209,6 +218,7 @@ class PM(MeanProtocol):
 
     def law_edges(self, t: float) -> np.ndarray:
         """The ends of the centre piece for both grid inputs, and of the range, ±C'."""
+        t = law_input(t)
         inputs = [k for k, weight in self._inputs(t) if weight > 0]
         ends = [self.cell * end for k in inputs for end in self._piece(k)]
         return np.unique(np.array([-self.bound, *ends, self.bound]))
@@ -349,11 +359,13 @@ class Hybrid(MeanProtocol):
 
     def report_cdf(self, t: float, x: np.ndarray) -> np.ndarray:
         """P(report <= x | t): PM's with probability α, Duchi et al.'s otherwise."""
+        t = law_input(t)
         a = self.alpha
         return a * self._pm.report_cdf(t, x) + (1 - a) * self._duchi.report_cdf(t, x)
 
     def law_edges(self, t: float) -> np.ndarray:
         """PM's edges and Duchi et al.'s atoms."""
+        t = law_input(t)
         return np.unique(np.concatenate([self._pm.law_edges(t), self._duchi.law_edges(t)]))
 
     def in_support(self, reports: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from scipy import stats
 
 from ldp import audit, registry
 from ldp.numeric import PM, Laplace
+from ldp.validation import ParameterError
 
 MEANS = sorted(registry.protocols("mean"))
 INPUTS = (-1.0, 0.3, 1.0)
@@ -115,3 +116,13 @@ def test_a_sampler_off_its_law_near_an_edge_is_caught(leaky):
     assert found.law is not None and not found.law.holds, str(found.law)
     assert not found.holds(leaky.epsilon)
     assert np.all(leaky.in_support(leaky.perturb(np.zeros(1000), np.random.default_rng(0))))
+
+
+@pytest.mark.parametrize("name", MEANS)
+@pytest.mark.parametrize("bad", [1.5, float("nan"), [0.0, 0.1]])
+def test_a_law_at_an_input_outside_minus_one_one_is_refused_naming_t(name, bad):
+    mechanism = registry.get(name, "mean").cls(epsilon=1.0)
+    with pytest.raises(ParameterError, match="t"):
+        mechanism.report_cdf(bad, np.zeros(3))
+    with pytest.raises(ParameterError, match="t"):
+        mechanism.law_edges(bad)
