@@ -228,12 +228,20 @@ def test_spm_joint_estimator_is_unbiased_and_a_planted_bias_shows(claim):
     assert claim.mutated().verdict == "differs"
 
 
-def test_sfp_row_needs_heavy_hitters_found():
-    def table(f1: float) -> pd.DataFrame:
-        rows = _rows({("SFP", "SFP"): f1}, "epsilon", (1.0, 5.0))
-        return rows
+def test_sfp_row_needs_heavy_hitters_found_and_the_model_of_its_rounds(monkeypatch):
+    """F1 above 0 beyond sampling error at some point, and on the model at every point:
+    a run that finds nothing differs, one off the model by 0.2 (10 SE here) is partly."""
 
-    (claim,) = fig_sfp.claims_for("epsilon", "max", "k = 16")(table(0.5))
-    assert claim.verdict == "reproduced" and "ε = 5: 0.50" in claim.ours
-    (planted,) = fig_sfp.claims_for("epsilon", "max", "k = 16")(table(0.0))
+    def table(f1: float) -> pd.DataFrame:
+        return _rows({("SFP", "SFP"): f1}, "epsilon", (1.0, 5.0))
+
+    model = {"value": 0.5}
+    monkeypatch.setattr(fig_sfp, "model_f1", lambda row: model["value"])
+    (claim,) = fig_sfp.claims_for("epsilon", "k = 16")(table(0.5))
+    assert claim.verdict == "reproduced" and ": 0.500 ± " in claim.ours
+    _flips(claim)
+    (planted,) = fig_sfp.claims_for("epsilon", "k = 16")(table(0.0))
     assert planted.verdict == "differs"
+    model["value"] = 0.3
+    (off,) = fig_sfp.claims_for("epsilon", "k = 16")(table(0.5))
+    assert off.verdict == "partly"
