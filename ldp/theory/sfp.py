@@ -66,6 +66,8 @@ def puzzle_keys(protocol, words: np.ndarray, counts: np.ndarray, hash_seeds: Seq
     counts = np.asarray(counts, dtype=np.int64)
     if counts.ndim != 1 or counts.shape[0] != np.asarray(words).shape[0] or not len(counts):
         raise ValueError("counts must give one positive count per distinct value")
+    if counts.min() < 1:
+        raise ValueError(f"counts must be positive, got {int(counts.min())}")
     order = np.argsort(-counts, kind="stable")
     words, counts = np.asarray(words)[order], counts[order]
     per_seed = []

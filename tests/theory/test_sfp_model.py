@@ -118,3 +118,12 @@ def test_ncr_and_bad_input():
     threshold = SFP(epsilon=8.0, k=4, m=16, hash_bits=4, segment_bits=4, output="threshold")
     with pytest.raises(Exception, match="output"):
         model.sfp_utility(threshold, keys, data.n)
+
+
+def test_puzzle_keys_refuse_counts_that_do_not_fit():
+    protocol = SFP(epsilon=1.0, k=2, m=16, hash_bits=4, segment_bits=4)
+    words = np.arange(4, dtype=np.uint64)
+    with pytest.raises(ValueError, match="one positive count"):
+        model.puzzle_keys(protocol, words, [1, 2, 3], (0,))
+    with pytest.raises(ValueError, match="positive"):
+        model.puzzle_keys(protocol, words, [1, 0, 3, 4], (0,))
