@@ -149,6 +149,23 @@ def _closed_form_claim(table: pd.DataFrame) -> ClaimCheck | None:
     )
 
 
+def _ratio_parts(quantity: str, measured, closed_form, word: str) -> tuple[Part, Part]:
+    """An order read as a ratio above 1, on the measured gains and (exactly) on their
+    closed forms; ``quantity`` has a ``{}`` for "mean" or "closed-form"."""
+    return (
+        Part(
+            quantity.format("mean"),
+            measured,
+            Band(low=1.0, strict=True, reading=f"{word} read as a ratio > 1"),
+        ),
+        Part(
+            quantity.format("closed-form"),
+            closed_form,
+            ExactOrder(low=1.0, strict=True, reading="a ratio > 1"),
+        ),
+    )
+
+
 def _trade_off_claims(found: pd.DataFrame, rows: pd.DataFrame) -> list[ClaimCheck]:
     """For the studied protocols: MGA over the stronger of RPA and RIA per setting, and
     MGA's gain at the smallest ε over the largest, per d.  Each ordering is checked twice:
@@ -189,15 +206,11 @@ def _trade_off_claims(found: pd.DataFrame, rows: pd.DataFrame) -> list[ClaimChec
             f"(closed forms: {strongest_model.min():.3g} at least, "
             f"{strongest_model.median():.3g} in the median)",
             parts=(
-                Part(
-                    "MGA / max(RPA, RIA) mean gain per (d, ε, protocol)",
+                *_ratio_parts(
+                    "MGA / max(RPA, RIA) {} gain per (d, ε, protocol)",
                     strongest,
-                    Band(low=1.0, strict=True, reading="'gains the most' read as a ratio > 1"),
-                ),
-                Part(
-                    "MGA / max(RPA, RIA) closed-form gain per (d, ε, protocol)",
                     strongest_model,
-                    ExactOrder(low=1.0, strict=True, reading="a ratio > 1"),
+                    "'gains the most'",
                 ),
                 all_gaps,
             ),
@@ -215,15 +228,11 @@ def _trade_off_claims(found: pd.DataFrame, rows: pd.DataFrame) -> list[ClaimChec
             f"{falls.max():.3g} over {len(falls)} (d, protocol) (closed forms: "
             f"{falls_model.min():.3g} to {falls_model.max():.3g})",
             parts=(
-                Part(
-                    f"MGA gain at ε = {low:g} / at ε = {high:g} per (d, protocol)",
+                *_ratio_parts(
+                    f"MGA {{}} gain at ε = {low:g} / at ε = {high:g} per (d, protocol)",
                     falls,
-                    Band(low=1.0, strict=True, reading="'larger' read as a ratio > 1"),
-                ),
-                Part(
-                    f"MGA closed-form gain at ε = {low:g} / at ε = {high:g} per (d, protocol)",
                     falls_model,
-                    ExactOrder(low=1.0, strict=True, reading="a ratio > 1"),
+                    "'larger'",
                 ),
                 mga_gaps,
             ),
