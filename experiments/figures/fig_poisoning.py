@@ -151,15 +151,15 @@ def _closed_form_claim(table: pd.DataFrame) -> ClaimCheck | None:
 
 def _ratio_parts(quantity: str, measured, closed_form, word: str) -> tuple[Part, Part]:
     """An order read as a ratio above 1, on the measured gains and (exactly) on their
-    closed forms; ``quantity`` has a ``{}`` for "mean" or "closed-form"."""
+    closed forms; ``quantity`` has a ``{}`` for "mean gain" or "closed-form gain"."""
     return (
         Part(
-            quantity.format("mean"),
+            quantity.format("mean gain"),
             measured,
             Band(low=1.0, strict=True, reading=f"{word} read as a ratio > 1"),
         ),
         Part(
-            quantity.format("closed-form"),
+            quantity.format("closed-form gain"),
             closed_form,
             ExactOrder(low=1.0, strict=True, reading="a ratio > 1"),
         ),
@@ -207,7 +207,7 @@ def _trade_off_claims(found: pd.DataFrame, rows: pd.DataFrame) -> list[ClaimChec
             f"{strongest_model.median():.3g} in the median)",
             parts=(
                 *_ratio_parts(
-                    "MGA / max(RPA, RIA) {} gain per (d, ε, protocol)",
+                    "MGA / max(RPA, RIA) {} per (d, ε, protocol)",
                     strongest,
                     strongest_model,
                     "'gains the most'",
@@ -229,7 +229,7 @@ def _trade_off_claims(found: pd.DataFrame, rows: pd.DataFrame) -> list[ClaimChec
             f"{falls_model.min():.3g} to {falls_model.max():.3g})",
             parts=(
                 *_ratio_parts(
-                    f"MGA {{}} gain at ε = {low:g} / at ε = {high:g} per (d, protocol)",
+                    f"MGA {{}} at ε = {low:g} / at ε = {high:g} per (d, protocol)",
                     falls,
                     falls_model,
                     "'larger'",
