@@ -16,7 +16,8 @@ function's ``__module__``), so ``from ldp.oracles import GRR`` reaches GRR's own
 not every oracle the package ``__init__`` re-exports.  Only modules of ``ldp``,
 ``experiments`` and the plug-in's own top-level package are followed.  The dispatcher
 :mod:`experiments.trials` is hashed but only its kind's module of
-:mod:`experiments.kinds` is followed from it.
+:mod:`experiments.kinds` is followed from it, and the imports inside a protocol's audit
+hooks (:data:`AUDIT_HOOKS`) are not followed: no trial calls them.
 
 Everything is cached per process (:func:`clear_cache` empties the caches).
 """
@@ -39,6 +40,12 @@ PROJECT_PACKAGES = ("ldp", "experiments")
 #: The module that dispatches to a trial kind's module (followed only to that kind's).
 TRIALS_MODULE = "experiments.trials"
 KINDS_PACKAGE = "experiments.kinds"
+#: The protocol methods only the auditor calls (:mod:`ldp.audit`, the contract's optional
+#: hooks): what they import builds the auditor's events, never a trial's rows, so it is
+#: not followed from them, and an edit to the auditor re-keys no setting.
+AUDIT_HOOKS = frozenset(
+    {"audit_events", "audit_features", "audit_event_probabilities", "in_support"}
+)
 
 
 def clear_cache() -> None:
@@ -202,7 +209,7 @@ def _imports_of(module: str, packages: tuple[str, ...]) -> tuple[str, ...]:
     except SyntaxError:
         return ()
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in _outside_audit_hooks(tree):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -213,6 +220,18 @@ def _imports_of(module: str, packages: tuple[str, ...]) -> tuple[str, ...]:
                 else:
                     found.append(_defining_module(base, alias.name, packages))
     return tuple(dict.fromkeys(found))
+
+
+def _outside_audit_hooks(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those inside a function named in :data:`AUDIT_HOOKS`."""
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in AUDIT_HOOKS:
+            continue
+        found.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _followed(module: str, packages: tuple[str, ...]) -> bool:

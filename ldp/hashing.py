@@ -45,6 +45,7 @@ same counts, bit for bit.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -407,3 +408,17 @@ def support_counts(
     if HAVE_NUMBA and use_numba and words.shape[0] and seeds.shape[0]:
         return _support_numba(seeds, reports, words, g)
     return _support_numpy(seeds, reports, words, g)
+
+
+def _keys(key: Any, n: int) -> np.ndarray:
+    key = np.asarray(key)
+    if key.ndim == 0:
+        return np.full(n, int(key), dtype=np.uint64)
+    return np.repeat(key.astype(np.uint64)[None, :], n, axis=0)
+
+
+def hash_of(key: Any, seeds: np.ndarray, g: int) -> np.ndarray:
+    """H_seed(key) in [0, g) for each report's seed: one key (an integer, or a row of
+    uint64 words) hashed under every seed (:func:`hash_values`)."""
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    return hash_values(_keys(key, len(seeds)), seeds, g)

@@ -41,10 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit.events import count, per_report_fields, take
 from ldp.contract import CraftsReports, HasReportSpace, ReportsElements, capabilities_of
 from ldp.oracles.base import PureOracle
-from ldp.reports import bare
+from ldp.reports import bare, count, per_report_fields, take
 from ldp.theory import poisoning as theory
 from ldp.validation import ParameterError, check_generator, check_int
 

@@ -187,3 +187,37 @@ def wrap_methods(cls: type) -> None:
                 and not getattr(method, "__wrapped_by_reports__", False)
             ):
                 setattr(cls, name, wrap(method))
+
+
+# ------------------------------------------------------------------ batches of reports
+def count(reports: Any) -> int:
+    """The number of reports in a batch (arrays: rows; tuples: their first array)."""
+    if isinstance(reports, tuple):
+        for part in reports:
+            if isinstance(part, np.ndarray) and part.ndim >= 1:
+                return int(part.shape[0])
+        raise TypeError("a tuple of reports must hold at least one array")
+    return int(np.shape(reports)[0])
+
+
+def per_report_fields(reports: Any, n: int) -> tuple[bool, ...] | None:
+    """Which fields of a tuple of reports hold one entry per report (None: not a tuple).
+
+    A field is per report when it is an array of length n; the auditor confirms this by
+    drawing two batches of different sizes (a per-call field, such as a public hash pool,
+    keeps its length).
+    """
+    if not isinstance(reports, tuple):
+        return None
+    return tuple(
+        isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == n for part in reports
+    )
+
+
+def take(reports: Any, index: Any, layout: tuple[bool, ...] | None) -> Any:
+    """The reports ``index`` of a batch (per-report fields indexed, per-call fields kept)."""
+    if layout is None:
+        return np.asarray(reports)[index]
+    parts = [part[index] if own else part for part, own in zip(reports, layout, strict=True)]
+    make = getattr(type(reports), "_make", None)
+    return make(parts) if make is not None else type(reports)(parts)

@@ -453,8 +453,9 @@ def test_the_auditor_imports_no_protocol() -> None:
 
 def test_per_call_public_randomness_is_declared_and_kept_whole() -> None:
     """FLH's pool is drawn once per call: declared, and never split into per-report columns."""
-    from ldp.audit.events import per_report_fields, report_columns, take
+    from ldp.audit.events import per_report_fields, report_columns
     from ldp.contract import capabilities_of
+    from ldp.reports import take
 
     for name in ("FLH", "CMS", "HCMS"):
         assert capabilities_of(ORACLES[name]).public_per_call, name

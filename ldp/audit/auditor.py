@@ -45,17 +45,15 @@ from ldp.audit.events import (
     Event,
     FeatureSearch,
     Finder,
-    count,
     default_events,
-    per_report_fields,
     signature,
-    take,
 )
 from ldp.audit.events import choose as _choose
 from ldp.audit.law import HasReportLaw, LawCheck
 from ldp.audit.law import check as check_law
 from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
+from ldp.reports import count, per_report_fields, take
 from ldp.validation import check_generator, check_int
 
 #: Reports drawn per input and per call to ``perturb``.

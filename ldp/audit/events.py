@@ -34,8 +34,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ldp import hashing
 from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
+from ldp.hashing import hash_of
+from ldp.reports import count, per_report_fields
 
 #: Flag columns the search counts together (a word's bits are unpacked once per chunk).
 CHUNK = 256
@@ -88,39 +89,6 @@ class Finder(Protocol):
 
 
 # ------------------------------------------------------------------ report structure
-def count(reports: Any) -> int:
-    """The number of reports in a batch (arrays: rows; tuples: their first array)."""
-    if isinstance(reports, tuple):
-        for part in reports:
-            if isinstance(part, np.ndarray) and part.ndim >= 1:
-                return int(part.shape[0])
-        raise TypeError("a tuple of reports must hold at least one array")
-    return int(np.shape(reports)[0])
-
-
-def per_report_fields(reports: Any, n: int) -> tuple[bool, ...] | None:
-    """Which fields of a tuple of reports hold one entry per report (None: not a tuple).
-
-    A field is per report when it is an array of length n; the auditor confirms this by
-    drawing two batches of different sizes (a per-call field, such as a public hash pool,
-    keeps its length).
-    """
-    if not isinstance(reports, tuple):
-        return None
-    return tuple(
-        isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == n for part in reports
-    )
-
-
-def take(reports: Any, index: Any, layout: tuple[bool, ...] | None) -> Any:
-    """The reports ``index`` of a batch (per-report fields indexed, per-call fields kept)."""
-    if layout is None:
-        return np.asarray(reports)[index]
-    parts = [part[index] if own else part for part, own in zip(reports, layout, strict=True)]
-    make = getattr(type(reports), "_make", None)
-    return make(parts) if make is not None else type(reports)(parts)
-
-
 def signature(reports: Any) -> str:
     """The structure of one call's output: types, dtypes, shapes and small scalars."""
     if isinstance(reports, tuple):
@@ -368,19 +336,6 @@ def unary_events(v: int, v_prime: int) -> list[Event]:
             ),
         ]
     return events
-
-
-def _keys(key: Any, n: int) -> np.ndarray:
-    key = np.asarray(key)
-    if key.ndim == 0:
-        return np.full(n, int(key), dtype=np.uint64)
-    return np.repeat(key.astype(np.uint64)[None, :], n, axis=0)
-
-
-def hash_of(key: Any, seeds: np.ndarray, g: int) -> np.ndarray:
-    """H_seed(key) in [0, g) for each report's seed (:func:`ldp.hashing.hash_values`)."""
-    seeds = np.asarray(seeds, dtype=np.uint64)
-    return hashing.hash_values(_keys(key, len(seeds)), seeds, g)
 
 
 def hashed_events(g: int, key: Any, key_other: Any) -> list[Event]:

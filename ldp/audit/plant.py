@@ -40,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit.events import Column, count, per_report_fields
+from ldp.audit.events import Column
 from ldp.audit.support import declared_support
 from ldp.contract import capabilities_of
+from ldp.reports import count, per_report_fields
 from ldp.validation import ParameterError
 
 #: The classes of leak, in the order of the power table.

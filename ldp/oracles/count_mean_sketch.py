@@ -143,9 +143,7 @@ def _check_seeds(seeds) -> np.ndarray:
 
 def _sign_at(reports, value, m: int) -> np.ndarray:
     """Whether each CMS report's sign at h_j(value) (its row's cell) is +1."""
-    from ldp.audit.events import hash_of
-
-    cell = hash_of(value, reports.seeds, m)
+    cell = hashing.hash_of(value, reports.seeds, m)
     byte, shift = np.divmod(cell, 8)
     bits = np.asarray(reports.bits)
     return ((bits[np.arange(bits.shape[0]), byte] >> (7 - shift).astype(np.uint8)) & 1) == 1
@@ -153,9 +151,7 @@ def _sign_at(reports, value, m: int) -> np.ndarray:
 
 def _agrees(reports, value, m: int) -> np.ndarray:
     """s H[l, h_j(value)] of each HCMS report (±1): +1 when its sign supports the value."""
-    from ldp.audit.events import hash_of
-
-    cell = hash_of(value, reports.seeds, m)
+    cell = hashing.hash_of(value, reports.seeds, m)
     signed = 2 * np.asarray(reports.bits).astype(np.int64) - 1
     return signed * hadamard_sign(np.asarray(reports.coefficients), cell)
 
@@ -522,11 +518,11 @@ class CMS(_CountMeanSketch):
 
     def audit_features(self, v, v_prime) -> list:
         """The row's cells h_j(v), h_j(v') and the report's signs there, for the search."""
-        from ldp.audit.events import Feature, hash_of
+        from ldp.audit.events import Feature
 
         return [
-            Feature("h(v)", lambda r: hash_of(v, r.seeds, self.m)),
-            Feature("h(v')", lambda r: hash_of(v_prime, r.seeds, self.m)),
+            Feature("h(v)", lambda r: hashing.hash_of(v, r.seeds, self.m)),
+            Feature("h(v')", lambda r: hashing.hash_of(v_prime, r.seeds, self.m)),
             Feature("sign at h(v)", lambda r: _sign_at(r, v, self.m)),
             Feature("sign at h(v')", lambda r: _sign_at(r, v_prime, self.m)),
         ]
@@ -710,11 +706,11 @@ class HCMS(_CountMeanSketch):
 
     def audit_features(self, v, v_prime) -> list:
         """h_j(v), h_j(v') and s H[l, h_j(·)] of each report, for the search."""
-        from ldp.audit.events import Feature, hash_of
+        from ldp.audit.events import Feature
 
         return [
-            Feature("h(v)", lambda r: hash_of(v, r.seeds, self.m)),
-            Feature("h(v')", lambda r: hash_of(v_prime, r.seeds, self.m)),
+            Feature("h(v)", lambda r: hashing.hash_of(v, r.seeds, self.m)),
+            Feature("h(v')", lambda r: hashing.hash_of(v_prime, r.seeds, self.m)),
             Feature("s H[l, h(v)]", lambda r: _agrees(r, v, self.m)),
             Feature("s H[l, h(v')]", lambda r: _agrees(r, v_prime, self.m)),
         ]

@@ -23,6 +23,8 @@ from experiments.store import ResultsStore, read_part
 
 from .conftest import TINY
 
+REPO = Path(__file__).resolve().parents[2]
+
 PLUGIN = '''
 """A plug-in oracle: GRR under another name, with a parameter of its own."""
 
@@ -101,6 +103,40 @@ def test_the_code_of_a_setting_is_its_protocol_kind_and_loaders_and_nothing_else
         pem
     )
     assert "experiments.kinds.oracle" not in pem
+
+
+def test_the_auditor_is_no_settings_code(tmp_path, monkeypatch):
+    """Imports inside a protocol's audit hooks are not followed, so an edit to the auditor
+    re-keys no setting; the same import in any other method is followed (planted)."""
+    from ldp import registry
+
+    kinds = [p.stem for p in (REPO / "experiments" / "kinds").glob("[!_]*.py")]
+    for kind in kinds:
+        for name in registry.protocols():
+            modules = code_modules({"protocol": {"name": name, "kind": kind, "oracle": "OLH"}})
+            assert not [m for m in modules if m.startswith("ldp.audit")], (kind, name)
+    package = tmp_path / "hooked_plugin"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("X = 1\n")
+    (package / "events.py").write_text("Y = 2\n")
+    hook = "    def audit_events(self, v, w):\n        from hooked_plugin import events\n"
+    other = "    def estimate(self, r):\n        from hooked_plugin import helper\n"
+    (package / "oracle.py").write_text(f"class Oracle:\n{hook}{other}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    codedigest.clear_cache()
+    try:
+        closure = codedigest._closure(("hooked_plugin.oracle",), ("hooked_plugin",), "oracle")
+        assert "hooked_plugin.helper" in closure and "hooked_plugin.events" not in closure
+        (package / "oracle.py").write_text(
+            f"class Oracle:\n{other.replace('estimate', 'audit')}"
+            f"{hook.replace('audit_events', 'estimate_all')}"
+        )
+        codedigest.clear_cache()
+        closure = codedigest._closure(("hooked_plugin.oracle",), ("hooked_plugin",), "oracle")
+        assert {"hooked_plugin.helper", "hooked_plugin.events"} <= set(closure)
+    finally:
+        codedigest.clear_cache()
 
 
 #: The harness's layers that compute no row: storing, scheduling, the command line.
