@@ -35,7 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ldp.audit.bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
-from ldp.hashing import hash_of
+from ldp.hashing import HAVE_NUMBA, hash_of, numba
 from ldp.reports import count, per_report_fields
 
 #: Flag columns the search counts together (a word's bits are unpacked once per chunk).
@@ -49,6 +49,10 @@ MAX_CATEGORIES = 1024
 MIN_REPEATS = 3
 #: Quantile bins of a binned column.
 BINS = 32
+#: A 2-D integer field is counted as one table (entries x value range) when the table has
+#: at most this many cells (:func:`_value_tables`), in blocks of this many entries of
+#: this many columns.
+TABLE_CELLS, TABLE_ENTRIES, TABLE_GROUP = 1 << 24, 1 << 18, 32
 #: Above this many codes, ordering codes by their training ratio overfits (a handful of
 #: codes seen a few times under one input only): such columns get thresholds only.
 MAX_RATIO_CODES = 256
@@ -166,6 +170,8 @@ def _member(part: np.ndarray, member: str) -> np.ndarray:
     return part[member]
 
 
+#: Bytes of reports :func:`symbols` digests at a time (as a word-major copy).
+_SYMBOL_BLOCK = 1 << 22
 #: Odd 64-bit constants of the word-by-word digest of :func:`symbols` (splitmix64's).
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
 
@@ -200,15 +206,43 @@ def symbols(rows: np.ndarray) -> np.ndarray:
         return np.frombuffer(b"".join(digests), dtype="<u8").copy() if n else np.zeros(0, "<u8")
     raw = np.ascontiguousarray(rows).reshape(n, -1)
     data = raw.view(np.uint8).reshape(n, -1) if raw.size else np.zeros((n, 0), np.uint8)
-    pad = -data.shape[1] % 8
-    words = np.concatenate([data, np.zeros((n, pad), np.uint8)], axis=1).view("<u8")
     digest = np.full(n, np.uint64(data.shape[1]), dtype=np.uint64)
+    width = -(-data.shape[1] // 8)
+    step = max(1, _SYMBOL_BLOCK // max(8 * width, 1))
     with np.errstate(over="ignore"):
-        for j in range(words.shape[1]):
-            digest = (digest ^ words[:, j]) * _MIX[0]
-            digest = (digest ^ (digest >> np.uint64(31))) * _MIX[1]
-            digest = (digest ^ (digest >> np.uint64(29))) * _MIX[2]
+        for start in range(0, n, step):  # a block of rows, word-major: each word contiguous
+            block = data[start : start + step]
+            if block.shape[1] % 8:
+                pad = np.zeros((block.shape[0], -block.shape[1] % 8), np.uint8)
+                block = np.concatenate([block, pad], axis=1)
+            if HAVE_NUMBA:
+                _mixed_rows(np.ascontiguousarray(block).view("<u8"), digest[start : start + step])
+                continue
+            words = np.ascontiguousarray(block.view("<u8").T)
+            mixed = digest[start : start + step]
+            for word in words:
+                mixed = (mixed ^ word) * _MIX[0]
+                mixed = (mixed ^ (mixed >> np.uint64(31))) * _MIX[1]
+                mixed = (mixed ^ (mixed >> np.uint64(29))) * _MIX[2]
+            digest[start : start + step] = mixed
     return digest
+
+
+if HAVE_NUMBA:
+    _M0, _M1, _M2 = _MIX
+    _S31, _S29 = np.uint64(31), np.uint64(29)
+
+    @numba.njit(cache=True, nogil=True)
+    def _mixed_rows(words, digest):  # pragma: no cover - jit
+        """:func:`symbols`' word-by-word mix, a row at a time, into ``digest`` (the same
+        numbers as the numpy loop over words)."""
+        for i in range(words.shape[0]):
+            h = digest[i]
+            for j in range(words.shape[1]):
+                h = (h ^ words[i, j]) * _M0
+                h = (h ^ (h >> _S31)) * _M1
+                h = (h ^ (h >> _S29)) * _M2
+            digest[i] = h
 
 
 def _as_words(part: np.ndarray) -> np.ndarray:
@@ -625,21 +659,134 @@ def projected_bounds(
     return np.nan_to_num(np.asarray(out, dtype=float), nan=-np.inf)
 
 
+def _table_key(column: Column) -> tuple:
+    return (column.part, column.member)
+
+
+@dataclass(eq=False)
+class _ValueTable:
+    """How many reports hold each value in each entry of a 2-D integer field: one
+    bincount over the field, where reading it entry by entry would sort each column (an
+    integer histogram vector's 1,024 columns cost ~100x more that way).  Its codes,
+    histograms and bit counts are exactly those of the entry-by-entry reading."""
+
+    low: int  #: the smallest value of either input's field
+    counts: np.ndarray  #: (entries, values) int64: [e, v - low] reports of entry e hold v
+    _bits: np.ndarray | None = None
+
+    def bit_counts(self) -> np.ndarray:
+        """(entries, 64): how many reports set bit b of entry e's int64 representation."""
+        if self._bits is None:
+            words = np.arange(self.low, self.low + self.counts.shape[1], dtype=np.int64)
+            bits = (words.view(np.uint64)[:, None] >> np.arange(64, dtype=np.uint64)) & 1
+            self._bits = self.counts @ bits.astype(np.int64)
+        return self._bits
+
+    def codes(self, column: Column, other: _ValueTable) -> list[tuple]:
+        """:func:`_fit_codes` of entry ``column`` on both inputs, with each input's
+        histogram of the codes (:meth:`_Codes.histogram`)."""
+        entry = column.index // column.width
+        x, y = self.counts[entry].astype(float), other.counts[entry].astype(float)
+        held = np.flatnonzero(x + y)
+        distinct = held + self.low
+        if distinct.size <= MAX_CATEGORIES:
+            return [(_Codes(column, "category", (distinct,)), x[held], y[held])]
+        pooled = np.repeat(distinct, (x + y)[held].astype(np.int64))
+        codes = _Codes(column, "bins", (_quantile_edges(pooled),))
+        bins = codes.codes(distinct)
+        return [
+            (
+                codes,
+                np.bincount(bins, weights=x[held], minlength=1),
+                np.bincount(bins, weights=y[held], minlength=1),
+            )
+        ]
+
+
+def _value_tables(
+    columns: Sequence[Column], reports: Any, reports_other: Any
+) -> dict[tuple, tuple[_ValueTable, _ValueTable]]:
+    """The value tables (v's and v''s) of every 2-D integer field of more than one entry
+    whose table fits :data:`TABLE_CELLS`."""
+    out: dict[tuple, tuple[_ValueTable, _ValueTable]] = {}
+    for column in columns:
+        key = _table_key(column)
+        if column.kind != "values" or key in out:
+            continue
+        parts = []
+        for batch in (reports, reports_other):
+            part = np.asarray(batch if column.part is None else batch[column.part])
+            parts.append(_member(part, column.member) if column.member is not None else part)
+        a, b = parts
+        if a.dtype.kind not in "iu" or a.ndim < 2 or a.dtype != b.dtype or not a.size or not b.size:
+            continue
+        a, b = _rows(a), _rows(b)
+        if a.shape[1] < 2 or a.shape[1] != b.shape[1]:
+            continue
+        low, high = min(int(a.min()), int(b.min())), max(int(a.max()), int(b.max()))
+        if a.shape[1] * (high - low + 1) > TABLE_CELLS or max(-low, high) >= 1 << 62:
+            continue
+        out[key] = (_value_table(a, low, high), _value_table(b, low, high))
+    return out
+
+
+def _value_table(rows: np.ndarray, low: int, high: int) -> _ValueTable:
+    """Counted by the compiled kernel when numba is there; otherwise a block of rows and
+    :data:`TABLE_GROUP` entries at a time, so that the counts being added to stay in cache
+    and no temporary outgrows the allocator's reuse (the same counts either way)."""
+    width, size = rows.shape[1], high - low + 1
+    counts = np.zeros((width, size), dtype=np.int64)
+    if HAVE_NUMBA:
+        _count_values(np.ascontiguousarray(rows), low, counts)
+        return _ValueTable(low, counts)
+    offsets = size * np.arange(TABLE_GROUP, dtype=np.int64) - low
+    step = max(1, TABLE_ENTRIES // TABLE_GROUP)
+    for start in range(0, rows.shape[0], step):
+        block = rows[start : start + step]
+        for first in range(0, width, TABLE_GROUP):
+            group = block[:, first : first + TABLE_GROUP]
+            cells = group.astype(np.int64) + offsets[: group.shape[1]]
+            found = np.bincount(cells.ravel(), minlength=group.shape[1] * size)
+            counts[first : first + group.shape[1]] += found.reshape(-1, size)
+    return _ValueTable(low, counts)
+
+
+if HAVE_NUMBA:
+
+    @numba.njit(cache=True, nogil=True)
+    def _count_values(rows, low, counts):  # pragma: no cover - jit
+        """counts[e, v - low] += 1 for every entry v of every row (column e), a block of
+        rows a column at a time: the column's counts stay in L1, the block in L2."""
+        block = max(1, (1 << 18) // max(1, rows.shape[1] * rows.itemsize))
+        for first in range(0, rows.shape[0], block):
+            last = min(rows.shape[0], first + block)
+            for e in range(rows.shape[1]):
+                for i in range(first, last):
+                    counts[e, rows[i, e] - low] += 1
+
+
 #: Bit j of each byte value (256 x 8), and each of a word's 8 bytes' place in one bincount.
 _BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
 _BYTE_OFFSETS = 256 * np.arange(8, dtype=np.intp)
 
 
-def _flag_counts(chunk: Sequence[Column], reports: Any) -> np.ndarray:
+def _flag_counts(
+    chunk: Sequence[Column], reports: Any, tables: dict[tuple, _ValueTable] | None = None
+) -> np.ndarray:
     """How many reports set each of the chunk's flag columns (int64).
 
     A bit column's count comes from its word's 64 bit counts, taken at once from the
     histograms of the word's 8 little-endian bytes (one bincount a word, not a boolean
     column a bit): bit 8b + j is set in as many reports as byte b holds a value with bit j.
+    A field with a value table (``tables``, :func:`_value_tables`) gives them all at once.
     """
     counts: dict[tuple, np.ndarray] = {}
     out = np.empty(len(chunk), dtype=np.int64)
     for j, column in enumerate(chunk):
+        table = (tables or {}).get(_table_key(column)) if column.kind == "bit" else None
+        if table is not None:
+            out[j] = table.bit_counts()[column.index // column.width, column.index % column.width]
+            continue
         if column.kind == "packed":
             key = ("packed", column.part, column.member)
             if key not in counts:
@@ -773,17 +920,24 @@ class FeatureSearch:
         bound at each of ``sizes`` (:meth:`_scored`: the others are never scored)."""
         columns = report_columns(reports, self.layout, self.features)
         n, n_other = count(reports), count(reports_other)
+        tables = _value_tables(columns, reports, reports_other)
         records: list[tuple] = []
         flags = [c for c in columns if c.kind in ("bit", "packed", "nan")]
         values = [c for c in columns if c.kind not in ("bit", "packed", "nan")]
         counted = []
         for start in range(0, len(flags), CHUNK):
             chunk = flags[start : start + CHUNK]
-            ones, ones_other = _flag_counts(chunk, reports), _flag_counts(chunk, reports_other)
+            ones = _flag_counts(chunk, reports, {k: t[0] for k, t in tables.items()})
+            ones_other = _flag_counts(chunk, reports_other, {k: t[1] for k, t in tables.items()})
             records += self._flag_records(chunk, ones, ones_other, n, n_other)
             counted.append((chunk, ones, ones_other))
         values += pattern_columns(counted, n, n_other)
         for column in values:
+            table = tables.get(_table_key(column)) if column.kind == "values" else None
+            if table is not None:
+                for codes, *histograms in table[0].codes(column, table[1]):
+                    records += self._prefix_sets(codes, *histograms, n, n_other)
+                continue
             x, y = column(reports), column(reports_other)
             if x.ndim != 1 or len(x) != n or len(y) != n_other:
                 continue

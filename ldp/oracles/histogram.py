@@ -29,9 +29,9 @@ import numpy as np
 from ldp import theory
 from ldp.contract import Capabilities
 from ldp.oracles.base import FrequencyOracle, check_variance_input
-from ldp.oracles.discrete_laplace import HistogramNoise, histogram_noise
+from ldp.oracles.discrete_laplace import FILL_BYTES, HistogramNoise, histogram_noise
 from ldp.oracles.exact import GRID, MARGIN
-from ldp.oracles.unary import CHUNK, UnaryEncoding
+from ldp.oracles.unary import UnaryEncoding
 from ldp.registry import register
 from ldp.validation import ParameterError, check_generator, check_real, check_values
 
@@ -149,24 +149,20 @@ class SHE(FrequencyOracle):
         return 4 * n_users * self.domain_size
 
     def working_bytes(self, n_users: int) -> int:
-        """The reports, plus a chunk's table draws: two 64-bit words per cell, the cell
-        index and its shifted copy (~34 bytes a cell measured; 48 counted)."""
-        rows = max(1, min(n_users, CHUNK // self.domain_size))
-        return self.report_bytes(n_users) + 48 * rows * self.domain_size
+        """The reports, plus the user's own coordinates: their row and column indices, the
+        draws and their shifted copy (24 bytes a user; 32 counted), and a fill's own."""
+        return self.report_bytes(n_users) + 32 * n_users + FILL_BYTES
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """clamp(s e_v + Z, -T, T) for each user, shape (n, d) int32."""
+        """clamp(s e_v + Z, -T, T) for each user, shape (n, d) int32: every coordinate
+        drawn from the other coordinates' table, then each user's own one redrawn."""
         values = check_values(values, self.domain_size).astype(np.int64, copy=False)
         rng = check_generator(rng)
         n, d, noise = values.shape[0], self.domain_size, self.noise
         self.check_report_size(n)
-        out = np.empty((n, d), dtype=np.int32)
-        rows = max(1, CHUNK // d)
-        for start in range(0, n, rows):
-            chunk = values[start : start + rows]
-            cells = noise.other.draw(rng, (chunk.shape[0], d))
-            cells[np.arange(chunk.shape[0]), chunk] = noise.own.draw(rng, chunk.shape[0])
-            out[start : start + rows] = cells - noise.support
+        out = noise.other.fill(rng, np.empty((n, d), dtype=np.int32), -noise.support)
+        if n:
+            out[np.arange(n), values] = noise.own.draw(rng, n) - noise.support
         return out
 
     def _check_reports(self, reports: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import pytest
 from oracle_testing import ALPHA, PROTOCOLS, make_oracle, seed_for
 from scipy import stats
 
-from ldp.oracles import GRR, OLH, ORACLES, OUE, SHE, SUE, THE, UnaryReports
+from ldp.oracles import GRR, OLH, ORACLES, OUE, SHE, SUE, THE, UnaryReports, discrete_laplace
 from ldp.oracles import exact as exact_coins
 from ldp.oracles.discrete_laplace import TOTAL, Table, histogram_noise
 from ldp.privacy import max_privacy_loss
@@ -207,29 +207,62 @@ def test_she_tables_are_exact(epsilon: float) -> None:
 
 
 class ScriptedGenerator:
-    """Stands in for a Generator: ``integers`` returns the scripted words in order."""
+    """Stands in for a Generator whose raw 64-bit output is scripted: each call of
+    ``bit_generator.random_raw`` returns the next list of words, as uint64."""
 
     def __init__(self, *words: list[int]) -> None:
-        self.words = [np.array(w, dtype=np.uint64) for w in words]
+        self.words = list(words)
+        self.bit_generator = self
 
-    def integers(self, *args, size, **kwargs) -> np.ndarray:
-        out = self.words.pop(0)
-        assert out.size == np.prod(size)
-        return out.reshape(size)
+    def random_raw(self, size: int) -> np.ndarray:
+        out = np.array(self.words.pop(0), dtype=np.uint64)
+        assert out.size == size
+        return out
 
 
-def test_table_search_is_exact_on_128_bits() -> None:
-    """cell(U) = #{i : C(i) <= U}, checked in Python integers, tied high words included."""
+def _as_raw(halves: list[int]) -> list[int]:
+    """32-bit words as the raw 64-bit words whose halves (low first) they are."""
+    halves = halves + [0] * (len(halves) % 2)
+    return [halves[i] | (halves[i + 1] << 32) for i in range(0, len(halves), 2)]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_table_search_is_exact_on_128_bits(compiled: bool, monkeypatch) -> None:
+    """cell(U) = #{i : C(i) <= U}, checked in Python integers, for U drawn as its top 32
+    bits, the next 32 where the guide cannot tell, and the low 64 where a C(i) shares U's
+    high word (tied high words included); with the compiled kernel and without."""
+    if compiled and not discrete_laplace.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(discrete_laplace, "HAVE_NUMBA", compiled)
     masses = [1, 1, 2, 1 << 64, 5, (1 << 70) + 3]
     masses.append(TOTAL - sum(masses))
     table = Table.build(masses)
     boundaries = list(np.cumsum(np.array(masses[:-1], dtype=object)))
     us = [0, 1, 2, 3, 4, (1 << 64) + 3, (1 << 64) + 4, (1 << 64) + 9, (1 << 70), TOTAL - 1]
-    highs, lows = [u >> 64 for u in us], [u & ((1 << 64) - 1) for u in us]
-    ambiguous_lows = [lows[i] for i in range(len(us)) if highs[i] in (0, 1)]
-    cells = table.draw(ScriptedGenerator(highs, ambiguous_lows), len(us))
-    expected = [sum(c <= u for c in boundaries) for u in us]
-    assert cells.tolist() == expected
+    us.append((1 << 127) + (1 << 64))  # a bucket with no C(i): the guide alone decides
+    tops, highs = [u >> 96 for u in us], [u >> 64 for u in us]
+    lows = [u & ((1 << 64) - 1) for u in us]
+    unguided = [i for i in range(len(us)) if tops[i] == 0]  # every C(i) has A = 0
+    nexts = [highs[i] & ((1 << 32) - 1) for i in unguided]
+    tied_lows = [lows[i] for i in unguided if highs[i] in (0, 1)]
+    script = ScriptedGenerator(_as_raw(tops), _as_raw(nexts), tied_lows)
+    cells = table.fill(script, np.empty(len(us), dtype=np.int64), offset=-3)
+    expected = [sum(c <= u for c in boundaries) - 3 for u in us]
+    assert cells.tolist() == expected and not script.words
+
+
+def test_a_fill_of_several_chunks_reads_fresh_words_for_each() -> None:
+    """The first chunk's cells are the guide's cells of the stream's first words, and no
+    chunk repeats another's words (a split that re-read them would)."""
+    table, chunk = histogram_noise(1.0).other, discrete_laplace.FILL_CHUNK
+    filled = table.fill(np.random.default_rng(3), np.empty(5 * chunk // 2 + 1, dtype=np.int32))
+    top = np.random.default_rng(3).bit_generator.random_raw(chunk // 2).view(np.uint32)
+    guided = table.guide[top >> np.uint32(32 - table.guide_bits)]
+    sure = guided >= 0
+    assert np.array_equal(filled[:chunk][sure], guided[sure]) and sure.mean() > 0.99
+    parts = [filled[:chunk], filled[chunk : 2 * chunk], filled[2 * chunk :]]
+    assert not np.array_equal(parts[0], parts[1])
+    assert not np.array_equal(parts[0][: parts[2].size], parts[2])
 
 
 # --- 4. memory, overflow and foreign reports ---------------------------------------------------
