@@ -41,7 +41,7 @@ import numpy as np
 from ldp import registry
 from ldp.audit.auditor import TRIALS, lower_bound
 from ldp.audit.bounds import check_level
-from ldp.audit.power import INPUTS, KINDS, covered
+from ldp.audit.power import HEAVY_HITTER, INPUTS, KINDS, covered
 from ldp.contract import HasPrivacyRatio
 from ldp.validation import check_int
 
@@ -52,7 +52,7 @@ TABLE_DOMAIN, TABLE_SEED = 4, 2024
 #: The parameters a protocol gets when the command line does not give them.
 DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "domain_size": 4}
 #: ... a heavy hitter (audited as its whole client, over m-bit values).
-HEAVY_HITTER_DEFAULTS: dict[str, Any] = {"epsilon": 1.0, "k": 4, "m": 8}
+HEAVY_HITTER_DEFAULTS: dict[str, Any] = {"epsilon": 1.0, **HEAVY_HITTER}
 
 
 def protocol_class(name: str) -> type:
@@ -289,9 +289,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return 0
         if args.protocol is None:
             chosen = []
-            for kind in (*KINDS, "heavy_hitter"):
+            for kind in KINDS:
                 for name, entry in registry.protocols(kind).items():
-                    if covered(name) or kind == "heavy_hitter":
+                    if covered(name):
                         protocol, injected = build(entry.cls, args.params)
                         chosen.append((name, protocol, injected))
         else:

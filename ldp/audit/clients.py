@@ -74,3 +74,20 @@ class WholeClient:
                 f"{type(reports).__name__}"
             )
         return reports.per_user()
+
+    def in_support(self, reports: UserRows) -> np.ndarray:
+        """Per user: a group that sends something, and zeros in every block its group does
+        not send (:class:`~ldp.heavy_hitters.base.UserRows`); a row of another width is
+        outside."""
+        rows = np.asarray(reports.rows)
+        if rows.ndim != 2 or rows.shape[1] != 8 + sum(reports.widths):
+            return np.zeros(rows.shape[0] if rows.ndim else 1, dtype=bool)
+        groups = np.ascontiguousarray(rows[:, :8]).view("<i8")[:, 0]
+        inside = np.isin(groups, reports.groups)
+        start = 8
+        for width, senders in zip(reports.widths, reports.senders, strict=True):
+            if senders is not None:
+                silent = ~np.isin(groups, senders)
+                inside &= ~(silent & rows[:, start : start + width].any(axis=1))
+            start += width
+        return inside

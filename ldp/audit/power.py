@@ -1,11 +1,12 @@
 """The audit's power: the smallest rate of each planted leak it catches, per protocol.
 
-    python -m ldp.audit.power                  # every registered oracle, mean and set protocol
+    python -m ldp.audit.power                  # every registered protocol it covers
     python -m ldp.audit.power --write docs/privacy.md   # replace the table in that file
 
 For each registered oracle, mean protocol and set protocol with one collection of reports,
-at the command line's defaults (ε = 1, d = 4, inputs 0 and 1; a set protocol's sets {0} and
-{1}; the default audit) and each class of
+and each heavy hitter's whole client (:class:`ldp.audit.clients.WholeClient`), at the
+command line's defaults (ε = 1, d = 4, inputs 0 and 1; a set protocol's sets {0} and {1};
+a heavy hitter's k = 4, m = 8, values 0 and 255; the default audit) and each class of
 :mod:`ldp.audit.plant`, the leak is planted into the real client at the rates of
 :data:`RATES`; a rate is *caught* when the audit's bound
 exceeds ε in at least :data:`NEEDED` of :data:`AUDITS` independent audits (a detection
@@ -51,7 +52,11 @@ INPUTS: dict[str, tuple[Any, Any]] = {
     "oracle": (0, 1),
     "mean": (-1.0, 1.0),
     "set": (np.array([0, -1]), np.array([1, -1])),
+    "heavy_hitter": (0, 2**8 - 1),
 }
+#: A heavy hitter's parameters besides ε (audited as its whole client, over m-bit values:
+#: the values 0 and 2^m - 1 differ in every bit, so in every prefix, segment and key).
+HEAVY_HITTER: dict[str, int] = {"k": 4, "m": 8}
 
 
 def is_caught(
@@ -87,13 +92,14 @@ def smallest_rate(
 
 
 #: The kinds of registered protocol the table covers: those whose client sends one report
-#: per user (a heavy hitter's runs, and SVSM's, are whole protocols of several rounds).
-KINDS = ("oracle", "mean", "set")
+#: per user, and the heavy hitters as their whole clients (SVSM's two rounds are not).
+KINDS = ("oracle", "mean", "set", "heavy_hitter")
 
 
 def covered(name: str) -> bool:
-    """Whether the table has a row for ``name``: an oracle, a mean protocol, or a set
-    protocol with one collection of reports (:class:`ldp.contract.SetOracleLike`)."""
+    """Whether the table has a row for ``name``: an oracle, a mean protocol, a set
+    protocol with one collection of reports (:class:`ldp.contract.SetOracleLike`), or a
+    heavy hitter (:class:`ldp.audit.clients.WholeClient`)."""
     entry = registry.get(name)
     if entry.kind == "set":
         return hasattr(entry.cls, "perturb")
@@ -101,10 +107,15 @@ def covered(name: str) -> bool:
 
 
 def built(name: str) -> Any:
-    """A registered protocol at the table's setting (a mean protocol has no domain)."""
+    """A registered protocol at the table's setting (a mean protocol has no domain; a
+    heavy hitter is its whole client)."""
     entry = registry.get(name)
     if entry.kind == "mean":
         return entry.cls(epsilon=EPSILON)
+    if entry.kind == "heavy_hitter":
+        from ldp.audit.clients import WholeClient
+
+        return WholeClient(entry.cls(epsilon=EPSILON, **HEAVY_HITTER))
     return entry.cls(epsilon=EPSILON, domain_size=DOMAIN)
 
 
@@ -124,15 +135,16 @@ def row(name: str) -> tuple[str, list[str], list[str]]:
 
 
 def table(names: Sequence[str] | None = None, n_jobs: int = -1) -> str:
-    """The power table (markdown) of ``names`` (default: every registered oracle and mean
-    protocol, and every set protocol with one collection of reports)."""
+    """The power table (markdown) of ``names`` (default: every protocol :func:`covered`)."""
     from joblib import Parallel, delayed
 
     names = list(names or [n for kind in KINDS for n in registry.protocols(kind) if covered(n)])
     rows = Parallel(n_jobs=n_jobs)(delayed(row)(name) for name in names)
     lines = [
         f"| protocol (ε = {EPSILON:g}; oracles d = {DOMAIN}, inputs 0 and 1; mean protocols "
-        f"inputs -1 and 1; set protocols d = {DOMAIN}, sets {{0}} and {{1}}) | "
+        f"inputs -1 and 1; set protocols d = {DOMAIN}, sets {{0}} and {{1}}; heavy hitters "
+        f"k = {HEAVY_HITTER['k']}, m = {HEAVY_HITTER['m']}, whole clients, values 0 and "
+        f"{INPUTS['heavy_hitter'][1]}) | "
         + " | ".join(LEAKS)
         + " |",
         "|---|" + "---:|" * len(LEAKS),

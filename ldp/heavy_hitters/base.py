@@ -94,34 +94,52 @@ class ClientReports:
 
     def users_of(self, part: int | None) -> np.ndarray:
         """The users (indices, increasing) who send part ``part`` (None: π(v))."""
-        if part is None:
-            if self.value_senders is None:
-                return np.arange(self.groups.shape[0])
-            return np.flatnonzero(np.isin(self.groups, self.value_senders))
-        sending = (part,) if self.senders is None else self.senders[part]
+        sending = self.senders_of(part)
+        if sending is None:
+            return np.arange(self.groups.shape[0])
         return np.flatnonzero(np.isin(self.groups, sending))
+
+    def senders_of(self, part: int | None) -> tuple[int, ...] | None:
+        """The groups whose users send part ``part`` (None: π(v)); None for every group."""
+        if part is None:
+            return self.value_senders
+        return (part,) if self.senders is None else tuple(self.senders[part])
 
     def per_user(self) -> UserRows:
         """Everything each user sends, one row per user (:class:`UserRows`)."""
         n = self.groups.shape[0]
-        sent = [(self.users_of(i), report) for i, report in enumerate(self.parts)]
-        if self.value is not None:
-            sent.append((self.users_of(None), self.value))
+        blocks = list(range(len(self.parts))) + ([None] if self.value is not None else [])
         columns = [np.ascontiguousarray(self.groups.astype(np.int64)).view(np.uint8).reshape(n, 8)]
-        for users, report in sent:
-            raw = report_bytes(report, users.shape[0])
+        for part in blocks:
+            users = self.users_of(part)
+            raw = report_bytes(self.value if part is None else self.parts[part], users.shape[0])
             block = np.zeros((n, raw.shape[1]), dtype=np.uint8)
             block[users] = raw
             columns.append(block)
-        return UserRows(np.concatenate(columns, axis=1))
+        senders = tuple(self.senders_of(part) for part in blocks)
+        named = {g for groups in senders if groups is not None for g in groups}
+        return UserRows(
+            np.concatenate(columns, axis=1),
+            tuple(c.shape[1] for c in columns[1:]),
+            senders,
+            tuple(sorted(named)),
+        )
 
 
 class UserRows(NamedTuple):
     """A heavy hitter's reports as one row of bytes per user: its group (8 bytes), then,
     part after part (and π(v) last), the bytes of that part's report when the user sends
-    it, zeros when not.  What :class:`ldp.audit.clients.WholeClient` hands the auditor."""
+    it, zeros when not.  What :class:`ldp.audit.clients.WholeClient` hands the auditor.
+    The other fields are the run's layout, the same for every user: public, and what
+    :meth:`ldp.audit.clients.WholeClient.in_support` checks the rows against."""
 
     rows: np.ndarray
+    #: the bytes of each block after the group
+    widths: tuple[int, ...] = ()
+    #: the groups whose users send each block (None: every group)
+    senders: tuple[tuple[int, ...] | None, ...] = ()
+    #: the groups a user can be in: every group that sends a block
+    groups: tuple[int, ...] = ()
 
 
 def report_bytes(reports: Any, n: int) -> np.ndarray:

@@ -188,6 +188,18 @@ class SHE(FrequencyOracle):
     def n_reports(self, reports: np.ndarray) -> int:
         return int(self._check_reports(reports).shape[0])
 
+    def in_support(self, reports: np.ndarray) -> np.ndarray:
+        """Per report: d integer coordinates, each in [-T, T] (the clamp's range); a batch
+        of another shape or dtype is outside as a whole."""
+        reports = np.asarray(reports)
+        n = reports.shape[0] if reports.ndim else 1
+        if reports.dtype.kind not in "iu" or reports.ndim != 2:
+            return np.zeros(n, dtype=bool)
+        if reports.shape[1] != self.domain_size or not reports.size:
+            return np.full(n, reports.shape[1] == self.domain_size)
+        bound = self.noise.support
+        return (reports.min(axis=1) >= -bound) & (reports.max(axis=1) <= bound)
+
     def estimate(self, reports: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
         """c(v) = (Σ_i r_i[v] - n E[r | other]) / shift: unbiased for the realised tables."""
         chosen = self.candidates(candidates)

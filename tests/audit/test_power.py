@@ -123,8 +123,10 @@ def test_out_of_support_leaves_the_support_and_applies_only_where_one_is_declare
     )
     assert (np.asarray(reports) < 0).all()
     assert plant.applies(grr, "out of support") is None
-    she = registry.get("SHE", "oracle").cls(epsilon=1.0, domain_size=4)
-    assert plant.applies(she, "out of support") == "declares no support"
+    hcms = registry.get("HCMS", "oracle").cls(epsilon=1.0, domain_size=4)
+    assert plant.applies(hcms, "out of support") == "declares no support"
+    she = registry.get("SHE", "oracle").cls(epsilon=1.0, domain_size=4)  # -1 is a count
+    assert plant.applies(she, "out of support") == "every payload is in its support"
 
 
 def test_the_bit_leaks_take_the_bits_the_inputs_agree_on() -> None:
@@ -171,12 +173,14 @@ def _table() -> dict[str, list[str]]:
     return rows
 
 
-def test_the_power_table_has_every_registered_protocol_of_one_report_per_user() -> None:
+def test_the_power_table_has_every_registered_protocol_it_can_audit() -> None:
+    """One report per user, or a heavy hitter's whole client: every such protocol."""
     rows = _table()
     covered = [n for kind in power.KINDS for n in registry.protocols(kind) if power.covered(n)]
     assert list(rows) == covered
-    assert set(power.KINDS) == {"oracle", "mean", "set"}
+    assert set(power.KINDS) == {"oracle", "mean", "set", "heavy_hitter"}
     assert {"PSFO", "SPLIT"} <= set(rows) and "SVSM" not in rows  # SVSM: two rounds
+    assert set(registry.protocols("heavy_hitter")) <= set(rows)
     for cells in rows.values():
         for cell in cells:
             assert cell in ("n/a", "> 1") or float(cell) in power.RATES

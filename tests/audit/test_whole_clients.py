@@ -5,7 +5,10 @@
 * Leaks of the whole client that no oracle's own audit sees, each planted into a real
   protocol and caught at the default trials: the group chosen from the value (a cohort
   derived from v, the leak class of "value-derived cohorts"), and a part whose report
-  carries the value's low bit in a field of its own.
+  carries the value's low bit in a field of its own, and bytes in a block the user's group
+  does not send (outside the rows' support: an unbounded loss).
+* The rows' support (:meth:`WholeClient.in_support`): every honest row inside, a row with
+  an unknown group or a stray block outside.
 * The rows: one per user, the group first, then every part's bytes where the user sends it
   (checked against the protocol's own parts, split and partitioned).
 """
@@ -17,7 +20,7 @@ import pytest
 
 from ldp import audit, bits, registry
 from ldp.audit.clients import WholeClient
-from ldp.heavy_hitters import PEM, SFP, SPM
+from ldp.heavy_hitters import PEM, SFP, SPM, TreeHist
 from ldp.heavy_hitters.base import ClientReports, report_bytes
 from ldp.validation import ParameterError
 
@@ -66,16 +69,68 @@ class TaggedSPM(SPM):
         )  # fmt: skip
 
 
+class ChattyTreeHist(TreeHist):
+    """TreeHist whose users of group 0 holding an odd value, once in 1,000, also fill the
+    block of the next level's report (which group 0 does not send) with a copy of theirs."""
+
+    def perturb(self, values, rng):
+        reports = super().perturb(values, rng)
+        self._odd = (np.asarray(values) & np.uint64(1)).astype(bool)
+        self._rng = rng
+        return reports
+
+
+class ChattyClient(WholeClient):
+    """The whole client of :class:`ChattyTreeHist`, its rows altered as the leak says."""
+
+    def perturb(self, values, rng):
+        rows = super().perturb(values, rng)
+        width = rows.widths[0]
+        users = np.flatnonzero(
+            (rows.rows[:, :8].copy().view(np.int64)[:, 0] == 0)
+            & self.protocol._odd
+            & (rng.random(rows.rows.shape[0]) < 1e-3)
+        )
+        out = rows.rows.copy()
+        out[users, 8 + width : 8 + 2 * width] = out[users, 8 : 8 + width]
+        return rows._replace(rows=out)
+
+
+@pytest.mark.parametrize("name", HEAVY_HITTERS)
+def test_honest_rows_lie_in_their_support_and_altered_ones_do_not(name):
+    """Every honest row is inside (a group that sends, zeros where it sends nothing); a
+    row with a group no block names, or with bytes in a block its group does not send, is
+    outside."""
+    client = WholeClient(registry.get(name, "heavy_hitter").cls(epsilon=1.0, k=4, m=M))
+    rows = client.perturb(np.arange(3000) % 2**M, np.random.default_rng(2))
+    assert client.in_support(rows).all()
+    stray = rows.rows.copy()
+    stray[:3, :8] = np.array([max(rows.groups) + 1], dtype="<i8").view(np.uint8)
+    assert not client.in_support(rows._replace(rows=stray))[:3].any()
+    silent = [i for i, who in enumerate(rows.senders) if who is not None and len(who) == 1]
+    if silent:
+        block = 8 + sum(rows.widths[: silent[0]])
+        outsider = np.flatnonzero(
+            ~np.isin(rows.rows[:, :8].copy().view(np.int64)[:, 0], rows.senders[silent[0]])
+        )
+        if outsider.size:
+            filled = rows.rows.copy()
+            filled[outsider[:2], block] = 1
+            assert not client.in_support(rows._replace(rows=filled))[outsider[:2]].any()
+
+
 @pytest.mark.parametrize(
     "leaky",
     [
         CohortPEM(epsilon=1.0, k=4, m=M, etas=(2, 2), gamma=4),
         TaggedSPM(epsilon=1.0, k=4, m=M, variant="improved"),
+        ChattyClient(ChattyTreeHist(epsilon=1.0, k=4, m=M)),
     ],
-    ids=["value-derived cohort", "value bit beside pi(v)"],
+    ids=["value-derived cohort", "value bit beside pi(v)", "a block its group does not send"],
 )
 def test_whole_client_leaks_are_caught(leaky):
-    found = audit.lower_bound(WholeClient(leaky), 1, 0, rng=np.random.default_rng(5))
+    client = leaky if isinstance(leaky, WholeClient) else WholeClient(leaky)
+    found = audit.lower_bound(client, 1, 0, rng=np.random.default_rng(5))
     assert found.epsilon > leaky.epsilon, found.epsilon
 
 
