@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from benchmarks import (
+    audit_time,
     billion_users,
     blas_threads,
     budget,
@@ -69,6 +70,7 @@ BENCHMARKS: dict[str, Callable[[bool, bool], None]] = {
     "pool_lookup": pool_lookup.bench,  # FLH's lookup: key-by-key vs row-by-row kernel
     "full_domain": full_domain.bench,  # GRR's full-domain estimate vs the generic path
     "results_store": results_store.bench,  # results parts: together vs one read_csv each
+    "audit_time": audit_time.bench,  # the default audit of every protocol, at d = 1024
 }
 
 
