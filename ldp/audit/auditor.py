@@ -33,7 +33,9 @@ find, so m is fixed before any report is drawn.
 
 from __future__ import annotations
 
+import itertools
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -208,12 +210,62 @@ class _Sampler:
         total = count(reports)
         return take(reports, slice(0, n), self.layout), take(reports, slice(n, total), self.layout)
 
-    def draw(self, n: int, batch: int | None = None):
-        """Pairs (reports of v, reports of v'), n of each in all, from calls of ``batch``."""
+    def draw(self, n: int, batch: int | None = None, start: int = 0):
+        """Pairs (reports of v, reports of v'), n of each in all, from calls of ``batch``
+        (from the ``start``-th report on: the batches a draw from 0 gives after it)."""
         batch = self.batch if batch is None else batch
-        for start in range(0, n, batch):
-            size = min(batch, n - start)
+        for begin in range(start, n, batch):
+            size = min(batch, n - begin)
             yield self.split(self.call(size, size), size)
+
+
+def _nbytes(reports: Any) -> int:
+    parts = reports if isinstance(reports, tuple) else (reports,)
+    return sum(_nbytes(p) if isinstance(p, tuple) else getattr(p, "nbytes", 0) for p in parts)
+
+
+class _Prefetch:
+    """The fresh sample's first batches, drawn in a thread while the search runs.
+
+    It draws the full batches every evaluation size begins with (those within the first
+    ``rest`` reports), in the order and sizes the evaluation's own loop draws them, until
+    they hold ``max_bytes``.  The search reads no random numbers and calls no ``perturb``,
+    so the audit's results are those of drawing the batches after it; the two cores of a
+    machine draw and search at once (numpy's generators and the compiled kernels release
+    the interpreter's lock).
+    """
+
+    def __init__(self, sampler: _Sampler, rest: int, max_bytes: int) -> None:
+        self.batches: list[tuple[Any, Any]] = []
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+        full = (rest // sampler.batch) * sampler.batch
+        self.thread = threading.Thread(
+            target=self._run, args=(sampler, full, max_bytes), daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, sampler: _Sampler, full: int, max_bytes: int) -> None:
+        held = 0
+        try:
+            for pair in sampler.draw(full):
+                self.batches.append(pair)
+                held += _nbytes(pair)
+                if held >= max_bytes or self.stop.is_set():
+                    break
+        except BaseException as error:  # raised again in the caller's thread
+            self.error = error
+
+    def result(self) -> list[tuple[Any, Any]]:
+        """The batches drawn (after the thread ends); its error, if it raised one."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.batches
+
+    def cancel(self) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 def _structure(mechanism: Any, v: Any, v_prime: Any, rng: np.random.Generator, level: float):
@@ -338,23 +390,31 @@ def lower_bound(
         sizes.append(sizes[-1] * GROWTH)
     fitted: list[Event] = []
     evaluation = rest
-    for finder in finders:
-        if isinstance(finder, FeatureSearch):
-            search = FeatureSearch(finder.name, finder.features, level, layout=sampler.layout)
-            candidates = search.candidates(first, first_other, sizes)
-            event, size = _choose(search, candidates, sizes, target, first, first_other)
-            evaluation = max(evaluation, size)
-            found = [] if event is None else [event]
-        else:
-            found = finder.fit(first, first_other)[:1]  # one hypothesis per finder
-        fitted += [Event(e.name, e.test, e.favours or 1) for e in found]
+    prefetch = _Prefetch(sampler, rest, _nbytes((first, first_other))) if finders else None
+    try:
+        for finder in finders:
+            if isinstance(finder, FeatureSearch):
+                search = FeatureSearch(finder.name, finder.features, level, layout=sampler.layout)
+                candidates = search.candidates(first, first_other, sizes)
+                event, size = _choose(search, candidates, sizes, target, first, first_other)
+                evaluation = max(evaluation, size)
+                found = [] if event is None else [event]
+            else:
+                found = finder.fit(first, first_other)[:1]  # one hypothesis per finder
+            fitted += [Event(e.name, e.test, e.favours or 1) for e in found]
+    except BaseException:
+        if prefetch is not None:
+            prefetch.cancel()
+        raise
+    prefetched = prefetch.result() if prefetch is not None else []
 
     inside = np.zeros((len(fixed), 2), dtype=np.int64)
     inside_fitted = np.zeros((len(fitted), 2), dtype=np.int64)
     for i, event in enumerate(fixed):
         inside[i] = event.test(first).sum(), event.test(first_other).sum()
     drawn = 0
-    for batch, batch_other in sampler.draw(evaluation):
+    later = sampler.draw(evaluation, start=len(prefetched) * sampler.batch)
+    for batch, batch_other in itertools.chain(prefetched, later):
         size = count(batch)
         fresh = min(size, max(0, rest - drawn))  # fixed events: the first `rest` only
         if fresh:

@@ -144,9 +144,7 @@ def table(names: Sequence[str] | None = None, n_jobs: int = -1) -> str:
         f"| protocol (ε = {EPSILON:g}; oracles d = {DOMAIN}, inputs 0 and 1; mean protocols "
         f"inputs -1 and 1; set protocols d = {DOMAIN}, sets {{0}} and {{1}}; heavy hitters "
         f"k = {HEAVY_HITTER['k']}, m = {HEAVY_HITTER['m']}, whole clients, values 0 and "
-        f"{INPUTS['heavy_hitter'][1]}) | "
-        + " | ".join(LEAKS)
-        + " |",
+        f"{INPUTS['heavy_hitter'][1]}) | " + " | ".join(LEAKS) + " |",
         "|---|" + "---:|" * len(LEAKS),
     ]
     notes = []
