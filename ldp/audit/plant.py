@@ -234,7 +234,7 @@ class Planted:
             fields, bare = _as_tuple(reports)
             fixed, _ = _as_tuple(self._fixed)
             layout = (True,) if bare else per_report_fields(reports, count(reports))
-            out = [np.array(f) for f in fields]
+            out = [np.array(f) if own else f for f, own in zip(fields, layout, strict=True)]
             for i, own in enumerate(layout):
                 if own:
                     out[i][where] = fixed[i][0]

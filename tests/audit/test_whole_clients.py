@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from ldp import audit, bits, registry
+from ldp.audit import plant
 from ldp.audit.clients import WholeClient
 from ldp.heavy_hitters import PEM, SFP, SPM, TreeHist
 from ldp.heavy_hitters.base import ClientReports, report_bytes
@@ -161,3 +162,16 @@ def test_only_heavy_hitters_of_at_most_64_bits():
         WholeClient(object())
     with pytest.raises(ParameterError, match="m <= 64"):
         WholeClient(PEM(epsilon=1.0, k=4, m=128))
+
+
+@pytest.mark.parametrize("leak", plant.LEAKS)
+def test_every_leak_class_plants_into_a_whole_client(leak):
+    """The power table's leaks alter a whole client's rows and keep its layout (per-call
+    fields, such as the blocks' senders, are not per-report arrays)."""
+    client = WholeClient(TreeHist(epsilon=1.0, k=4, m=M))
+    planted = plant.Planted(client, leak, 1.0, V, V_PRIME)
+    values = np.full(40, V, dtype=np.int64)
+    rows = planted.perturb(values, np.random.default_rng(4))
+    honest = client.perturb(values, np.random.default_rng(4))
+    assert rows.widths == honest.widths and rows.senders == honest.senders
+    assert rows.rows.shape == honest.rows.shape and not np.array_equal(rows.rows, honest.rows)
