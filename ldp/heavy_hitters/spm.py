@@ -258,10 +258,12 @@ class _SampledSupport:
         self.split_h, self.split_n = split_h, split_n
 
     def rows(self, group: int, rng: np.random.Generator) -> np.ndarray:
-        """float32 0/1 matrix (|C_i|, users of ``group``): row a is X_u(a) for every user u.
+        """bool matrix (|C_i|, users of ``group``): row a is X_u(a) for every user u.
 
         Users are in the canonical order ``np.repeat(arange(D), split[group])``, the same
-        for both segments of a pair, so the rows of i and j can be multiplied.
+        for both segments of a pair, so the rows of i and j can be multiplied.  Row a sets
+        a uniform subset of the holders of a and one of the other users
+        (:func:`uniform_subset`), of the sizes drawn at construction.
         """
         r, size = self.column[group], self.size
         user_cls = np.repeat(self.cls, self.population.split[group])
@@ -269,20 +271,73 @@ class _SampledSupport:
         n_group = len(user_cls)
         by_class = np.argsort(user_cls, kind="stable")  # positions, ascending within class
         edges = np.concatenate([[0], np.cumsum(np.bincount(user_cls, minlength=size + 1))])
-        matrix = np.zeros((size, n_group), dtype=np.float32)
-        outside = np.ones(n_group, dtype=bool)
+        matrix = np.empty((size, n_group), dtype=bool)
         for t in range(size):
             holders_at = by_class[edges[t] : edges[t + 1]]
+            uniform_subset(matrix[t], holders_at, int(self.split_n[t, r]), rng)
             if self.split_h[t, r]:
                 pick = rng.choice(len(holders_at), self.split_h[t, r], replace=False, shuffle=False)
-                matrix[t, holders_at[pick]] = 1
-            if self.split_n[t, r]:
-                outside[holders_at] = False
-                others_at = np.flatnonzero(outside)
-                outside[holders_at] = True
-                pick = rng.choice(len(others_at), self.split_n[t, r], replace=False, shuffle=False)
-                matrix[t, others_at[pick]] = 1
+                matrix[t, holders_at[pick]] = True
         return matrix
+
+
+def uniform_subset(
+    row: np.ndarray, excluded: np.ndarray, size: int, rng: np.random.Generator
+) -> None:
+    """Fill the bool vector ``row`` with ``size`` True entries, a uniformly random subset
+    of the positions not in ``excluded`` (distinct indices), and False elsewhere.
+
+    Every eligible position is proposed independently with one probability L/2^16, from
+    16 raw bits of the generator, and the proposal is then corrected to ``size`` by
+    dropping a uniform subset of its surplus or adding a uniform subset of the missing
+    positions.  Exact: the proposal is exchangeable over the eligible positions, so given
+    its count K it is a uniform K-subset, and the correction keeps uniformity; L only sets
+    how much correcting is needed (|K - size| is a few standard deviations).  About 4x
+    faster than ``rng.choice(eligible, size, replace=False)`` at a third of 10^5.
+    """
+    n = row.shape[0]
+    eligible = n - excluded.shape[0]
+    if not 0 <= size <= eligible:
+        raise ValueError(f"a subset of {size} of {eligible} eligible positions")
+    if size == 0 or size == eligible:
+        row[:] = size > 0
+        row[excluded] = False
+        return
+    level = min(max(round(65536 * size / eligible), 1), 65535)
+    words = rng.bit_generator.random_raw((n + 3) // 4)
+    np.less(words.view(np.uint16)[:n], level, out=row)
+    row[excluded] = False
+    surplus = int(np.count_nonzero(row)) - size
+    if surplus > 0:
+        on = np.flatnonzero(row)
+        row[on[rng.choice(on.shape[0], surplus, replace=False, shuffle=False)]] = False
+    elif surplus < 0:
+        row[excluded] = True  # out of reach of the draw below
+        off = np.flatnonzero(~row)
+        row[off[rng.choice(off.shape[0], -surplus, replace=False, shuffle=False)]] = True
+        row[excluded] = False
+
+
+#: Users per block of :func:`co_support` (two float32 blocks of |C| x 8192 stay in cache).
+CO_SUPPORT_BLOCK = 8192
+
+
+def co_support(x: np.ndarray, y: np.ndarray, block: int = CO_SUPPORT_BLOCK) -> np.ndarray:
+    """I_a^b = Σ_u X_u(a) Y_u(b) for bool matrices x (|C_i|, n) and y (|C_j|, n), exactly.
+
+    The users are taken ``block`` at a time as float32 0/1 blocks (BLAS; a block's sums
+    are below 2^24, so exact) and the blocks' products added in float64 (exact integers
+    below 2^53): no n-wide float copy of either matrix is made.
+    """
+    total = np.zeros((x.shape[0], y.shape[0]), dtype=np.float64)
+    left = np.empty((x.shape[0], block), dtype=np.float32)
+    right = np.empty((y.shape[0], block), dtype=np.float32)
+    for start in range(0, x.shape[1], block):
+        width = min(block, x.shape[1] - start)
+        np.copyto(left[:, :width], x[:, start : start + width])
+        np.copyto(right[:, :width], y[:, start : start + width])
+        total += left[:, :width] @ right[:, :width].T
+    return total
 
 
 class _ReportedSupport:
@@ -295,8 +350,8 @@ class _ReportedSupport:
         self.user_groups = user_groups
 
     def rows(self, group: int, rng: np.random.Generator) -> np.ndarray:
-        """float32 0/1 matrix (|C_i|, users of ``group`` in increasing user index)."""
-        return np.ascontiguousarray(self.matrix[self.user_groups == group].T, dtype=np.float32)
+        """bool matrix (|C_i|, users of ``group`` in increasing user index)."""
+        return np.ascontiguousarray(self.matrix[self.user_groups == group].T, dtype=bool)
 
 
 # --------------------------------------------------------------------- reconstruction
@@ -644,11 +699,9 @@ class SPM(BaselineParameters):
             x = support_of[i].rows(group, rng)  # (|C_i|, n_ij)
             y = support_of[j].rows(group, rng)  # (|C_j|, n_ij), the same users in order
             n_ij = x.shape[1]
-            if n_ij >= 2**24:  # float32 sums of 0/1 are exact below 2^24
-                x, y = x.astype(np.float64), y.astype(np.float64)
-            support = (x @ y.T).astype(np.float64)  # I_a^b = Σ_u X_u(a) Y_u(b)
-            n_a = (x.sum(axis=1, dtype=np.float64) - n_ij * q) / (p - q)
-            n_b = (y.sum(axis=1, dtype=np.float64) - n_ij * q) / (p - q)
+            support = co_support(x, y)  # I_a^b = Σ_u X_u(a) Y_u(b)
+            n_a = (np.count_nonzero(x, axis=1) - n_ij * q) / (p - q)
+            n_b = (np.count_nonzero(y, axis=1) - n_ij * q) / (p - q)
             estimates_ab[(i, j)] = pair_estimate(support, n_a[:, None], n_b[None, :], n_ij, p, q)
             frequencies[(i, j)] = estimates_ab[(i, j)] / max(n_ij, 1)
             pair_queries += x.shape[0] * y.shape[0] + x.shape[0] + y.shape[0]

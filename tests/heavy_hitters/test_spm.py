@@ -17,9 +17,11 @@ from ldp.heavy_hitters.spm import (
     SPM,
     _cliques,
     _every_clique_count,
+    co_support,
     joint_estimate,
     pair_estimate,
     support_indicators,
+    uniform_subset,
 )
 from ldp.oracles import BLH, GRR, OLH, OUE, SHE, SUE, THE
 from tests.heavy_hitters.runs import assert_greater, f1_runs
@@ -184,6 +186,71 @@ def test_variants_and_one_change_at_a_time():
     assert one_change.epsilon_per_part == partitioned.epsilon_per_part
     assert SPM(epsilon=2.0, k=16, m=160).segment_bits == 16  # 10 segments fit 2^20
     assert SPM(epsilon=2.0, k=4, m=8, variant="original").segment_bits == 4
+
+
+# --------------------------------------------------------------------- uniform subsets
+def _subset(n, excluded, size, rng):
+    row = np.empty(n, dtype=bool)
+    uniform_subset(row, excluded, size, rng)
+    return row
+
+
+def _subset_frequencies(draw, n, excluded, size, runs):
+    """How often each subset of the eligible positions comes out of ``draw``, in runs."""
+    rng = np.random.default_rng(11)
+    seen: dict[tuple[int, ...], int] = {}
+    for _ in range(runs):
+        row = draw(n, excluded, size, rng)
+        key = tuple(np.flatnonzero(row).tolist())
+        seen[key] = seen.get(key, 0) + 1
+    return seen
+
+
+def _first_surplus_dropped(n, excluded, size, rng):
+    """A planted flaw: the proposal corrected by dropping its *lowest* surplus positions."""
+    eligible = n - excluded.shape[0]
+    row = rng.random(n) < size / eligible
+    row[excluded] = False
+    on = np.flatnonzero(row)
+    if on.shape[0] >= size:
+        row[on[: on.shape[0] - size]] = False
+        return row
+    return _subset(n, excluded, size, rng)
+
+
+def test_uniform_subset_is_uniform_and_the_test_catches_a_biased_correction():
+    """Every 3-subset of the 7 positions left by excluding 2 of 9 comes out equally often:
+    chi-square over the C(7, 3) = 35 subsets, 14,000 draws (level 1e-3).  The same test
+    rejects a correction that drops the lowest surplus positions (their subsets' odds
+    differ by factors of 2 and more)."""
+    n, excluded, size = 9, np.array([2, 5]), 3
+    seen = _subset_frequencies(_subset, n, excluded, size, 14_000)
+    assert len(seen) == 35 and all(2 not in s and 5 not in s and len(s) == 3 for s in seen)
+    assert stats.chisquare(list(seen.values())).pvalue > ALPHA
+    planted = _subset_frequencies(_first_surplus_dropped, n, excluded, size, 14_000)
+    counts = [planted.get(s, 0) for s in seen]
+    assert stats.chisquare(counts).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("size", [0, 1, 40_000, 99_000 - 1_000])
+def test_uniform_subset_has_the_size_and_avoids_the_excluded(size):
+    n, excluded = 99_000, np.arange(0, 99_000, 99)
+    row = _subset(n, excluded, size, np.random.default_rng(size))
+    assert row.dtype == bool and row.shape == (n,)
+    assert int(row.sum()) == size and not row[excluded].any()
+    again = _subset(n, excluded, size, np.random.default_rng(size))
+    assert np.array_equal(row, again)
+    with pytest.raises(ValueError, match="eligible"):
+        _subset(n, excluded, n - excluded.shape[0] + 1, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(("users", "block"), [(1, 4), (1000, 64), (1000, 1000), (70_000, 8192)])
+def test_co_support_is_the_integer_product(users, block):
+    rng = np.random.default_rng(users)
+    x, y = rng.random((5, users)) < 0.4, rng.random((3, users)) < 0.7
+    expected = x.astype(np.int64) @ y.astype(np.int64).T
+    got = co_support(x, y, block)
+    assert got.dtype == np.float64 and np.array_equal(got, expected)
 
 
 # --------------------------------------------------------------------------- engines
