@@ -131,10 +131,29 @@ def segment(values: np.ndarray, m: int, start: int, length: int) -> np.ndarray:
     :func:`ldp.bits.prefix` accepts (uint64, bytes, or word rows).
     """
     length = check_int(length, "length", minimum=1, maximum=64)
+    values = np.asarray(values)
+    count = bits.n_words(m) if m > 64 else 0
+    if values.ndim == 2 and values.dtype == np.uint64 and values.shape[1] == count:
+        if 0 <= start and start + length <= m:
+            return _word_segment(values, m, start, length)
     head = bits.prefix(values, m, start + length)
     low = head if head.ndim == 1 else head[:, -1]
     if length == 64:
         return np.ascontiguousarray(low)
+    return low & np.uint64((1 << length) - 1)
+
+
+def _word_segment(words: np.ndarray, m: int, start: int, length: int) -> np.ndarray:
+    """:func:`segment` of an (n, ceil(m/64)) word matrix, read from the one or two words
+    that hold the bits (the inverse of :func:`join_segments`)."""
+    end = 64 * words.shape[1] - m + start + length  # from the left of the words, exclusive
+    last = (end - 1) // 64
+    shift = 64 * (last + 1) - end
+    low = words[:, last] >> np.uint64(shift)
+    if shift and end - length < 64 * last:  # the segment starts in the word before
+        low |= words[:, last - 1] << np.uint64(64 - shift)
+    if length == 64:
+        return low
     return low & np.uint64((1 << length) - 1)
 
 

@@ -434,10 +434,13 @@ class MCM(BaselineParameters):
         else:
             fractions = self.group_fractions(len(blocks))
             population = Population.sampled(dataset, self.m, fractions, rng)
+        channel = None  # H(v) of the sampled engine's distinct values, shared by every block
+        if population.engine == "sampled":
+            channel = self.channel_of(population.words, h, hash_seed)
         winners = [  # plurality vote per channel: one candidate pattern per channel and block
-            plurality(self.block_scores(population, position, h, hash_seed, rng), rng).astype(
-                np.uint64
-            )
+            plurality(
+                self.block_scores(population, position, h, hash_seed, rng, channel), rng
+            ).astype(np.uint64)
             for position in range(len(blocks))
         ]
         channel_candidates = join_segments(winners, blocks, self.m)
@@ -463,12 +466,15 @@ class MCM(BaselineParameters):
         h: int,
         hash_seed: int,
         rng: np.random.Generator,
+        channel: np.ndarray | None = None,
     ) -> np.ndarray:
         """One block's (h, 2^b) votes (``"channels"``) or estimates (``"oracle"``).
 
         Row c, column x: the support of pattern x in channel c.  Reports engine: counted or
         estimated from the users' reports (which carry H); sampled engine: drawn from the
-        exact law given who holds what (module docstring), with H named by ``hash_seed``.
+        exact law given who holds what (module docstring), with H named by ``hash_seed``
+        (``channel``: H of ``population.words`` if already computed, the same for every
+        block).
         """
         start, length = self.blocks[position]
         d, oracle = 2**length, self.block_oracle(length, h)
@@ -486,7 +492,9 @@ class MCM(BaselineParameters):
             return votes.reshape(h, d)
         group = position + int(self.partitioned)
         n_group = int(population.sizes[group])
-        keys = self.channel_of(population.words, h, hash_seed) * d
+        if channel is None:
+            channel = self.channel_of(population.words, h, hash_seed)
+        keys = channel * d
         keys += segment(population.words, self.m, start, length).astype(np.int64)
         if self.block_encoding == "oracle":
             candidates = np.arange(h * d, dtype=np.int64)

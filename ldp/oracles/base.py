@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp import budget, theory
-from ldp.bits import row_keys
+from ldp.bits import row_hashes, row_keys
 from ldp.contract import capabilities_of
 from ldp.reports import wrap_methods
 from ldp.validation import (
@@ -57,8 +57,17 @@ def check_variance_input(n_users: object, true_count: object) -> tuple[int, floa
 
 def has_duplicates(values: np.ndarray) -> bool:
     """Whether some value (integer or word row) occurs twice: one sort, skipped when the
-    values are already strictly increasing."""
-    keys = row_keys(values)
+    values are already strictly increasing.  Word rows are first told apart by their
+    digests (:func:`ldp.bits.row_hashes`, sorted as integers); the rows themselves are
+    compared only if two digests are equal."""
+    array = np.asarray(values)
+    if array.ndim == 2 and array.dtype == np.uint64 and array.shape[0] > 1:
+        if not _repeats(row_hashes(array)):
+            return False
+    return _repeats(row_keys(array))
+
+
+def _repeats(keys: np.ndarray) -> bool:
     if keys.shape[0] < 2:
         return False
     if keys.dtype.kind in "iu" and np.all(keys[1:] > keys[:-1]):
@@ -68,13 +77,28 @@ def has_duplicates(values: np.ndarray) -> bool:
 
 
 def lookup(keys: np.ndarray, counts: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """The count of each query among distinct ``keys`` (0 where absent), int64."""
+    """The count of each query among distinct ``keys`` (0 where absent), int64.
+
+    Word rows are looked up by their digests (:func:`ldp.bits.row_hashes`), a hit
+    confirmed on the rows themselves; when two keys share a digest, by the rows' bytes.
+    """
+    keys, queries = np.asarray(keys), np.asarray(queries)
+    if keys.shape[0] == 0:
+        return np.zeros(queries.shape[0], dtype=np.int64)
+    words = keys.ndim == queries.ndim == 2 and keys.shape[1] == queries.shape[1]
+    if words and keys.dtype == queries.dtype == np.uint64:
+        digests = row_hashes(keys)
+        order = np.argsort(digests)
+        ordered = digests[order]
+        if not np.any(ordered[1:] == ordered[:-1]):
+            position = np.minimum(np.searchsorted(ordered, row_hashes(queries)), len(order) - 1)
+            found = order[position]
+            hit = np.all(keys[found] == queries, axis=1)
+            return np.where(hit, np.asarray(counts)[found], 0).astype(np.int64)
     sorted_keys = row_keys(keys)
     order = np.argsort(sorted_keys, kind="stable")
     sorted_keys = sorted_keys[order]
     wanted = row_keys(queries)
-    if sorted_keys.shape[0] == 0:
-        return np.zeros(wanted.shape[0], dtype=np.int64)
     position = np.minimum(np.searchsorted(sorted_keys, wanted), sorted_keys.shape[0] - 1)
     hit = sorted_keys[position] == wanted
     return np.where(hit, np.asarray(counts)[order][position], 0).astype(np.int64)

@@ -67,17 +67,24 @@ def test_segments_round_trip_through_join(m):
         assert np.array_equal(joined, bits.to_words(values, m))
 
 
-def test_segment_matches_python_integers():
-    """Against Python's big integers, on 160-bit values and a segment straddling two words."""
-    rng = np.random.default_rng(1)
-    raw = rng.integers(0, 256, size=(50, 20), dtype=np.uint8)
-    values = raw.view("S20")[:, 0]
-    for start, length in [(0, 16), (50, 20), (60, 10), (120, 40), (144, 16), (96, 64)]:
-        got = segment(values, 160, start, length)
-        for row, value in zip(raw, got, strict=True):
+@pytest.mark.parametrize("m", [160, 104, 72])
+def test_segment_matches_python_integers(m):
+    """Against Python's big integers, on m-bit values given as bytes and as word rows
+    (read from one or two words), segments straddling two words and 64-bit ones."""
+    rng = np.random.default_rng(m)
+    raw = rng.integers(0, 256, size=(50, m // 8), dtype=np.uint8)
+    values = raw.view(f"S{m // 8}")[:, 0]
+    words = bits.to_words(values, m)
+    cuts = [(0, 16), (50, 20), (60, 10), (m - 40, 40), (m - 16, 16), (m - 64, 64), (1, 64)]
+    cuts += [
+        (start, length) for start in range(0, m, 7) for length in (1, 5, 33) if start + length <= m
+    ]
+    for start, length in cuts:
+        got = [segment(values, m, start, length), segment(words, m, start, length)]
+        for row, *value in zip(raw, *got, strict=True):
             integer = int.from_bytes(row.tobytes(), "big")
-            expected = (integer >> (160 - start - length)) & ((1 << length) - 1)
-            assert int(value) == expected
+            expected = (integer >> (m - start - length)) & ((1 << length) - 1)
+            assert [int(v) for v in value] == [expected, expected], (start, length)
 
 
 def test_auto_segments_fewest_groups_that_fit():
