@@ -26,7 +26,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from ldp import bits, registry
-from ldp.bits import row_keys
+from ldp.bits import row_hashes, row_keys
 from ldp.oracles import FrequencyOracle
 from ldp.oracles.base import lookup as lookup  # re-exported for callers such as the notebooks
 from ldp.validation import ParameterError, check_generator, check_int
@@ -290,16 +290,40 @@ def aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     """Merge equal keys (e.g. values sharing a prefix), summing their counts.
 
     Returns the distinct keys (same representation as ``keys``) and their total counts,
-    in increasing order.  Integer keys that are already non-decreasing (prefixes of a
-    sorted histogram) merge in one pass, with no sort.
+    in increasing order, except unsorted word rows, which come in the order of their
+    digests (:func:`ldp.bits.row_hashes`; the rows' bytes decide if two digests collide).
+    Keys that are already non-decreasing (prefixes of a sorted histogram: integers, or
+    word rows most significant word first) merge in one pass, with no sort.
     """
     array = np.asarray(keys)
     if array.ndim == 1 and array.dtype.kind in "iu" and np.all(array[1:] >= array[:-1]):
         first = np.concatenate(([0], np.flatnonzero(array[1:] != array[:-1]) + 1))
         return array[first], np.add.reduceat(np.asarray(counts, dtype=np.int64), first)
+    if array.ndim == 2 and array.dtype == np.uint64 and array.shape[0] and _rows_ascend(array):
+        changed = np.any(array[1:] != array[:-1], axis=1)
+        first = np.concatenate(([0], np.flatnonzero(changed) + 1))
+        return array[first], np.add.reduceat(np.asarray(counts, dtype=np.int64), first)
+    if array.ndim == 2 and array.dtype == np.uint64:  # by digest, unless two rows share one
+        digests = row_hashes(array)
+        unique, first, inverse = np.unique(digests, return_index=True, return_inverse=True)
+        if np.array_equal(array[first][inverse], array):
+            totals = np.bincount(inverse, weights=counts, minlength=unique.shape[0])
+            return array[first], totals.astype(np.int64)
     unique, first, inverse = np.unique(row_keys(keys), return_index=True, return_inverse=True)
     totals = np.bincount(inverse.ravel(), weights=counts, minlength=unique.shape[0])
     return np.asarray(keys)[first], totals.astype(np.int64)
+
+
+def _rows_ascend(rows: np.ndarray) -> bool:
+    """Whether word rows are non-decreasing as numbers (first word most significant)."""
+    later, earlier = rows[1:], rows[:-1]
+    if not np.all(later[:, 0] >= earlier[:, 0]):
+        return False
+    differ = later != earlier
+    column = np.argmax(differ, axis=1)  # the first word where two neighbours differ
+    index = np.arange(later.shape[0])
+    rising = later[index, column] > earlier[index, column]
+    return bool(np.all(rising | ~differ.any(axis=1)))
 
 
 def top(estimates: np.ndarray, size: int) -> np.ndarray:

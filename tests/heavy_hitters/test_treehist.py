@@ -284,3 +284,33 @@ def test_the_sampled_levels_histogram_is_the_generic_aggregate():
             keys, totals = aggregate(bits.prefix(words, m, ell), weights)
             np.testing.assert_array_equal(held, keys[totals > 0])
             np.testing.assert_array_equal(counts, totals[totals > 0])
+
+
+@pytest.mark.parametrize(("shuffled", "collide"), [(False, False), (True, False), (True, True)])
+def test_aggregate_of_word_rows_sums_each_distinct_row(monkeypatch, shuffled, collide):
+    """Word rows sorted as numbers merge in one pass, others by their digests (or their
+    bytes, when every digest is forced equal): each gives each distinct row once with its
+    summed count (a dict of the rows' bytes is the reference); the one-pass result
+    ascends as numbers.  Shuffled rows put repeats apart, which a one-pass merge would
+    count twice."""
+    from ldp.heavy_hitters import base
+    from ldp.heavy_hitters.base import aggregate
+
+    if collide:
+        monkeypatch.setattr(base, "row_hashes", lambda rows: np.zeros(len(rows), np.uint64))
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 4, size=(400, 3), dtype=np.uint64)
+    rows = rows[np.lexsort(rows.T[::-1])]
+    if shuffled:
+        rows = rows[rng.permutation(len(rows))]
+    counts = rng.integers(0, 5, len(rows))
+    keys, totals = aggregate(rows, counts)
+    expected: dict[bytes, int] = {}
+    for row, count in zip(rows, counts, strict=True):
+        expected[row.tobytes()] = expected.get(row.tobytes(), 0) + int(count)
+    assert {k.tobytes(): int(t) for k, t in zip(keys, totals, strict=True)} == expected
+    assert len(keys) == len(expected)
+    if not shuffled:
+        numbers = [sum(int(w) << (64 * (2 - i)) for i, w in enumerate(row)) for row in keys]
+        assert numbers == sorted(numbers)
