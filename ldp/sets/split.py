@@ -53,21 +53,32 @@ def chosen_elements(
     offsets: np.ndarray, items: np.ndarray, ell: int, domain_size: int, rng: np.random.Generator
 ) -> np.ndarray:
     """(n, ℓ) elements per user: the set padded with d+|v|, ..., d+ℓ-1, or a uniformly
-    random ℓ of its items when it holds more: the first ℓ of the user's items in a uniformly
-    random order (a random permutation of all such entries, then a stable sort by user)."""
+    random ℓ of its items, in a uniformly random order, when it holds more.
+
+    The long sets are drawn by ℓ steps of a Fisher-Yates shuffle run on all of them at
+    once: step j swaps each set's entry j with a uniform one of its entries j, ..., |v|-1
+    and reports the entry now at j.  O(ℓ) per long set, with no sort of the items."""
     sizes = np.diff(offsets)
     n = sizes.shape[0]
     check_sets_size(items.shape[0], CHOSEN_ITEM_BYTES, n, "choosing l items of each set")
     out = domain_size + np.tile(np.arange(ell, dtype=np.int64), (n, 1))
-    user = np.repeat(np.arange(n), sizes)
-    rank = np.arange(items.shape[0]) - np.repeat(offsets[:-1], sizes)
-    short = np.repeat(sizes <= ell, sizes)
-    out[user[short], rank[short]] = items[short]
-    long_users, long_items = user[~short], items[~short]
-    shuffled = rng.permutation(long_users.shape[0])
-    order = shuffled[np.argsort(long_users[shuffled], kind="stable")]
-    keep = rank[~short] < ell  # ranks within each long user, unchanged by the order
-    out[long_users[keep], rank[~short][keep]] = long_items[order][keep]
+    short, starts = sizes <= ell, offsets[:-1]
+    kept = sizes[short]
+    user = np.repeat(np.arange(n)[short], kept)
+    rank = np.arange(user.shape[0]) - np.repeat(np.cumsum(kept) - kept, kept)
+    held = np.repeat(starts[short], kept) + rank
+    out[user, rank] = items[held]
+    long_users = np.flatnonzero(~short)
+    if long_users.shape[0]:
+        pool = np.array(items, dtype=np.int64)  # shuffled in place, set by set
+        first, length = starts[long_users], sizes[long_users]
+        for j in range(ell):
+            here = first + j
+            there = first + rng.integers(j, length)
+            swapped = pool[there]
+            pool[there] = pool[here]
+            pool[here] = swapped
+            out[long_users, j] = swapped
     return out
 
 

@@ -54,15 +54,18 @@ def test_a_wrong_variance_is_caught() -> None:
 
 
 def test_each_user_sends_ell_reports_of_a_uniform_subset() -> None:
-    """A user of 5 items with ℓ = 2: each of the 10 pairs chosen equally often (chi-square at
-    0.001), never a dummy; a user of 1 item: the item and the dummies d+1, ..., d+ℓ-1."""
+    """A user of 5 items with ℓ = 2: each of the 20 ordered pairs chosen equally often
+    (chi-square at 0.001), never a dummy, beside users of 2 items (sent as they are, in
+    their order); a user of 1 item: the item and the dummies d+1, ..., d+ℓ-1."""
     n = 20_000
-    offsets, items = as_sets(np.repeat(np.array([[1, 3, 4, 6, 8]]), n, axis=0), 10)
+    rows = np.tile(np.array([[1, 3, 4, 6, 8], [2, 5, -1, -1, -1]]), (n // 2, 1))
+    offsets, items = as_sets(rows, 10)
     chosen = chosen_elements(offsets, items, 2, 10, np.random.default_rng(3))
     assert chosen.shape == (n, 2) and chosen.max() < 10
-    pairs = np.sort(chosen, axis=1)
+    assert np.array_equal(chosen[1::2], np.tile([2, 5], (n // 2, 1)))
+    pairs = chosen[0::2]
     codes = np.unique(pairs[:, 0] * 10 + pairs[:, 1], return_counts=True)[1]
-    assert codes.size == 10 and stats.chisquare(codes).pvalue > 0.001
+    assert codes.size == 20 and stats.chisquare(codes).pvalue > 0.001
     single = chosen_elements(*as_sets(np.array([[7, -1]]), 10), 3, 10, np.random.default_rng(0))
     assert sorted(single[0].tolist()) == [7, 11, 12]
     reports = SPLIT(epsilon=1.0, domain_size=D, ell=4, oracle="OLH").perturb(
