@@ -36,6 +36,7 @@ __all__ = [
     "int_to_words",
     "n_words",
     "prefix",
+    "row_hashes",
     "to_words",
     "words_to_bytes",
     "words_to_int",
