@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.kernel import machine
-from benchmarks.oracles import RESULTS, markdown_table
+from benchmarks.oracles import RESULTS, markdown_table, publish
 from ldp import registry
 from ldp.audit import lower_bound
 from ldp.audit.auditor import TRIALS
@@ -86,10 +86,7 @@ def run(work: Workload, output: Path | None = None) -> str:
         )
         + f"\n\n{machine()}\n"
     )
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
+    publish(text, output)
     return text
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.kernel import machine
-from benchmarks.oracles import RESULTS, markdown_table
+from benchmarks.oracles import RESULTS, markdown_table, publish
 from ldp import registry
 from ldp.oracles.dbitflip import CHUNK, floyd_sample
 from ldp.validation import ParameterError
@@ -119,10 +119,7 @@ def run(work: Workload, output: Path | None = None) -> str:
         )
         + f"\n\n{machine()}\n"
     )
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
+    publish(text, output)
     return text
 
 

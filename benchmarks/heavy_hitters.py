@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import peers as peer_envs
-from benchmarks.oracles import RESULTS, _number, _users, _versions, markdown_table
+from benchmarks.oracles import RESULTS, _number, _users, _versions, markdown_table, publish
 from benchmarks.peers import RESULT_MARKER, Peer, PeerUnavailable, best_of
 
 PURE_LDP = next(peer for peer in peer_envs.PEERS if peer.name == "pure-ldp")
@@ -584,11 +584,7 @@ def run(work: Workload, output: Path | None = None):
     version = next((row.note.split()[-1] for row in side if row.note.startswith("pure-ldp ")), None)
     elapsed = time.perf_counter() - started
     text = render(work, paper, side, elapsed, (load_start, os.getloadavg()[0]), version)
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        _progress(f"written to {output}")
+    publish(text, output)
     return paper, side, text
 
 

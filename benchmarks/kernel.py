@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from benchmarks import peers as peer_envs
-from benchmarks.oracles import RESULTS, _number, _users, markdown_table
+from benchmarks.oracles import RESULTS, _number, _users, markdown_table, publish
 from benchmarks.peers import RESULT_MARKER
 
 #: The issue's target: ldp at least this fraction of the reference's checks per second.
@@ -266,11 +266,7 @@ def run(work: Workload, output: Path | None = None) -> tuple[list[Point], str]:
                   file=sys.stderr, flush=True)  # fmt: skip
             points.append(point)
     text = render(work, points, time.perf_counter() - started, (load_start, os.getloadavg()[0]))
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        print(f"[bench] written to {output}", file=sys.stderr)
+    publish(text, output)
     return points, text
 
 

@@ -519,6 +519,15 @@ def markdown_table(header: Sequence[str], cells: Iterable[Sequence[str]]) -> str
     return "\n".join([render(body[0]), f"|{rule}|", *[render(line) for line in body[1:]]])
 
 
+def publish(text: str, output: Path | None) -> None:
+    """Print a benchmark's tables and, if ``output`` is given, write them there too."""
+    print(text)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        print(f"[bench] written to {output}", file=sys.stderr)
+
+
 def targets(work: Workload, rows: Sequence[Row]) -> list[list[str]]:
     """The issue's targets: what was measured, and whether it is met."""
     found = {(row.implementation, row.protocol, row.n): row for row in rows}
@@ -699,11 +708,7 @@ def run(work: Workload, output: Path | None = None) -> tuple[list[Row], str]:
     fill_ratios(rows, [LDP_REPORTS, LDP_SAMPLED, *(peer.name for peer in work.peers)])
     elapsed = time.perf_counter() - started
     text = render(work, rows, elapsed, (load_start, os.getloadavg()[0]))
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        print(f"[bench] written to {output}", file=sys.stderr)
+    publish(text, output)
     return rows, text
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from benchmarks import oracles
 from benchmarks import peers as peer_envs
 from benchmarks.kernel import machine
-from benchmarks.oracles import RESULTS, markdown_table
+from benchmarks.oracles import RESULTS, markdown_table, publish
 
 #: The issue's target: pure-ldp's total at least this many times ours.
 TARGET_RATIO = 1000.0
@@ -72,11 +72,7 @@ def run(work: Workload, output: Path | None = None) -> list[tuple[float, float]]
                 flush=True,
             )
     text = render(work, totals, time.perf_counter() - started, (load_start, os.getloadavg()[0]))
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
-        print(f"[bench] written to {output}", file=sys.stderr)
+    publish(text, output)
     return totals
 
 

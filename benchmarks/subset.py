@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.kernel import machine
-from benchmarks.oracles import RESULTS, markdown_table
+from benchmarks.oracles import RESULTS, markdown_table, publish
 from ldp.oracles import SS, exact
 from ldp.oracles.unary import CHUNK, UnaryReports
 
@@ -136,10 +136,7 @@ def run(work: Workload, output: Path | None = None) -> tuple[list[Point], str]:
         + markdown_table(header, cells)
         + f"\n\n{machine()}\n"
     )
-    print(text)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
+    publish(text, output)
     return points, text
 
 
