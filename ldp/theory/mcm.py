@@ -74,23 +74,29 @@ def bit_vote_success(
     if np.any(counts < 0) or np.any(counts > n):
         raise ValueError(f"holders must lie in [0, n = {n}], got {counts}")
     phi = 1 / (np.exp(epsilon_bits) + 1)
+    mean = counts * s * (1 - 2 * phi)
+    sd = np.sqrt(counts * (s - (s * (1 - 2 * phi)) ** 2) + (n - counts) * s)
+    half = np.minimum(n, (np.abs(mean) + _WIDTH * sd + 10).astype(np.int64))  # |M| beyond: < 1e-300
+    sizes = 1 << np.ceil(np.log2(2 * half + 1)).astype(np.int64)
     out = np.empty(counts.shape, dtype=float)
-    for index, c in enumerate(counts):
-        mean = c * s * (1 - 2 * phi)
-        sd = np.sqrt(c * (s - (s * (1 - 2 * phi)) ** 2) + (n - c) * s)
-        half = int(min(n, abs(mean) + _WIDTH * sd + 10))  # |M| beyond this: mass < 1e-300
-        size = 1 << int(np.ceil(np.log2(2 * half + 1)))
+    for size in np.unique(sizes):  # the c_j of one transform length together
+        size = int(size)
         theta = 2 * np.pi * np.fft.fftfreq(size)
-        # characteristic functions of one holder's and one other user's contribution
+        # log characteristic functions of one holder's and one other user's contribution
         holder = 1 - s + s * (1 - phi) * np.exp(1j * theta) + s * phi * np.exp(-1j * theta)
         other = 1 - s + s * np.cos(theta)
         with np.errstate(divide="ignore"):
-            log_cf = c * np.log(holder.astype(complex)) + (n - c) * np.log(other.astype(complex))
-        # P(M = x) = (1/size) Σ_θ E[e^{iθM}] e^{-iθx}: the forward DFT, x taken mod size
-        pmf = np.fft.fft(np.exp(log_cf)).real / size
-        margins = np.fft.fftfreq(size, d=1 / size).astype(np.int64)
-        pmf = np.clip(pmf, 0, None)
-        out[index] = pmf[margins > 0].sum() + pmf[margins == 0].sum() / 2
+            log_holder, log_other = np.log(holder.astype(complex)), np.log(other.astype(complex))
+        positive = np.fft.fftfreq(size, d=1 / size) > 0  # margins x, taken mod size
+        chosen = np.flatnonzero(sizes == size)
+        rows = max(1, (1 << 22) // size)  # c_j per batch: 64 MiB of complex values
+        for first in range(0, chosen.shape[0], rows):
+            batch = chosen[first : first + rows]
+            c = counts[batch, None]
+            # P(M = x) = (1/size) Σ_θ E[e^{iθM}] e^{-iθx}: the forward DFT
+            cf = np.exp(c * log_holder + (n - c) * log_other)
+            pmf = np.clip(np.fft.fft(cf, axis=1).real / size, 0, None)
+            out[batch] = pmf[:, positive].sum(axis=1) + pmf[:, 0] / 2
     return out
 
 

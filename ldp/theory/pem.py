@@ -31,7 +31,8 @@ import numpy as np
 from ldp.lazy import lazy_module
 from ldp.validation import check_epsilon, check_int
 
-stats = lazy_module("scipy.stats")
+#: Φ and Φ⁻¹ as scipy.stats.norm computes them (ndtr, ndtri), without its per-call checks
+special = lazy_module("scipy.special")
 
 Slots = Literal["k-j+1", "k-j"]
 Goal = Literal["f1", "ncr"]
@@ -208,8 +209,8 @@ def identification_probability(
     mu_j, sigma_j = n_users * p_j, np.sqrt(n_users * p_j * (1 - p_j))
     mu_0, sigma_0 = n_users * q_star, math.sqrt(n_users * q_star * (1 - q_star))
     with np.errstate(divide="ignore"):
-        z = stats.norm.ppf(np.clip(free / others, 0.0, 1.0))  # -inf at 0 slots, +inf when all fit
-    out = stats.norm.cdf((mu_j + z * sigma_0 - mu_0) / sigma_j)
+        z = special.ndtri(np.clip(free / others, 0.0, 1.0))  # -inf at 0 slots, +inf when all fit
+    out = special.ndtr((mu_j + z * sigma_0 - mu_0) / sigma_j)
     out[free <= 0] = 0.0
     out[free >= others] = 1.0
     return out
