@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import numbers
 import os
@@ -184,7 +185,14 @@ def parse_amount(value: object, name: str) -> int:
 
 def _from_environment(variable: str, default: int) -> int:
     raw = os.environ.get(variable, "").strip()
-    return parse_amount(raw, variable) if raw else default
+    return _parsed(raw, variable) if raw else default
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(raw: str, variable: str) -> int:
+    """:func:`parse_amount` of an environment value, once per distinct value (the budget is
+    read on every protocol call)."""
+    return parse_amount(raw, variable)
 
 
 def current() -> Budget:

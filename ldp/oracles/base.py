@@ -269,9 +269,13 @@ class FrequencyOracle(ABC):
         (:meth:`simulate_candidates` with the dense histogram).
         """
         counts = check_counts(true_counts, self.domain_size)
-        check_total(counts)
+        n = check_total(counts)
         rng = check_generator(rng)
         chosen = self._distinct_candidates(candidates)
+        if type(self)._simulate_population is FrequencyOracle._simulate_population:
+            # a law of the candidates' counts and n only: read them off the dense histogram
+            # (what the sparse lookup below would give, without building it)
+            return self._simulate_counts(counts[chosen], n, rng)
         held = np.flatnonzero(counts)
         return self._simulate_population(held, counts[held].astype(np.int64), chosen, rng)
 
