@@ -43,6 +43,9 @@ def start(results_dir: Path, gate: Gate, *overrides: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=gate.env(),
+        # Ctrl-C's default action, even when this suite was started where SIGINT is
+        # ignored (a shell's background job): Python then never installs its handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
