@@ -425,8 +425,8 @@ AUDIT_DOMAIN = 8
 def oracle_of(table: pd.DataFrame, name: str, epsilon: float, d: int):
     """The oracle ``name`` as the runs built it (its table row's parameters), at (ε, d);
     the registry's defaults when the table has no row of it."""
-    rows = table[table[col.PROTOCOL].astype(str) == name] if len(table) else table
-    node = protocol_from_row(rows.iloc[0]) if len(rows) else {"name": name}
+    held = np.flatnonzero(table[col.PROTOCOL].astype(str) == name) if len(table) else []
+    node = protocol_from_row(table.iloc[held[0]]) if len(held) else {"name": name}
     return build_protocol({**node, "name": name}, float(epsilon), domain_size=int(d))
 
 

@@ -74,6 +74,17 @@ def _dataset_node(row: pd.Series) -> dict:
 _KEYS: dict[tuple, tuple] = {}
 
 
+def _distinct(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (integers, or word rows) in increasing order and their counts:
+    ``np.unique(words, axis=0, return_counts=True)`` for rows, which sorts them as bytes
+    (8x slower on URL's 1.2 x 10^6 three-word rows) where a lexsort of the words suffices."""
+    if words.ndim == 1 or words.shape[0] == 0:
+        return np.unique(words, axis=0 if words.ndim == 2 else None, return_counts=True)
+    rows = words[np.lexsort(words.T[::-1])]  # first word most significant
+    first = np.concatenate(([0], np.flatnonzero(np.any(rows[1:] != rows[:-1], axis=1)) + 1))
+    return rows[first], np.diff(np.append(first, rows.shape[0]))
+
+
 def model_f1(row: pd.Series) -> float:
     """The model's F1 (:func:`ldp.theory.sfp.sfp_utility`) for a setting's protocol and data
     (a data set whose loader fixes m records it as ``effective.m`` only).  The puzzle keys
@@ -86,9 +97,7 @@ def model_f1(row: pd.Series) -> float:
     key = (json.dumps(node, sort_keys=True), protocol.bounds, protocol.hash_bits)
     if key not in _KEYS:
         data = load_dataset(node)
-        words = bits.to_words(np.asarray(data.values), data.m)
-        axis = 0 if words.ndim == 2 else None
-        distinct, counts = np.unique(words, axis=axis, return_counts=True)
+        distinct, counts = _distinct(bits.to_words(np.asarray(data.values), data.m))
         keys = sfp_theory.puzzle_keys(protocol, distinct, counts, MODEL_HASHES)
         _KEYS[key] = (keys, data.n)
     keys, n = _KEYS[key]
