@@ -56,8 +56,9 @@ operations (the [PGR] server's cost O(k e^ε log k)), not the O(K²/q) of a dire
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -139,6 +140,31 @@ def inverse_table(q: int) -> np.ndarray:
 def points(q: int, t: int) -> int:
     """P_t = (q^t - 1)/(q - 1): the points (and the hyperplanes) of P^(t-1)(F_q)."""
     return (q**t - 1) // (q - 1)
+
+
+#: Index tables of one geometry (functions of q and a dimension only) are kept per process
+#: up to this many entries each: at small d they cost more to build than the estimate they
+#: serve; a larger table is built per call, where the call's own work dwarfs it.
+MEMO_ENTRIES = 1 << 16
+#: Tables kept at most (the memo is emptied beyond): a process uses a few geometries.
+MEMO_TABLES = 64
+_MEMO: dict[tuple, Any] = {}
+
+
+def _memo(key: tuple, entries: int, build: Callable[..., Any], *args: Any) -> Any:
+    """``build(*args)``, kept under ``key`` (read-only arrays) when it has at most
+    :data:`MEMO_ENTRIES` entries: the same integers, without rebuilding them each call."""
+    if entries > MEMO_ENTRIES:
+        return build(*args)
+    found = _MEMO.get(key)
+    if found is None:
+        found = build(*args)
+        for array in found if isinstance(found, tuple) else (found,):
+            array.setflags(write=False)
+        if len(_MEMO) >= MEMO_TABLES:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return found
 
 
 # --- canonical vectors and their indices ----------------------------------------------------
@@ -381,9 +407,9 @@ def through_histograms(
             moves = rng.multinomial(hist.reshape(-1), [stay] * q + [1.0 / before])
             moves = moves.reshape(groups, before, q + 1)
             grown[:, :before] = moves[:, :, 0]
-            vectors = vectors_of(np.arange(before), q, dim - 1)
+            moved = _memo(("moved", q, dim), (q - 1) * before, _moved, q, dim)
             for scale in range(1, q):
-                grown[:, before + base_q(vectors * scale % q, q)] = moves[:, :, scale]
+                grown[:, moved[scale - 1]] = moves[:, :, scale]
             grown[:, before] += moves[:, :, q].sum(axis=1)
         first = 0 if dim == 2 else before  # the points joining in this dimension
         block, point = np.nonzero(kept[:, first:size])
@@ -396,7 +422,7 @@ def through_histograms(
             place_through(flat, size, block[light], point[light], m[light], q, dim, inv, seed)
         heavy = np.flatnonzero(~light)
         if heavy.size:
-            normals = vectors_of(np.arange(size), q, dim)
+            normals = _memo(("vectors", q, dim), size * dim, _all_vectors, q, dim)
             through = vectors_of(point[heavy], q, dim)
             for i, vector in zip(heavy, through, strict=True):
                 cells = np.flatnonzero(normals @ vector % q == 0)
@@ -404,6 +430,19 @@ def through_histograms(
                 flat[block[i] * size + cells] += draws
         hist = grown
     return hist
+
+
+def _all_vectors(q: int, dim: int) -> np.ndarray:
+    """The canonical vector of every point of dimension ``dim``."""
+    return vectors_of(np.arange(points(q, dim)), q, dim)
+
+
+def _moved(q: int, dim: int) -> np.ndarray:
+    """Row s - 1: the index in dimension ``dim`` of (1, s c) for each canonical c of
+    dimension ``dim`` - 1, s = 1..q-1 (:func:`through_histograms`)."""
+    before = points(q, dim - 1)
+    vectors = vectors_of(np.arange(before), q, dim - 1)
+    return np.stack([before + base_q(vectors * scale % q, q) for scale in range(1, q)])
 
 
 # --- the decoder ----------------------------------------------------------------------------
@@ -446,17 +485,22 @@ def incidence_sums(hist: np.ndarray, q: int, t: int, inv: np.ndarray) -> np.ndar
     # level 0: only canonical x = (0, x') (x' canonical) or (1, x') (x' any), and z = 0.
     # A point of index i with r coordinates after its leading 1 is the base-q integer
     # q^r + i - P_r; x' drops the first coordinate (a 0, or the leading 1 when r = t - 1).
-    index = np.arange(size, dtype=np.int64)
+    rest, on_first, minus_one = _memo(("first", q, t), 3 * size, _first_level, q, t)
+    out = g[:, 0, rest].astype(np.int64)  # the zero prefix: <u', x'> = 0
+    out[:, on_first] += h[:, 1, minus_one]  # u_1 = 1: <u', x'> = -1
+    out[:, ~on_first] += g[:, 1, rest[~on_first]]  # u_1 = 1, x_1 = 0: <u', x'> = 0
+    return out.reshape(lead_shape + (size,))
+
+
+def _first_level(q: int, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Level 0 of :func:`incidence_sums`: x' of every point (as a base-q integer), whether
+    x's leading 1 is its first coordinate, and the base-q integer of -x' for those."""
+    index = np.arange(points(q, t), dtype=np.int64)
     starts = np.array([points(q, r) for r in range(t)], dtype=np.int64)
     free = np.searchsorted(starts, index, side="right") - 1
     on_first = free == t - 1
     rest = index - starts[free] + np.where(on_first, 0, q**free)
-    del index, free
-    out = g[:, 0, rest].astype(np.int64)  # the zero prefix: <u', x'> = 0
-    minus_one = perm_scale(rest[on_first], q, t - 1, q - 1)
-    out[:, on_first] += h[:, 1, minus_one]  # u_1 = 1: <u', x'> = -1
-    out[:, ~on_first] += g[:, 1, rest[~on_first]]  # u_1 = 1, x_1 = 0: <u', x'> = 0
-    return out.reshape(lead_shape + (size,))
+    return rest, on_first, perm_scale(rest[on_first], q, t - 1, q - 1)
 
 
 def perm_scale(values: np.ndarray, q: int, length: int, factor: int) -> np.ndarray:
@@ -488,7 +532,8 @@ def _level(
     digit d = 0 gives G (resp. H) of a 0 for every β.
     """
     blocks, tail = g.shape[0], g.shape[2]
-    perm = _scaling_permutations(q, m - 1, inv)  # perm[y] = the columns of b'/y
+    # perm[y] = the columns of b'/y
+    perm = _memo(("scaling", q, m - 1), q**m, _scaling_permutations, q, m - 1, inv)
     new_g = np.zeros((blocks, rows, q, tail), dtype=g.dtype)
     new_h = np.zeros_like(new_g)
     beta = np.arange(q)
