@@ -190,6 +190,31 @@ def test_no_words_about_how_the_document_was_made(document: Path) -> None:
     assert [line for line in lines if PROCESS_WORDS.search(line)] == []
 
 
+def _readme_and_report_counts() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The claim counts the README states, and those of the committed report's summary:
+    (claims, reproduced, partly, differ, not measurable, true by construction)."""
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    said = re.search(
+        r"\((\d+) claims: (\d+) reproduced, (\d+) partly, (\d+) differs?, (\d+) not "
+        r"measurable, and (\d+) true by construction",
+        readme,
+    )
+    report = (REPO / "results" / "REPRODUCTION.md").read_text(encoding="utf-8")
+    made = re.search(
+        r"\*\*Summary:\*\* (\d+) claims: (\d+) reproduced, (\d+) partly reproduced, "
+        r"(\d+) differs, (\d+) not measurable; counted apart, (\d+) true by construction",
+        report,
+    )
+    assert said is not None, "README: the sentence counting the report's claims is gone"
+    assert made is not None, "results/REPRODUCTION.md: no summary line"
+    return tuple(map(int, said.groups())), tuple(map(int, made.groups()))
+
+
+def test_the_readme_counts_the_committed_report() -> None:
+    said, made = _readme_and_report_counts()
+    assert said == made, f"README says {said}, results/REPRODUCTION.md {made}"
+
+
 def test_the_readme_stays_short() -> None:
     assert len(README.read_text(encoding="utf-8")) <= 10_000
 
