@@ -245,3 +245,21 @@ def test_sfp_row_needs_heavy_hitters_found_and_the_model_of_its_rounds(monkeypat
     model["value"] = 0.3
     (off,) = fig_sfp.claims_for("epsilon", "k = 16")(table(0.5))
     assert off.verdict == "partly"
+
+
+def test_the_sfp_models_distinct_rows_are_numpys() -> None:
+    """fig_sfp._distinct (a lexsort of word rows) gives np.unique's rows, in its order, and
+    their counts; integers and an empty table too."""
+    from experiments.figures.fig_sfp import _distinct
+
+    rng = np.random.default_rng(2)
+    for words in (
+        rng.integers(0, 3, size=(2000, 3)).astype(np.uint64),
+        np.array([[5, 1], [1, 9], [5, 1], [1, 2]], dtype=np.uint64),
+        np.zeros((0, 2), dtype=np.uint64),
+        rng.integers(0, 50, size=500).astype(np.uint64),
+    ):
+        axis = 0 if words.ndim == 2 else None
+        expected = np.unique(words, axis=axis, return_counts=True)
+        for got, want in zip(_distinct(words), expected, strict=True):
+            assert np.array_equal(got, want)

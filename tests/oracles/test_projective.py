@@ -410,3 +410,31 @@ def test_the_sampled_engine_draws_fields_beyond_16_bit_digits_in_bounded_memory(
     assert peak < 64 * 2**20
     standard_error = draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - counts) < 4.4 * standard_error)
+
+
+@pytest.mark.parametrize("cls", [PGR, HPGR])
+def test_the_kept_geometry_tables_give_what_rebuilding_them_gives(cls, monkeypatch) -> None:
+    """The per-process tables (``projective._memo``) are the integers each call would
+    build: the same draws with them kept, rebuilt on every call (MEMO_ENTRIES = 0) and
+    reused from a first call; they are read-only, so no caller can change them."""
+    from ldp.oracles import projective
+
+    oracle = cls(epsilon=2.0, domain_size=60)
+    counts = np.random.default_rng(4).integers(0, 30, size=60)
+    values = np.repeat(np.arange(60), counts)
+
+    def outputs() -> list[np.ndarray]:
+        rng = np.random.default_rng(11)
+        return [oracle.simulate(counts, rng), oracle.estimate(oracle.perturb(values, rng))]
+
+    monkeypatch.setattr(projective, "_MEMO", {})
+    kept, reused = outputs(), outputs()
+    assert projective._MEMO and all(
+        not array.flags.writeable
+        for table in projective._MEMO.values()
+        for array in (table if isinstance(table, tuple) else (table,))
+    )
+    monkeypatch.setattr(projective, "MEMO_ENTRIES", 0)
+    rebuilt = outputs()
+    for a, b, c in zip(kept, reused, rebuilt, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(a, c)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldp import bits
+from ldp import bits, registry
 from ldp.oracles import base
 
 
@@ -56,3 +56,26 @@ def test_row_hashes_are_a_function_of_the_row():
     again = np.ascontiguousarray(rows[::-1])[::-1]
     assert np.array_equal(bits.row_hashes(rows), bits.row_hashes(again))
     assert np.unique(bits.row_hashes(rows)).shape[0] == 1000
+
+
+COUNTS_ONLY = [
+    name
+    for name, entry in registry.protocols("oracle").items()
+    if entry.cls._simulate_population is base.FrequencyOracle._simulate_population
+]
+
+
+@pytest.mark.parametrize("name", COUNTS_ONLY)
+def test_simulate_reads_the_dense_counts_as_the_sparse_lookup_would(name):
+    """``simulate`` of a counts-only law skips the sparse histogram: the same draws as
+    ``_simulate_population`` on it, for the whole domain and for chosen candidates (a
+    slip such as passing every count instead of the candidates' fails here)."""
+    oracle = registry.protocols("oracle")[name].cls(epsilon=1.0, domain_size=16)
+    counts = np.random.default_rng(3).integers(0, 40, size=16)
+    counts[[2, 7]] = 0
+    held = np.flatnonzero(counts)
+    for candidates in (None, np.array([7, 0, 12, 2])):
+        chosen = np.arange(16) if candidates is None else candidates
+        fast = oracle.simulate(counts, np.random.default_rng(9), candidates)
+        slow = oracle._simulate_population(held, counts[held], chosen, np.random.default_rng(9))
+        assert np.array_equal(fast, slow), (name, candidates)
